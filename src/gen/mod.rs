@@ -1,0 +1,1 @@
+//! Seeded generation of schemas, data, transactions and submit orders.

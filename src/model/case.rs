@@ -1,0 +1,232 @@
+//! A test case: schema, initial rows, transactions, submit order and isolation level.
+
+use super::schema::{Schema, TableData};
+use super::stmt::{Stmt, StmtKind};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    ReadUncommitted,
+    ReadCommitted,
+    RepeatableRead,
+    Serializable,
+}
+
+impl Isolation {
+    pub const ALL: [Isolation; 4] = [
+        Isolation::ReadUncommitted,
+        Isolation::ReadCommitted,
+        Isolation::RepeatableRead,
+        Isolation::Serializable,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Isolation::ReadUncommitted => "read-uncommitted",
+            Isolation::ReadCommitted => "read-committed",
+            Isolation::RepeatableRead => "repeatable-read",
+            Isolation::Serializable => "serializable",
+        }
+    }
+    /// The SQL spelling (`READ COMMITTED`, ...).
+    pub fn sql(self) -> &'static str {
+        match self {
+            Isolation::ReadUncommitted => "READ UNCOMMITTED",
+            Isolation::ReadCommitted => "READ COMMITTED",
+            Isolation::RepeatableRead => "REPEATABLE READ",
+            Isolation::Serializable => "SERIALIZABLE",
+        }
+    }
+}
+
+impl fmt::Display for Isolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Isolation {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let norm = s.trim().to_ascii_lowercase().replace(['_', ' '], "-");
+        Isolation::ALL
+            .into_iter()
+            .find(|i| i.name() == norm)
+            .or(match norm.as_str() {
+                "ru" => Some(Isolation::ReadUncommitted),
+                "rc" => Some(Isolation::ReadCommitted),
+                "rr" => Some(Isolation::RepeatableRead),
+                "ser" | "sr" => Some(Isolation::Serializable),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                format!(
+                    "unknown isolation level '{s}' (expected read-uncommitted, read-committed, repeatable-read or serializable)"
+                )
+            })
+    }
+}
+
+/// A statement of a case with its operation id. Operation ids are unique within
+/// a case, start at 1, and are what write lists (`wl`) record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CaseStmt {
+    pub op: u32,
+    pub stmt: Stmt,
+}
+
+/// One session's work. An explicit transaction starts with BEGIN and ends with
+/// COMMIT or ROLLBACK; an autocommit session runs each statement as its own
+/// transaction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Txn {
+    /// Session/transaction number, 1-based (`T1`, `T2`, ...).
+    pub id: u32,
+    #[serde(default)]
+    pub autocommit: bool,
+    pub stmts: Vec<CaseStmt>,
+}
+
+impl Txn {
+    pub fn label(&self) -> String {
+        format!("T{}", self.id)
+    }
+}
+
+/// A reference to statement `index` of transaction `txn` (1-based id, 0-based index).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct StmtRef {
+    pub txn: u32,
+    pub index: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TestCase {
+    /// Format version of the case file.
+    pub format: u32,
+    /// Campaign seed and case index that generated this case (0 for hand-written cases).
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default)]
+    pub index: u64,
+    pub isolation: Isolation,
+    pub schema: Schema,
+    pub data: Vec<TableData>,
+    pub txns: Vec<Txn>,
+    /// The order in which the executor submits statements.
+    pub submit_order: Vec<StmtRef>,
+}
+
+pub const CASE_FORMAT: u32 = 1;
+
+impl TestCase {
+    pub fn txn(&self, id: u32) -> Option<&Txn> {
+        self.txns.iter().find(|t| t.id == id)
+    }
+    pub fn stmt(&self, r: StmtRef) -> Option<&CaseStmt> {
+        self.txn(r.txn)?.stmts.get(r.index as usize)
+    }
+    pub fn stmt_count(&self) -> usize {
+        self.txns.iter().map(|t| t.stmts.len()).sum()
+    }
+    /// Every statement reference in transaction order.
+    pub fn all_refs(&self) -> impl Iterator<Item = StmtRef> + '_ {
+        self.txns.iter().flat_map(|t| {
+            (0..t.stmts.len() as u32).map(move |i| StmtRef {
+                txn: t.id,
+                index: i,
+            })
+        })
+    }
+
+    /// Structural validation of a case (from a file or a reducer): ids, submit
+    /// order, transaction framing. Returns a human-readable reason.
+    pub fn validate(&self) -> Result<(), String> {
+        let mut ops = std::collections::HashSet::new();
+        let mut ids = std::collections::HashSet::new();
+        for t in &self.txns {
+            if !ids.insert(t.id) {
+                return Err(format!("duplicate transaction id {}", t.id));
+            }
+            if t.stmts.is_empty() {
+                return Err(format!("transaction T{} has no statements", t.id));
+            }
+            for s in &t.stmts {
+                if !ops.insert(s.op) || s.op == 0 {
+                    return Err(format!("operation id {} is zero or used twice", s.op));
+                }
+            }
+            let kinds: Vec<StmtKind> = t.stmts.iter().map(|s| s.stmt.kind()).collect();
+            if t.autocommit {
+                if kinds.iter().any(|k| k.is_control()) {
+                    return Err(format!(
+                        "autocommit session T{} contains a transaction-control statement",
+                        t.id
+                    ));
+                }
+            } else {
+                let n = kinds.len();
+                if kinds[0] != StmtKind::Begin
+                    || n < 2
+                    || !matches!(kinds[n - 1], StmtKind::Commit | StmtKind::Rollback)
+                {
+                    return Err(format!(
+                        "transaction T{} must start with BEGIN and end with COMMIT or ROLLBACK",
+                        t.id
+                    ));
+                }
+                if kinds[1..n - 1]
+                    .iter()
+                    .any(|k| matches!(k, StmtKind::Begin | StmtKind::Commit | StmtKind::Rollback))
+                {
+                    return Err(format!("transaction T{} has BEGIN/COMMIT/ROLLBACK inside", t.id));
+                }
+            }
+        }
+        for t in &self.schema.tables {
+            if self.data.iter().filter(|d| d.table == t.name).count() > 1 {
+                return Err(format!("table {} has two data sections", t.name));
+            }
+        }
+        for d in &self.data {
+            let Some(t) = self.schema.table(&d.table) else {
+                return Err(format!("data for unknown table {}", d.table));
+            };
+            if let Some(r) = d.rows.iter().find(|r| r.values.len() != t.columns.len()) {
+                return Err(format!(
+                    "row rid={} of {} has {} values, table has {} columns",
+                    r.rid,
+                    t.name,
+                    r.values.len(),
+                    t.columns.len()
+                ));
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        for r in &self.submit_order {
+            if self.stmt(*r).is_none() {
+                return Err(format!("submit order names missing statement T{}#{}", r.txn, r.index));
+            }
+            if !seen.insert(*r) {
+                return Err(format!("submit order names T{}#{} twice", r.txn, r.index));
+            }
+        }
+        if seen.len() != self.stmt_count() {
+            return Err("submit order does not name every statement exactly once".into());
+        }
+        for t in &self.txns {
+            let pos: Vec<u32> = self
+                .submit_order
+                .iter()
+                .filter(|r| r.txn == t.id)
+                .map(|r| r.index)
+                .collect();
+            if pos.windows(2).any(|w| w[0] > w[1]) {
+                return Err(format!("submit order reorders statements of T{}", t.id));
+            }
+        }
+        Ok(())
+    }
+}

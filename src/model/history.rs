@@ -1,0 +1,222 @@
+//! What happened when a case ran: the actual schedule, each statement's outcome,
+//! how each transaction ended, and the final database state.
+
+use super::case::{Isolation, StmtRef};
+use super::value::Value;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Error classes, decided by engine error codes (never by message text).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    /// The engine refused to wait for a lock (SQLite BUSY outside the busy handler,
+    /// BUSY_SNAPSHOT): deadlock avoidance.
+    Busy,
+    Deadlock,
+    LockWaitTimeout,
+    /// SQLSTATE 40001 and friends.
+    SerializationFailure,
+    /// MariaDB 1020 (snapshot isolation write conflict).
+    SnapshotConflict,
+    /// The transaction is already aborted (PostgreSQL 25P02).
+    TransactionAborted,
+    /// Cancelled by txfuzz (interrupt, KILL QUERY, cancel token).
+    Cancelled,
+    DuplicateKey,
+    NotNullViolation,
+    CheckViolation,
+    ForeignKeyViolation,
+    /// Type/range/cast errors on data values.
+    DataError,
+    Syntax,
+    /// Connection lost or server gone.
+    ConnectionLost,
+    Internal,
+    Other,
+}
+
+impl ErrorClass {
+    /// Errors that a transaction test is expected to produce from concurrency
+    /// control, as opposed to data errors that any serial run produces too.
+    pub fn is_concurrency(self) -> bool {
+        matches!(
+            self,
+            ErrorClass::Busy
+                | ErrorClass::Deadlock
+                | ErrorClass::LockWaitTimeout
+                | ErrorClass::SerializationFailure
+                | ErrorClass::SnapshotConflict
+                | ErrorClass::TransactionAborted
+                | ErrorClass::Cancelled
+        )
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StmtError {
+    pub class: ErrorClass,
+    /// The engine's own code (`SQLITE_BUSY`, `1213`, `40001`, ...).
+    pub code: String,
+    pub message: String,
+}
+
+/// A row version: the row id and its write list as read.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct RowVersion {
+    pub table: String,
+    pub rid: i64,
+    pub wl: String,
+}
+
+/// One row written by a statement: the version it replaced (`None` for a new row)
+/// and the version it produced (`None` when the row was deleted).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct RowWrite {
+    pub table: String,
+    pub rid: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<StmtError>,
+    /// The user-visible result rows of a SELECT (instrumentation columns removed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<Vec<Value>>,
+    /// Row versions the statement read (observed through `rid`/`wl`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reads: Vec<RowVersion>,
+    /// False when the statement read rows that instrumentation cannot observe
+    /// (aggregates, subqueries, predicate evaluation of writes).
+    #[serde(default)]
+    pub reads_complete: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<RowWrite>,
+    /// Rows affected as reported by the engine (writes) or returned (reads).
+    #[serde(default)]
+    pub affected: u64,
+}
+
+impl Outcome {
+    pub fn ok(&self) -> bool {
+        self.error.is_none()
+    }
+    pub fn failed(err: StmtError) -> Outcome {
+        Outcome {
+            error: Some(err),
+            ..Outcome::default()
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum EventKind {
+    /// The statement was sent to its session.
+    Submitted,
+    /// The engine confirmed the statement waits for a lock (blocker if known).
+    Blocked {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        blocker: Option<u32>,
+    },
+    /// The statement finished (successfully or with an error; see its outcome).
+    Completed { ok: bool },
+    /// The transaction was rolled back because this statement's error aborts it
+    /// (txfuzz issued ROLLBACK where the engine requires it).
+    Aborted,
+    /// The statement was not run because its transaction had ended.
+    Skipped,
+    /// The statement was still running or waiting at the fallback timeout and was cancelled.
+    TimedOut,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    pub stmt: StmtRef,
+    #[serde(flatten)]
+    pub kind: EventKind,
+    /// Microseconds since the execution started.
+    #[serde(default)]
+    pub at_us: u64,
+}
+
+/// How a transaction (or one autocommit statement) ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TxnEnd {
+    Committed,
+    /// Its own ROLLBACK.
+    RolledBack,
+    /// Rolled back by an error (deadlock, conflict, ...).
+    Aborted,
+}
+
+/// The contents of every table: rows as `[rid, wl, columns...]`, sorted.
+pub type DbState = BTreeMap<String, Vec<Vec<Value>>>;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EngineInfo {
+    /// `sqlite`, `mariadb`, `mysql`, `postgres`.
+    pub name: String,
+    pub version: String,
+    /// The connection URL with any password redacted.
+    pub url: String,
+    /// Settings that change transaction semantics.
+    #[serde(default)]
+    pub settings: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StmtOutcome {
+    pub stmt: StmtRef,
+    pub op: u32,
+    pub outcome: Outcome,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TxnOutcome {
+    pub txn: u32,
+    /// For an explicit transaction: how it ended. Autocommit sessions: `None`
+    /// (each statement is its own transaction; see its outcome).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<TxnEnd>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct History {
+    pub isolation: Isolation,
+    pub events: Vec<Event>,
+    /// Outcomes of the statements that ran, in completion order.
+    pub outcomes: Vec<StmtOutcome>,
+    pub txns: Vec<TxnOutcome>,
+    pub final_state: DbState,
+}
+
+impl History {
+    pub fn outcome(&self, r: StmtRef) -> Option<&Outcome> {
+        self.outcomes
+            .iter()
+            .find(|o| o.stmt == r)
+            .map(|o| &o.outcome)
+    }
+    pub fn txn_end(&self, txn: u32) -> Option<TxnEnd> {
+        self.txns.iter().find(|t| t.txn == txn).and_then(|t| t.end)
+    }
+    pub fn blocked_events(&self) -> usize {
+        self.events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::Blocked { .. }))
+            .count()
+    }
+    pub fn aborts(&self) -> usize {
+        self.events
+            .iter()
+            .filter(|e| e.kind == EventKind::Aborted)
+            .count()
+    }
+}

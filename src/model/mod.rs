@@ -1,0 +1,19 @@
+//! Plain data shared by every stage: schemas, statements, cases, histories.
+
+pub mod case;
+pub mod history;
+pub mod schema;
+pub mod stmt;
+pub mod value;
+
+pub use case::{CaseStmt, Isolation, StmtRef, TestCase, Txn, CASE_FORMAT};
+pub use history::{
+    DbState, EngineInfo, ErrorClass, Event, EventKind, History, Outcome, RowVersion, RowWrite,
+    StmtError, StmtOutcome, TxnEnd, TxnOutcome,
+};
+pub use schema::{ColType, Column, ForeignKey, Index, Row, Schema, Table, TableData, RID, WL};
+pub use stmt::{
+    AggFn, Assignment, BinOp, Delete, Expr, FromItem, Insert, Join, JoinKind, LockMode,
+    OnConflict, OrderBy, Select, SelectItem, Stmt, StmtKind, Update,
+};
+pub use value::Value;

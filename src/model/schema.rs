@@ -1,0 +1,126 @@
+//! Schemas of generated databases. The hidden instrumentation columns `rid` and
+//! `wl` (DESIGN.md section 2) are not part of [`Table::columns`]; renderers add them.
+
+use super::value::Value;
+use super::stmt::Expr;
+use serde::{Deserialize, Serialize};
+
+/// Name of the hidden row-id column.
+pub const RID: &str = "rid";
+/// Name of the hidden write-list column.
+pub const WL: &str = "wl";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ColType {
+    Int,
+    BigInt,
+    /// DECIMAL(10,2)
+    Decimal,
+    /// VARCHAR(n)
+    Varchar(u16),
+    Text,
+    Bool,
+}
+
+impl ColType {
+    pub fn is_numeric(self) -> bool {
+        matches!(self, ColType::Int | ColType::BigInt | ColType::Decimal)
+    }
+    /// Whether a column of this type may be part of a key or index in every
+    /// supported dialect (MySQL cannot index TEXT without a prefix length).
+    pub fn indexable(self) -> bool {
+        !matches!(self, ColType::Text)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Column {
+    pub name: String,
+    pub ty: ColType,
+    #[serde(default)]
+    pub not_null: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Index {
+    pub name: String,
+    pub columns: Vec<String>,
+    #[serde(default)]
+    pub unique: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ForeignKey {
+    pub columns: Vec<String>,
+    pub ref_table: String,
+    pub ref_columns: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Table {
+    pub name: String,
+    pub columns: Vec<Column>,
+    /// Empty: no primary key.
+    #[serde(default)]
+    pub primary_key: Vec<String>,
+    /// UNIQUE table constraints.
+    #[serde(default)]
+    pub uniques: Vec<Vec<String>>,
+    /// CHECK table constraints (expressions over this table's columns).
+    #[serde(default)]
+    pub checks: Vec<Expr>,
+    /// Secondary indexes, created after the table.
+    #[serde(default)]
+    pub indexes: Vec<Index>,
+    #[serde(default)]
+    pub foreign_keys: Vec<ForeignKey>,
+}
+
+impl Table {
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|c| c.name == name)
+    }
+    /// Every set of columns whose values must be unique (primary key first).
+    pub fn unique_keys(&self) -> Vec<&[String]> {
+        let mut keys: Vec<&[String]> = Vec::new();
+        if !self.primary_key.is_empty() {
+            keys.push(&self.primary_key);
+        }
+        keys.extend(self.uniques.iter().map(|u| u.as_slice()));
+        keys.extend(
+            self.indexes
+                .iter()
+                .filter(|i| i.unique)
+                .map(|i| i.columns.as_slice()),
+        );
+        keys
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Schema {
+    pub tables: Vec<Table>,
+}
+
+impl Schema {
+    pub fn table(&self, name: &str) -> Option<&Table> {
+        self.tables.iter().find(|t| t.name == name)
+    }
+}
+
+/// One initial row: its row id and its values in [`Table::columns`] order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub rid: i64,
+    pub values: Vec<Value>,
+}
+
+/// The initial contents of one table (each row starts with write list `'0'`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TableData {
+    pub table: String,
+    pub rows: Vec<Row>,
+}

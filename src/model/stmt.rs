@@ -1,0 +1,333 @@
+//! The statement IR: one tree per SQL statement, rendered per dialect by `crate::sql`.
+
+use super::value::Value;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BinOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+    Add,
+    Sub,
+    Mul,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AggFn {
+    Count,
+    Sum,
+    Min,
+    Max,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expr {
+    /// A column, optionally qualified by a table name or alias.
+    Col {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        table: Option<String>,
+        name: String,
+    },
+    Lit(Value),
+    Bin {
+        op: BinOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
+    Not(Box<Expr>),
+    IsNull {
+        expr: Box<Expr>,
+        negated: bool,
+    },
+    InList {
+        expr: Box<Expr>,
+        list: Vec<Expr>,
+        negated: bool,
+    },
+    Between {
+        expr: Box<Expr>,
+        low: Box<Expr>,
+        high: Box<Expr>,
+    },
+    /// `expr [NOT] IN (subquery)`
+    InSubquery {
+        expr: Box<Expr>,
+        query: Box<Select>,
+        negated: bool,
+    },
+    /// `[NOT] EXISTS (subquery)`
+    Exists {
+        query: Box<Select>,
+        negated: bool,
+    },
+    /// An aggregate; `arg: None` is `COUNT(*)`.
+    Agg {
+        func: AggFn,
+        arg: Option<Box<Expr>>,
+    },
+    /// String concatenation (`||` or `CONCAT()` depending on the dialect).
+    Concat(Box<Expr>, Box<Expr>),
+    /// `COALESCE(a, b)`
+    Coalesce(Box<Expr>, Box<Expr>),
+    /// The value proposed for insertion in an upsert (`excluded.c` / `VALUES(c)`).
+    Excluded(String),
+}
+
+impl Expr {
+    pub fn col(name: &str) -> Expr {
+        Expr::Col {
+            table: None,
+            name: name.to_string(),
+        }
+    }
+    pub fn qcol(table: &str, name: &str) -> Expr {
+        Expr::Col {
+            table: Some(table.to_string()),
+            name: name.to_string(),
+        }
+    }
+    pub fn lit(v: Value) -> Expr {
+        Expr::Lit(v)
+    }
+    pub fn bin(op: BinOp, left: Expr, right: Expr) -> Expr {
+        Expr::Bin {
+            op,
+            left: Box::new(left),
+            right: Box::new(right),
+        }
+    }
+    pub fn and(left: Expr, right: Expr) -> Expr {
+        Expr::bin(BinOp::And, left, right)
+    }
+    pub fn eq(left: Expr, right: Expr) -> Expr {
+        Expr::bin(BinOp::Eq, left, right)
+    }
+    /// Whether the expression contains an aggregate outside a subquery.
+    pub fn has_aggregate(&self) -> bool {
+        match self {
+            Expr::Agg { .. } => true,
+            Expr::Col { .. } | Expr::Lit(_) | Expr::Excluded(_) => false,
+            Expr::Bin { left, right, .. } => left.has_aggregate() || right.has_aggregate(),
+            Expr::Not(e) => e.has_aggregate(),
+            Expr::IsNull { expr, .. } => expr.has_aggregate(),
+            Expr::InList { expr, list, .. } => {
+                expr.has_aggregate() || list.iter().any(Expr::has_aggregate)
+            }
+            Expr::Between { expr, low, high } => {
+                expr.has_aggregate() || low.has_aggregate() || high.has_aggregate()
+            }
+            Expr::InSubquery { expr, .. } => expr.has_aggregate(),
+            Expr::Exists { .. } => false,
+            Expr::Concat(a, b) | Expr::Coalesce(a, b) => a.has_aggregate() || b.has_aggregate(),
+        }
+    }
+    /// Whether the expression contains a subquery.
+    pub fn has_subquery(&self) -> bool {
+        match self {
+            Expr::InSubquery { .. } | Expr::Exists { .. } => true,
+            Expr::Col { .. } | Expr::Lit(_) | Expr::Excluded(_) | Expr::Agg { arg: None, .. } => {
+                false
+            }
+            Expr::Agg { arg: Some(a), .. } => a.has_subquery(),
+            Expr::Bin { left, right, .. } => left.has_subquery() || right.has_subquery(),
+            Expr::Not(e) => e.has_subquery(),
+            Expr::IsNull { expr, .. } => expr.has_subquery(),
+            Expr::InList { expr, list, .. } => {
+                expr.has_subquery() || list.iter().any(Expr::has_subquery)
+            }
+            Expr::Between { expr, low, high } => {
+                expr.has_subquery() || low.has_subquery() || high.has_subquery()
+            }
+            Expr::Concat(a, b) | Expr::Coalesce(a, b) => a.has_subquery() || b.has_subquery(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JoinKind {
+    Inner,
+    Left,
+}
+
+/// One table instance in FROM. The first entry of [`Select::from`] has `join: None`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FromItem {
+    pub table: String,
+    pub alias: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join: Option<Join>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Join {
+    pub kind: JoinKind,
+    pub on: Expr,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SelectItem {
+    pub expr: Expr,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LockMode {
+    /// `FOR UPDATE`
+    ForUpdate,
+    /// `FOR SHARE` / `LOCK IN SHARE MODE`
+    ForShare,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OrderBy {
+    pub expr: Expr,
+    #[serde(default)]
+    pub desc: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Select {
+    #[serde(default)]
+    pub distinct: bool,
+    pub items: Vec<SelectItem>,
+    pub from: Vec<FromItem>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub where_: Option<Expr>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub group_by: Vec<Expr>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub order_by: Vec<OrderBy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock: Option<LockMode>,
+}
+
+impl Select {
+    /// Whether the select list aggregates (rows read are then not observable).
+    pub fn is_aggregate(&self) -> bool {
+        !self.group_by.is_empty() || self.items.iter().any(|i| i.expr.has_aggregate())
+    }
+}
+
+/// What an INSERT does on a unique-key conflict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnConflict {
+    /// Plain INSERT: the conflict is an error.
+    Error,
+    /// `INSERT IGNORE` / `INSERT OR IGNORE` / `ON CONFLICT DO NOTHING`.
+    Ignore,
+    /// `REPLACE INTO` (not in PostgreSQL).
+    Replace,
+    /// `ON DUPLICATE KEY UPDATE` / `ON CONFLICT (target) DO UPDATE SET`.
+    Update {
+        /// Conflict target (PostgreSQL and SQLite need one): a unique key of the table.
+        target: Vec<String>,
+        assignments: Vec<Assignment>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Assignment {
+    pub column: String,
+    pub value: Expr,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Insert {
+    pub table: String,
+    pub columns: Vec<String>,
+    /// One value list per row, in `columns` order.
+    pub rows: Vec<Vec<Expr>>,
+    /// The row id txfuzz assigns to each inserted row (hidden column `rid`).
+    pub rids: Vec<i64>,
+    pub on_conflict: OnConflict,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Update {
+    pub table: String,
+    pub assignments: Vec<Assignment>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub where_: Option<Expr>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Delete {
+    pub table: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub where_: Option<Expr>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stmt {
+    Begin,
+    Commit,
+    Rollback,
+    Savepoint(String),
+    RollbackTo(String),
+    Select(Select),
+    Insert(Insert),
+    Update(Update),
+    Delete(Delete),
+}
+
+/// Coarse statement kinds, for statistics, schedules and oracles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StmtKind {
+    Begin,
+    Commit,
+    Rollback,
+    Savepoint,
+    RollbackTo,
+    Select,
+    Insert,
+    Update,
+    Delete,
+}
+
+impl Stmt {
+    pub fn kind(&self) -> StmtKind {
+        match self {
+            Stmt::Begin => StmtKind::Begin,
+            Stmt::Commit => StmtKind::Commit,
+            Stmt::Rollback => StmtKind::Rollback,
+            Stmt::Savepoint(_) => StmtKind::Savepoint,
+            Stmt::RollbackTo(_) => StmtKind::RollbackTo,
+            Stmt::Select(_) => StmtKind::Select,
+            Stmt::Insert(_) => StmtKind::Insert,
+            Stmt::Update(_) => StmtKind::Update,
+            Stmt::Delete(_) => StmtKind::Delete,
+        }
+    }
+}
+
+impl StmtKind {
+    /// INSERT, UPDATE or DELETE.
+    pub fn is_write(self) -> bool {
+        matches!(self, StmtKind::Insert | StmtKind::Update | StmtKind::Delete)
+    }
+    /// Statements that read or write data (not transaction control).
+    pub fn is_data(self) -> bool {
+        self.is_write() || self == StmtKind::Select
+    }
+    /// BEGIN, COMMIT, ROLLBACK, SAVEPOINT and ROLLBACK TO.
+    pub fn is_control(self) -> bool {
+        !self.is_data()
+    }
+}

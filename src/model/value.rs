@@ -1,0 +1,83 @@
+//! Values: literals in generated SQL and values read back from an engine.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A SQL value. `Real` holds the canonical text of a non-integer number (engines
+/// return DECIMAL/REAL in different native forms; text keeps equality exact and
+/// hashing possible, so result sets can be compared as bags).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Value {
+    Null,
+    Int(i64),
+    Real(String),
+    Text(String),
+    Bool(bool),
+}
+
+impl Value {
+    /// Canonical text for a floating value: integral values print without a
+    /// fraction so that `2.0` and `2` compare equal across engines.
+    pub fn real(f: f64) -> Value {
+        if f.fract() == 0.0 && f.abs() < 1e15 {
+            Value::Int(f as i64)
+        } else {
+            Value::Real(format!("{f}"))
+        }
+    }
+
+    /// A decimal literal from a scaled integer (`cents` / 100).
+    pub fn decimal_cents(cents: i64) -> Value {
+        if cents % 100 == 0 {
+            Value::Int(cents / 100)
+        } else {
+            let sign = if cents < 0 { "-" } else { "" };
+            let a = cents.unsigned_abs();
+            let frac = a % 100;
+            let frac = if frac % 10 == 0 {
+                format!("{}", frac / 10)
+            } else {
+                format!("{frac:02}")
+            };
+            Value::Real(format!("{sign}{}.{frac}", a / 100))
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Value::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => write!(f, "NULL"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Real(r) => write!(f, "{r}"),
+            Value::Text(s) => write!(f, "'{}'", s.replace('\'', "''")),
+            Value::Bool(b) => write!(f, "{}", if *b { "TRUE" } else { "FALSE" }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_text_is_canonical() {
+        assert_eq!(Value::decimal_cents(1250), Value::Real("12.5".into()));
+        assert_eq!(Value::decimal_cents(-305), Value::Real("-3.05".into()));
+        assert_eq!(Value::decimal_cents(700), Value::Int(7));
+        assert_eq!(Value::real(12.5), Value::Real("12.5".into()));
+        assert_eq!(Value::real(3.0), Value::Int(3));
+    }
+}

@@ -1,0 +1,1 @@
+//! SQL rendering: one renderer per dialect over the statement IR.
