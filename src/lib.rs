@@ -1,9 +1,19 @@
 //! txfuzz: finds transaction bugs in SQL database engines.
 //!
-//! Pipeline (see ARCHITECTURE.md): `gen` makes a [`model::TestCase`], `exec` runs
-//! it on an `engine` and records a [`model::History`], each `oracle` checks it,
-//! `finding` stores what they report.
+//! Pipeline (see ARCHITECTURE.md): [`gen`] makes a [`model::TestCase`], [`exec`]
+//! runs it on an [`engine`] through [`instrument`]ed statements and records a
+//! [`model::History`], each [`oracle`] checks it, [`finding`] stores what they
+//! report, [`campaign`] loops and summarises, [`cli`] is the command line.
 
-pub mod model;
-pub mod sql;
+pub mod campaign;
+pub mod cli;
+pub mod engine;
+pub mod exec;
+pub mod finding;
 pub mod gen;
+pub mod instrument;
+pub mod model;
+pub mod oracle;
+pub mod sql;
+#[doc(hidden)]
+pub mod testkit;

@@ -1,1 +1,144 @@
 //! Seeded generation of schemas, data, transactions and submit orders.
+//!
+//! [`generate_case`] is a pure function of `(seed, index, cfg)`: the RNG is a
+//! ChaCha8 stream keyed explicitly from the seed and the case index
+//! ([`rng::Rng`]), and nothing iterates over hash maps.
+//!
+//! Layout: [`rng`] (portable RNG), `schema` (tables, constraints, initial rows,
+//! literal values), `expr` (predicates and value expressions over bound
+//! columns), `stmt` (SELECT/INSERT/UPDATE/DELETE), `txn` (transactions and the
+//! submit order). The generator is methods on one [`Gen`] that holds the RNG,
+//! the schema and every row value known so far (initial rows and rows inserted
+//! by statements generated earlier), so later statements reuse those values and
+//! statements of different transactions collide on the same rows.
+
+pub mod rng;
+
+mod expr;
+mod schema;
+mod stmt;
+mod txn;
+
+#[cfg(test)]
+mod tests;
+
+use crate::model::{Isolation, Schema, TestCase, Value, CASE_FORMAT};
+use rng::Rng;
+
+/// What the target dialect supports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Features {
+    /// `REPLACE INTO` (SQLite, MySQL/MariaDB).
+    pub replace: bool,
+    /// `SELECT ... FOR UPDATE / FOR SHARE` (MySQL/MariaDB, PostgreSQL).
+    pub locking_reads: bool,
+    pub savepoints: bool,
+    /// `ON CONFLICT DO UPDATE` / `ON DUPLICATE KEY UPDATE`.
+    pub upsert: bool,
+    pub foreign_keys: bool,
+}
+
+impl Features {
+    pub fn sqlite() -> Self {
+        Features {
+            replace: true,
+            locking_reads: false,
+            savepoints: true,
+            upsert: true,
+            foreign_keys: true,
+        }
+    }
+    pub fn mysql() -> Self {
+        Features {
+            replace: true,
+            locking_reads: true,
+            savepoints: true,
+            upsert: true,
+            foreign_keys: true,
+        }
+    }
+    pub fn postgres() -> Self {
+        Features {
+            replace: false,
+            locking_reads: true,
+            savepoints: true,
+            upsert: true,
+            foreign_keys: true,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GenConfig {
+    /// Isolation levels; one is picked uniformly per case (Serializable if empty).
+    pub isolations: Vec<Isolation>,
+    pub features: Features,
+    /// Transactions/sessions per case: 1..=max, weighted toward 2-4.
+    pub max_txns: u32,
+    /// Data statements per transaction: 1..=max.
+    pub max_stmts_per_txn: u32,
+    /// Tables per case: 1..=max.
+    pub max_tables: u32,
+    /// Initial rows per table: 0..=max.
+    pub max_rows: u32,
+}
+
+impl Default for GenConfig {
+    fn default() -> Self {
+        GenConfig {
+            isolations: vec![Isolation::Serializable],
+            features: Features::sqlite(),
+            max_txns: 5,
+            max_stmts_per_txn: 6,
+            max_tables: 3,
+            max_rows: 10,
+        }
+    }
+}
+
+/// Generates case `index` of the campaign with seed `seed`.
+pub fn generate_case(seed: u64, index: u64, cfg: &GenConfig) -> TestCase {
+    let mut g = Gen::new(Rng::new(seed, index), cfg);
+    let isolation = g
+        .rng
+        .try_pick(&cfg.isolations)
+        .copied()
+        .unwrap_or(Isolation::Serializable);
+    g.gen_schema();
+    let data = g.gen_data();
+    let txns = g.gen_txns();
+    let submit_order = g.gen_submit_order(&txns);
+    TestCase {
+        format: CASE_FORMAT,
+        seed,
+        index,
+        isolation,
+        schema: g.schema,
+        data,
+        txns,
+        submit_order,
+    }
+}
+
+/// The generator state for one case.
+pub(crate) struct Gen<'c> {
+    pub(crate) rng: Rng,
+    pub(crate) cfg: &'c GenConfig,
+    pub(crate) schema: Schema,
+    /// Per table (schema order): every row known so far, values in column order.
+    pub(crate) known: Vec<Vec<Vec<Value>>>,
+    /// Next row id for rows inserted by statements.
+    pub(crate) next_rid: i64,
+}
+
+impl<'c> Gen<'c> {
+    fn new(rng: Rng, cfg: &'c GenConfig) -> Self {
+        Gen {
+            rng,
+            cfg,
+            schema: Schema::default(),
+            known: Vec::new(),
+            next_rid: 1000,
+        }
+    }
+}

@@ -181,7 +181,10 @@ impl TestCase {
                     .iter()
                     .any(|k| matches!(k, StmtKind::Begin | StmtKind::Commit | StmtKind::Rollback))
                 {
-                    return Err(format!("transaction T{} has BEGIN/COMMIT/ROLLBACK inside", t.id));
+                    return Err(format!(
+                        "transaction T{} has BEGIN/COMMIT/ROLLBACK inside",
+                        t.id
+                    ));
                 }
             }
         }
@@ -207,7 +210,10 @@ impl TestCase {
         let mut seen = std::collections::HashSet::new();
         for r in &self.submit_order {
             if self.stmt(*r).is_none() {
-                return Err(format!("submit order names missing statement T{}#{}", r.txn, r.index));
+                return Err(format!(
+                    "submit order names missing statement T{}#{}",
+                    r.txn, r.index
+                ));
             }
             if !seen.insert(*r) {
                 return Err(format!("submit order names T{}#{} twice", r.txn, r.index));

@@ -97,6 +97,10 @@ pub struct Outcome {
     pub reads_complete: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub writes: Vec<RowWrite>,
+    /// False when the statement wrote rows instrumentation cannot observe
+    /// (rows deleted by REPLACE on engines without a pre-image read).
+    #[serde(default)]
+    pub writes_complete: bool,
     /// Rows affected as reported by the engine (writes) or returned (reads).
     #[serde(default)]
     pub affected: u64,

@@ -13,7 +13,7 @@ pub use history::{
 };
 pub use schema::{ColType, Column, ForeignKey, Index, Row, Schema, Table, TableData, RID, WL};
 pub use stmt::{
-    AggFn, Assignment, BinOp, Delete, Expr, FromItem, Insert, Join, JoinKind, LockMode,
-    OnConflict, OrderBy, Select, SelectItem, Stmt, StmtKind, Update,
+    AggFn, Assignment, BinOp, Delete, Expr, FromItem, Insert, Join, JoinKind, LockMode, OnConflict,
+    OrderBy, Select, SelectItem, Stmt, StmtKind, Update,
 };
 pub use value::Value;

@@ -1,8 +1,8 @@
 //! Schemas of generated databases. The hidden instrumentation columns `rid` and
 //! `wl` (DESIGN.md section 2) are not part of [`Table::columns`]; renderers add them.
 
-use super::value::Value;
 use super::stmt::Expr;
+use super::value::Value;
 use serde::{Deserialize, Serialize};
 
 /// Name of the hidden row-id column.

@@ -35,7 +35,7 @@ impl Value {
             let sign = if cents < 0 { "-" } else { "" };
             let a = cents.unsigned_abs();
             let frac = a % 100;
-            let frac = if frac % 10 == 0 {
+            let frac = if frac.is_multiple_of(10) {
                 format!("{}", frac / 10)
             } else {
                 format!("{frac:02}")

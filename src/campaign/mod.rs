@@ -1,0 +1,207 @@
+//! Campaigns: generate, execute and check cases until a count or a duration is
+//! reached, writing each finding the moment it is made and `summary.json` as the
+//! campaign goes.
+
+mod summary;
+
+pub use summary::Summary;
+
+use crate::engine::{Engine, EngineError};
+use crate::exec::{execute, ExecOptions};
+use crate::finding::{render_script, write_atomic, FindingRecord, FindingStore, FINDING_FORMAT};
+use crate::gen::{generate_case, Features, GenConfig};
+use crate::model::{History, Isolation, TestCase};
+use crate::oracle::{self, CheckStats, Finding, OracleKind, Verdict};
+use crate::sql::Dialect;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    Tests(u64),
+    Time(Duration),
+}
+
+#[derive(Clone, Debug)]
+pub struct CampaignConfig {
+    pub seed: u64,
+    pub limit: Limit,
+    /// `None`: every level the engine supports.
+    pub isolations: Option<Vec<Isolation>>,
+    pub oracles: Vec<OracleKind>,
+    pub out: PathBuf,
+    pub exec: ExecOptions,
+    pub progress: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CampaignError {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("{0}")]
+    Usage(String),
+    #[error("cannot write to the output directory: {0}")]
+    Output(#[from] std::io::Error),
+}
+
+/// Generator features for a dialect.
+pub fn features_for(d: Dialect) -> Features {
+    match d {
+        Dialect::Sqlite => Features::sqlite(),
+        Dialect::Mysql => Features::mysql(),
+        Dialect::Postgres => Features::postgres(),
+    }
+}
+
+/// The isolation levels to test: the requested ones, all supported by the engine.
+pub fn resolve_isolations(
+    engine: &dyn Engine,
+    requested: Option<&[Isolation]>,
+) -> Result<Vec<Isolation>, String> {
+    let supported = &engine.profile().isolations;
+    match requested {
+        None => Ok(supported.clone()),
+        Some(req) => {
+            if let Some(bad) = req.iter().find(|i| !supported.contains(i)) {
+                let names: Vec<&str> = supported.iter().map(|i| i.name()).collect();
+                return Err(format!(
+                    "{} does not support isolation level {bad} (supported: {})",
+                    engine.info().name,
+                    names.join(", ")
+                ));
+            }
+            Ok(req.to_vec())
+        }
+    }
+}
+
+/// Runs one case through execution and every oracle.
+pub fn run_case(
+    engine: &mut dyn Engine,
+    case: &TestCase,
+    oracles: &[OracleKind],
+    exec: &ExecOptions,
+    stats: &mut CheckStats,
+) -> Result<(History, Vec<Finding>), EngineError> {
+    engine.load(case)?;
+    let history = execute(engine, case, exec)?;
+    let mut findings = Vec::new();
+    for &o in oracles {
+        findings.extend(oracle::check(o, engine, case, &history, exec, stats)?);
+    }
+    Ok((history, findings))
+}
+
+pub fn run_campaign(
+    engine: &mut dyn Engine,
+    cfg: &CampaignConfig,
+) -> Result<Summary, CampaignError> {
+    let isolations =
+        resolve_isolations(engine, cfg.isolations.as_deref()).map_err(CampaignError::Usage)?;
+    let gen_cfg = GenConfig {
+        isolations: isolations.clone(),
+        features: features_for(engine.dialect()),
+        ..GenConfig::default()
+    };
+    std::fs::create_dir_all(&cfg.out)?;
+    let mut store = FindingStore::create(&cfg.out)?;
+    let mut summary = Summary::new(engine.info().clone(), cfg, &isolations);
+    let progress = progress_bar(cfg);
+    let start = Instant::now();
+    let mut last_flush = Instant::now();
+    let mut index = 0u64;
+    loop {
+        let done = match cfg.limit {
+            Limit::Tests(n) => index >= n,
+            Limit::Time(d) => start.elapsed() >= d,
+        };
+        if done {
+            break;
+        }
+        let case = generate_case(cfg.seed, index, &gen_cfg);
+        summary.note_case(&case);
+        let mut stats = CheckStats::default();
+        let (history, findings) = run_case(engine, &case, &cfg.oracles, &cfg.exec, &mut stats)?;
+        summary.note_history(&history, &stats);
+        for f in findings {
+            let rec = FindingRecord {
+                format: FINDING_FORMAT,
+                txfuzz_version: env!("CARGO_PKG_VERSION").into(),
+                finding: f,
+                engine: engine.info().clone(),
+                case: case.clone(),
+                history: history.clone(),
+                replay: String::new(),
+            };
+            let script = render_script(engine.dialect(), &case, Some(&history), &header(&rec));
+            let path = store.write(&with_replay(rec.clone(), &store, &case), &script)?;
+            if rec.finding.verdict == Verdict::Violation {
+                progress.println(format!(
+                    "violation [{}:{}] case {}: {} -> {}",
+                    rec.finding.oracle,
+                    rec.finding.kind,
+                    case.index,
+                    rec.finding.summary,
+                    path.display()
+                ));
+            }
+            summary.note_finding(&rec.finding, &path);
+        }
+        index += 1;
+        progress.set_position(index);
+        if last_flush.elapsed() > Duration::from_secs(2) {
+            summary.finish(start.elapsed());
+            write_summary(&cfg.out, &summary)?;
+            last_flush = Instant::now();
+        }
+    }
+    progress.finish_and_clear();
+    summary.finish(start.elapsed());
+    write_summary(&cfg.out, &summary)?;
+    Ok(summary)
+}
+
+fn with_replay(mut rec: FindingRecord, store: &FindingStore, case: &TestCase) -> FindingRecord {
+    let _ = case;
+    rec.replay = format!(
+        "txfuzz replay {}/<this file> --db '{}'",
+        store.dir().display(),
+        rec.engine.url
+    );
+    rec
+}
+
+fn header(rec: &FindingRecord) -> String {
+    format!(
+        "txfuzz finding: {} [{}:{}]\nengine: {} {}\nseed {} case {}",
+        rec.finding.summary,
+        rec.finding.oracle,
+        rec.finding.kind,
+        rec.engine.name,
+        rec.engine.version,
+        rec.case.seed,
+        rec.case.index
+    )
+}
+
+fn write_summary(out: &std::path::Path, summary: &Summary) -> std::io::Result<()> {
+    let json = serde_json::to_vec_pretty(summary).map_err(std::io::Error::other)?;
+    write_atomic(&out.join("summary.json"), &json)
+}
+
+fn progress_bar(cfg: &CampaignConfig) -> indicatif::ProgressBar {
+    if !cfg.progress {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = match cfg.limit {
+        Limit::Tests(n) => indicatif::ProgressBar::new(n),
+        Limit::Time(_) => indicatif::ProgressBar::new_spinner(),
+    };
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} cases ({per_sec})",
+    ) {
+        bar.set_style(style);
+    }
+    bar
+}

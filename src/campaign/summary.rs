@@ -1,0 +1,139 @@
+//! The campaign summary: counts a person reads at the end and `summary.json`.
+
+use super::{CampaignConfig, Limit};
+use crate::model::{EngineInfo, History, Isolation, TestCase};
+use crate::oracle::{CheckStats, Finding, Verdict};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub txfuzz_version: String,
+    pub engine: EngineInfo,
+    pub seed: u64,
+    pub isolations: Vec<Isolation>,
+    pub oracles: Vec<String>,
+    pub cases: u64,
+    pub transactions: u64,
+    pub statements: u64,
+    pub blocked_events: u64,
+    pub aborts: u64,
+    pub replays: u64,
+    pub undecided: u64,
+    pub violations: u64,
+    pub permitted: u64,
+    /// Findings by oracle, then by kind.
+    pub findings: BTreeMap<String, BTreeMap<String, u64>>,
+    pub finding_files: Vec<String>,
+    pub cases_per_isolation: BTreeMap<String, u64>,
+    pub elapsed_s: f64,
+    pub cases_per_s: f64,
+    pub transactions_per_hour: f64,
+    /// FNV-1a over every generated case's JSON: equal digests, equal cases.
+    pub case_digest: String,
+    #[serde(skip)]
+    digest: u64,
+}
+
+fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+impl Summary {
+    pub fn new(engine: EngineInfo, cfg: &CampaignConfig, isolations: &[Isolation]) -> Summary {
+        let _ = matches!(cfg.limit, Limit::Tests(_));
+        Summary {
+            txfuzz_version: env!("CARGO_PKG_VERSION").into(),
+            engine,
+            seed: cfg.seed,
+            isolations: isolations.to_vec(),
+            oracles: cfg.oracles.iter().map(|o| o.name().to_string()).collect(),
+            digest: 0xcbf2_9ce4_8422_2325,
+            ..Summary::default()
+        }
+    }
+
+    pub fn note_case(&mut self, case: &TestCase) {
+        self.cases += 1;
+        self.transactions += case.txns.len() as u64;
+        self.statements += case.stmt_count() as u64;
+        *self
+            .cases_per_isolation
+            .entry(case.isolation.name().to_string())
+            .or_default() += 1;
+        if let Ok(json) = serde_json::to_vec(case) {
+            self.digest = fnv1a(self.digest, &json);
+        }
+    }
+
+    pub fn note_history(&mut self, h: &History, stats: &CheckStats) {
+        self.blocked_events += h.blocked_events() as u64;
+        self.aborts += h.aborts() as u64;
+        self.replays += stats.replays;
+        self.undecided += stats.undecided;
+    }
+
+    pub fn note_finding(&mut self, f: &Finding, path: &Path) {
+        match f.verdict {
+            Verdict::Violation => self.violations += 1,
+            Verdict::Permitted => self.permitted += 1,
+        }
+        *self
+            .findings
+            .entry(f.oracle.clone())
+            .or_default()
+            .entry(f.kind.clone())
+            .or_default() += 1;
+        self.finding_files.push(path.display().to_string());
+    }
+
+    pub fn finish(&mut self, elapsed: Duration) {
+        self.elapsed_s = elapsed.as_secs_f64();
+        let secs = self.elapsed_s.max(1e-9);
+        self.cases_per_s = self.cases as f64 / secs;
+        self.transactions_per_hour = self.transactions as f64 / secs * 3600.0;
+        self.case_digest = format!("{:016x}", self.digest);
+    }
+
+    /// The human-readable summary printed at the end of `txfuzz run`.
+    pub fn render(&self) -> String {
+        let mut s = format!(
+            "txfuzz {} on {} {} (seed {})\n\
+             cases {}  transactions {}  statements {}  blocked {}  aborts {}  replays {}\n\
+             {:.1} cases/s  {:.0} transactions/hour  {:.1}s\n",
+            self.txfuzz_version,
+            self.engine.name,
+            self.engine.version,
+            self.seed,
+            self.cases,
+            self.transactions,
+            self.statements,
+            self.blocked_events,
+            self.aborts,
+            self.replays,
+            self.cases_per_s,
+            self.transactions_per_hour,
+            self.elapsed_s,
+        );
+        if self.findings.is_empty() {
+            s.push_str("findings: none\n");
+        } else {
+            s.push_str(&format!(
+                "findings: {} violation(s), {} permitted\n",
+                self.violations, self.permitted
+            ));
+            for (oracle, kinds) in &self.findings {
+                for (kind, n) in kinds {
+                    s.push_str(&format!("  {oracle:<6} {kind:<24} {n}\n"));
+                }
+            }
+        }
+        s
+    }
+}

@@ -1,0 +1,102 @@
+//! The `txfuzz` command line (DESIGN.md section 6). Exit codes: 0 no violation,
+//! 1 violations found (or reproduced), 2 usage or connection errors.
+
+mod replay;
+mod run;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "txfuzz",
+    version,
+    about = "Finds transaction bugs in SQL database engines"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a campaign: generate cases, execute them, check them with the oracles.
+    Run(run::RunArgs),
+    /// Re-execute a stored finding (or case) and re-check it.
+    Replay(replay::ReplayArgs),
+}
+
+/// An error that ends the command with exit code 2 and a one-line message.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl<E: std::fmt::Display> From<E> for UsageError {
+    fn from(e: E) -> Self {
+        UsageError(e.to_string())
+    }
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let result = match cli.command {
+        Command::Run(a) => run::run(a),
+        Command::Replay(a) => replay::replay(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(UsageError(msg)) => {
+            eprintln!("txfuzz: {}", msg.lines().next().unwrap_or("error"));
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TXFUZZ_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Options shared by commands that talk to an engine.
+#[derive(clap::Args, Debug, Clone)]
+pub struct EngineArgs {
+    /// Database URL: sqlite:PATH (default: a temporary SQLite database),
+    /// mysql://user@host:port/db, postgres://user@host:port/db.
+    #[arg(long)]
+    pub db: Option<String>,
+    /// Self-test: wrap the engine in a fault injector (lose-write, stale-update).
+    #[arg(long, hide = true)]
+    pub fault: Option<String>,
+}
+
+impl EngineArgs {
+    pub fn open(&self, fault: Option<&str>) -> Result<Box<dyn crate::engine::Engine>, UsageError> {
+        let engine = crate::engine::open(self.db.as_deref())?;
+        match fault.or(self.fault.as_deref()) {
+            None => Ok(engine),
+            Some(f) => {
+                let fault: crate::engine::fault::Fault = f.parse()?;
+                Ok(Box::new(crate::engine::fault::FaultyEngine::new(
+                    engine, fault,
+                )))
+            }
+        }
+    }
+}
+
+/// Parses a comma-separated list with `FromStr`.
+pub fn parse_list<T: std::str::FromStr<Err = String>>(s: &str) -> Result<Vec<T>, String> {
+    s.split(',')
+        .filter(|x| !x.trim().is_empty())
+        .map(|x| x.trim().parse())
+        .collect()
+}
+
+pub fn default_out() -> PathBuf {
+    PathBuf::from("txfuzz-out")
+}

@@ -1,0 +1,89 @@
+//! `txfuzz replay CASE.json`: re-execute a stored finding or case and re-check it.
+
+use super::{parse_list, EngineArgs, UsageError};
+use crate::campaign::run_case;
+use crate::exec::ExecOptions;
+use crate::finding::{load_case_file, CaseFile};
+use crate::oracle::{CheckStats, OracleKind, Verdict};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+pub struct ReplayArgs {
+    /// A finding JSON written by `txfuzz run`, or a bare case JSON.
+    pub case: PathBuf,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Oracles to run (default: the finding's oracle, or all for a bare case).
+    #[arg(long)]
+    pub oracle: Option<String>,
+}
+
+pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
+    let file = load_case_file(&args.case).map_err(UsageError)?;
+    let (expected, recorded_fault) = match &file {
+        CaseFile::Finding(r) => (
+            Some((r.finding.oracle.clone(), r.finding.kind.clone())),
+            r.engine.settings.get("fault").cloned(),
+        ),
+        CaseFile::Case(_) => (None, None),
+    };
+    let oracles = match (&args.oracle, &expected) {
+        (Some(list), _) => parse_list::<OracleKind>(list)?,
+        (None, Some((o, _))) => vec![o.parse::<OracleKind>()?],
+        (None, None) => OracleKind::ALL.to_vec(),
+    };
+    let mut engine = args.engine.open(recorded_fault.as_deref())?;
+    let case = file.case();
+    for cs in case.txns.iter().flat_map(|t| &t.stmts) {
+        if let Some(why) = crate::sql::unsupported(engine.dialect(), &cs.stmt) {
+            return Err(UsageError(format!(
+                "op {} cannot run on this engine: {why}",
+                cs.op
+            )));
+        }
+    }
+    if !engine.profile().isolations.contains(&case.isolation) {
+        return Err(UsageError(format!(
+            "{} does not support isolation level {}",
+            engine.info().name,
+            case.isolation
+        )));
+    }
+    let mut stats = CheckStats::default();
+    let (history, findings) = run_case(
+        engine.as_mut(),
+        case,
+        &oracles,
+        &ExecOptions::default(),
+        &mut stats,
+    )?;
+    println!(
+        "replayed case {} (seed {}) on {} {}: {} events, {} blocked, {} aborts",
+        case.index,
+        case.seed,
+        engine.info().name,
+        engine.info().version,
+        history.events.len(),
+        history.blocked_events(),
+        history.aborts()
+    );
+    for f in &findings {
+        println!("  [{}:{}] {:?}: {}", f.oracle, f.kind, f.verdict, f.summary);
+    }
+    let violations = findings.iter().filter(|f| f.verdict == Verdict::Violation);
+    let reproduced = match &expected {
+        Some((o, k)) => findings.iter().any(|f| &f.oracle == o && &f.kind == k),
+        None => violations.clone().count() > 0,
+    };
+    match (&expected, reproduced) {
+        (Some((o, k)), true) => println!("reproduced: {o}:{k}"),
+        (Some((o, k)), false) => println!("not reproduced: {o}:{k}"),
+        (None, _) => println!("{} violation(s)", violations.count()),
+    }
+    Ok(if reproduced {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

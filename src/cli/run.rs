@@ -1,0 +1,104 @@
+//! `txfuzz run`.
+
+use super::{parse_list, EngineArgs, UsageError};
+use crate::campaign::{run_campaign, CampaignConfig, Limit};
+use crate::exec::ExecOptions;
+use crate::model::Isolation;
+use crate::oracle::OracleKind;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Campaign seed (default: derived from the clock; printed in the summary).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Number of cases to run (default 100 unless --time is given).
+    #[arg(long, conflicts_with = "time")]
+    pub tests: Option<u64>,
+    /// Run for a duration: 90s, 10m, 1h.
+    #[arg(long)]
+    pub time: Option<String>,
+    /// Comma list: read-uncommitted, read-committed, repeatable-read, serializable
+    /// (default: all the engine supports).
+    #[arg(long)]
+    pub isolation: Option<String>,
+    /// Comma list of oracles (default: all that apply): wss, crash.
+    #[arg(long)]
+    pub oracle: Option<String>,
+    /// Case generator: random (pattern and mixed come later).
+    #[arg(long, default_value = "random")]
+    pub generator: String,
+    /// Output directory for findings and summary.json.
+    #[arg(long, default_value_os_t = super::default_out())]
+    pub out: PathBuf,
+    /// Seconds a statement may run without finishing or waiting on a lock.
+    #[arg(long, default_value_t = 10)]
+    pub hang_timeout: u64,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn limit(args: &RunArgs) -> Result<Limit, UsageError> {
+    match (&args.tests, &args.time) {
+        (Some(n), _) => Ok(Limit::Tests(*n)),
+        (None, Some(t)) => humantime::parse_duration(t).map(Limit::Time).map_err(|e| {
+            UsageError(format!(
+                "invalid --time '{t}': {e} (examples: 90s, 10m, 1h)"
+            ))
+        }),
+        (None, None) => Ok(Limit::Tests(100)),
+    }
+}
+
+pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
+    if args.generator != "random" {
+        return Err(UsageError(format!(
+            "generator '{}' is not available yet (available: random)",
+            args.generator
+        )));
+    }
+    let limit = limit(&args)?;
+    let isolations = args
+        .isolation
+        .as_deref()
+        .map(parse_list::<Isolation>)
+        .transpose()?;
+    let oracles = match args.oracle.as_deref() {
+        Some(list) => parse_list::<OracleKind>(list)?,
+        None => OracleKind::ALL.to_vec(),
+    };
+    if oracles.is_empty() {
+        return Err(UsageError("--oracle names no oracle".into()));
+    }
+    let seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(1)
+    });
+    let mut engine = args.engine.open(None)?;
+    let cfg = CampaignConfig {
+        seed,
+        limit,
+        isolations,
+        oracles,
+        out: args.out.clone(),
+        exec: ExecOptions {
+            hang_timeout: std::time::Duration::from_secs(args.hang_timeout.max(1)),
+            ..ExecOptions::default()
+        },
+        progress: !args.quiet,
+    };
+    let summary = run_campaign(engine.as_mut(), &cfg)?;
+    print!("{}", summary.render());
+    println!("summary: {}", args.out.join("summary.json").display());
+    Ok(if summary.violations > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

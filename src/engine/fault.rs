@@ -1,0 +1,266 @@
+//! Fault injection: an engine wrapper that deliberately misbehaves, to prove the
+//! oracles catch what they claim. Each fault fires at most once per execution and
+//! only while another explicit transaction is open, so serial replays (which the
+//! oracles compare against) run correctly.
+//!
+//! - `lose-write`: an UPDATE or DELETE inside a transaction reports success but is
+//!   silently not applied.
+//! - `stale-update`: an UPDATE computes its new values from the row versions as
+//!   they were when its transaction began (a lost update), not from the latest.
+
+use super::{Canceller, Engine, EngineError, EngineProfile, QueryResult, Session, WaitSignal};
+use crate::instrument::{run_prepared, Prepared};
+use crate::model::{
+    DbState, EngineInfo, Isolation, Outcome, Schema, Stmt, StmtError, StmtKind, TestCase,
+};
+use crate::sql::{self, Dialect};
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    LoseWrite,
+    StaleUpdate,
+}
+
+impl Fault {
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::LoseWrite => "lose-write",
+            Fault::StaleUpdate => "stale-update",
+        }
+    }
+}
+
+impl FromStr for Fault {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "lose-write" => Ok(Fault::LoseWrite),
+            "stale-update" => Ok(Fault::StaleUpdate),
+            _ => Err(format!("unknown fault '{s}' (lose-write, stale-update)")),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    /// Sessions inside an explicit transaction.
+    open: usize,
+    /// Commits (and autocommit writes) so far in this execution.
+    commits: u64,
+    fired: bool,
+    schema: Schema,
+}
+
+pub struct FaultyEngine {
+    inner: Box<dyn Engine>,
+    fault: Fault,
+    info: EngineInfo,
+    shared: Arc<Mutex<Shared>>,
+}
+
+impl FaultyEngine {
+    pub fn new(inner: Box<dyn Engine>, fault: Fault) -> FaultyEngine {
+        let mut info = inner.info().clone();
+        info.settings.insert("fault".into(), fault.name().into());
+        FaultyEngine {
+            inner,
+            fault,
+            info,
+            shared: Arc::default(),
+        }
+    }
+
+    fn rearm(&self) {
+        if let Ok(mut s) = self.shared.lock() {
+            s.fired = false;
+            s.open = 0;
+            s.commits = 0;
+        }
+    }
+}
+
+impl Engine for FaultyEngine {
+    fn info(&self) -> &EngineInfo {
+        &self.info
+    }
+    fn dialect(&self) -> Dialect {
+        self.inner.dialect()
+    }
+    fn profile(&self) -> &EngineProfile {
+        self.inner.profile()
+    }
+    fn load(&mut self, case: &TestCase) -> Result<(), EngineError> {
+        self.inner.load(case)?;
+        if let Ok(mut s) = self.shared.lock() {
+            s.schema = case.schema.clone();
+        }
+        self.rearm();
+        Ok(())
+    }
+    fn reset(&mut self) -> Result<(), EngineError> {
+        self.inner.reset()?;
+        self.rearm();
+        Ok(())
+    }
+    fn open_session(
+        &mut self,
+        isolation: Isolation,
+        signal: Arc<WaitSignal>,
+    ) -> Result<Box<dyn Session>, EngineError> {
+        Ok(Box::new(FaultySession {
+            inner: self.inner.open_session(isolation, signal)?,
+            fault: self.fault,
+            dialect: self.inner.dialect(),
+            shared: self.shared.clone(),
+            in_txn: false,
+            began_at: 0,
+        }))
+    }
+    fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError> {
+        self.inner.final_state(schema)
+    }
+}
+
+struct FaultySession {
+    inner: Box<dyn Session>,
+    fault: Fault,
+    dialect: Dialect,
+    shared: Arc<Mutex<Shared>>,
+    in_txn: bool,
+    /// `Shared::commits` when this session's transaction began.
+    began_at: u64,
+}
+
+impl FaultySession {
+    fn set_in_txn(&mut self, open: bool) {
+        if open == self.in_txn {
+            return;
+        }
+        self.in_txn = open;
+        if let Ok(mut s) = self.shared.lock() {
+            if open {
+                s.open += 1;
+                self.began_at = s.commits;
+            } else {
+                s.open = s.open.saturating_sub(1);
+            }
+        }
+    }
+
+    /// Claims the fault if this session's transaction runs concurrently with
+    /// another: for `lose-write`, another is open now; for `stale-update`,
+    /// another committed since this one began (so its BEGIN snapshot is stale).
+    fn claim(&self) -> bool {
+        let Ok(mut s) = self.shared.lock() else {
+            return false;
+        };
+        let concurrent = match self.fault {
+            Fault::LoseWrite => s.open >= 2,
+            Fault::StaleUpdate => s.commits > self.began_at,
+        };
+        if self.in_txn && concurrent && !s.fired {
+            s.fired = true;
+            return true;
+        }
+        false
+    }
+
+    /// Copies every table into a TEMP table (outside the transaction).
+    fn snapshot_tables(&mut self) {
+        let tables: Vec<String> = match self.shared.lock() {
+            Ok(s) => s.schema.tables.iter().map(|t| t.name.clone()).collect(),
+            Err(_) => return,
+        };
+        for t in tables {
+            let _ = self
+                .inner
+                .query(&format!("DROP TABLE IF EXISTS temp.stale_{t}"));
+            let _ = self.inner.query(&format!(
+                "CREATE TEMP TABLE stale_{t} AS SELECT * FROM main.{t}"
+            ));
+        }
+    }
+
+    /// Re-applies the UPDATE's assignments to the rows it wrote, computed from the
+    /// snapshot taken at BEGIN.
+    fn apply_stale(&mut self, p: &Prepared, out: &Outcome) {
+        let Stmt::Update(u) = &p.ir else { return };
+        let rids: Vec<String> = out.writes.iter().map(|w| w.rid.to_string()).collect();
+        if rids.is_empty() {
+            return;
+        }
+        let sets: Vec<String> = u
+            .assignments
+            .iter()
+            .map(|a| {
+                format!(
+                    "{c} = (SELECT {e} FROM temp.stale_{t} WHERE stale_{t}.rid = {t}.rid)",
+                    c = a.column,
+                    e = sql::render_expr(self.dialect, &a.value),
+                    t = u.table
+                )
+            })
+            .collect();
+        let _ = self.inner.query(&format!(
+            "UPDATE {t} SET {} WHERE rid IN ({}) AND rid IN (SELECT rid FROM temp.stale_{t})",
+            sets.join(", "),
+            rids.join(", "),
+            t = u.table
+        ));
+    }
+}
+
+impl Session for FaultySession {
+    fn query(&mut self, sql: &str) -> Result<QueryResult, StmtError> {
+        let r = self.inner.query(sql);
+        if sql.trim().eq_ignore_ascii_case("ROLLBACK") {
+            self.set_in_txn(false);
+        }
+        r
+    }
+
+    fn run(&mut self, p: &Prepared) -> Outcome {
+        if p.kind == StmtKind::Begin && self.fault == Fault::StaleUpdate {
+            self.snapshot_tables();
+        }
+        let lose = self.fault == Fault::LoseWrite
+            && matches!(p.kind, StmtKind::Update | StmtKind::Delete)
+            && self.claim();
+        let out = if lose {
+            Outcome {
+                reads_complete: false,
+                writes_complete: true,
+                ..Outcome::default()
+            }
+        } else {
+            let out = run_prepared(self.inner.as_mut(), p);
+            if self.fault == Fault::StaleUpdate
+                && p.kind == StmtKind::Update
+                && out.ok()
+                && self.claim()
+            {
+                self.apply_stale(p, &out);
+            }
+            out
+        };
+        let committed =
+            out.ok() && (p.kind == StmtKind::Commit || (!self.in_txn && p.kind.is_write()));
+        if committed {
+            if let Ok(mut s) = self.shared.lock() {
+                s.commits += 1;
+            }
+        }
+        match p.kind {
+            StmtKind::Begin if out.ok() => self.set_in_txn(true),
+            StmtKind::Commit | StmtKind::Rollback => self.set_in_txn(false),
+            _ => {}
+        }
+        out
+    }
+
+    fn canceller(&self) -> Arc<dyn Canceller> {
+        self.inner.canceller()
+    }
+}

@@ -1,0 +1,119 @@
+//! Engines: how txfuzz talks to a database. An [`Engine`] loads a case's schema and
+//! rows, resets them, opens one [`Session`] per transaction and reads the final
+//! state. Sessions run SQL text synchronously on their own thread; a session that
+//! waits for a lock says so through its [`WaitSignal`].
+
+pub mod fault;
+pub mod profile;
+pub mod sqlite;
+pub mod url;
+
+use crate::instrument::Prepared;
+use crate::model::{DbState, EngineInfo, Isolation, Outcome, Schema, StmtError, TestCase, Value};
+use crate::sql::Dialect;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+pub use profile::{EngineProfile, ErrorScope};
+
+/// A failure of the infrastructure (not of a statement under test): the engine
+/// cannot be reached, set up or read. Campaigns stop on these.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("cannot connect to {url}: {reason}")]
+    Connect { url: String, reason: String },
+    #[error("{0}")]
+    Usage(String),
+    #[error("engine setup failed: {0}")]
+    Setup(String),
+    #[error("connection lost: {0}")]
+    Lost(String),
+}
+
+/// Rows and counts returned by one SQL text.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QueryResult {
+    pub rows: Vec<Vec<Value>>,
+    pub affected: u64,
+}
+
+/// Shared between a session (which reports lock waits) and the executor (which
+/// reads them). `ticks` counts confirmations that the session is waiting for a
+/// lock: one per SQLite busy-handler call, one per monitor poll on a server. A
+/// statement is blocked when a tick arrives while it runs; it is still blocked
+/// after a lock release once two more ticks have arrived.
+#[derive(Debug, Default)]
+pub struct WaitSignal {
+    ticks: AtomicU64,
+    cancel: AtomicBool,
+}
+
+impl WaitSignal {
+    pub fn new() -> Arc<WaitSignal> {
+        Arc::new(WaitSignal::default())
+    }
+    /// Called by the engine each time it confirms the session waits for a lock.
+    pub fn tick(&self) {
+        self.ticks.fetch_add(1, Ordering::SeqCst);
+    }
+    pub fn ticks(&self) -> u64 {
+        self.ticks.load(Ordering::SeqCst)
+    }
+    /// Asks the engine to give up waiting (checked by busy handlers).
+    pub fn request_cancel(&self) {
+        self.cancel.store(true, Ordering::SeqCst);
+    }
+    pub fn cancel_requested(&self) -> bool {
+        self.cancel.load(Ordering::SeqCst)
+    }
+    pub fn clear_cancel(&self) {
+        self.cancel.store(false, Ordering::SeqCst);
+    }
+}
+
+/// Cancels the statement a session is running, from another thread.
+pub trait Canceller: Send + Sync {
+    fn cancel(&self);
+}
+
+/// One connection, used by one transaction of a case, driven from one thread.
+pub trait Session: Send {
+    /// Runs one SQL text and waits for it (possibly waiting on locks).
+    fn query(&mut self, sql: &str) -> Result<QueryResult, StmtError>;
+    /// Runs one instrumented statement of the case and interprets what it read and
+    /// wrote. Implementations delegate to [`crate::instrument::run_prepared`]; fault
+    /// injectors override it.
+    fn run(&mut self, p: &Prepared) -> Outcome;
+    fn canceller(&self) -> Arc<dyn Canceller>;
+}
+
+/// A database under test.
+pub trait Engine: Send {
+    fn info(&self) -> &EngineInfo;
+    fn dialect(&self) -> Dialect;
+    fn profile(&self) -> &EngineProfile;
+    /// Creates the case's tables and rows (dropping what an earlier case left);
+    /// this state is what [`Engine::reset`] restores.
+    fn load(&mut self, case: &TestCase) -> Result<(), EngineError>;
+    /// Restores the state created by the last [`Engine::load`].
+    fn reset(&mut self) -> Result<(), EngineError>;
+    /// Opens a session at `isolation`; it reports lock waits through `signal`.
+    fn open_session(
+        &mut self,
+        isolation: Isolation,
+        signal: Arc<WaitSignal>,
+    ) -> Result<Box<dyn Session>, EngineError>;
+    /// Reads every table of `schema`.
+    fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError>;
+}
+
+/// Opens the engine named by a `--db` URL.
+pub fn open(url: Option<&str>) -> Result<Box<dyn Engine>, EngineError> {
+    match url::parse(url)? {
+        url::DbUrl::Sqlite { path } => Ok(Box::new(sqlite::SqliteEngine::open(path)?)),
+        url::DbUrl::Server { scheme, redacted } => Err(EngineError::Connect {
+            url: redacted,
+            reason: format!("the {scheme} engine is not available in this build yet (SQLite only)"),
+        }),
+    }
+}

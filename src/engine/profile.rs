@@ -1,0 +1,61 @@
+//! Engine profiles: what an engine's documented design permits, as data.
+
+use crate::model::{ErrorClass, Isolation};
+use serde::{Deserialize, Serialize};
+
+/// What an error rolls back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorScope {
+    /// Only the failing statement; the transaction goes on.
+    Statement,
+    /// The whole transaction (txfuzz issues ROLLBACK where the engine needs one).
+    Transaction,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EngineProfile {
+    /// Isolation levels the engine implements (the default `--isolation` set).
+    pub isolations: Vec<Isolation>,
+    /// Error classes that abort the whole transaction; every other class rolls
+    /// back only the statement.
+    pub aborting_errors: Vec<ErrorClass>,
+    /// A transaction that wrote nothing is serialised where it took its snapshot
+    /// (its first statement), not where it committed. True for snapshot engines
+    /// whose writers serialise in commit order (SQLite WAL).
+    pub read_only_at_snapshot: bool,
+    /// At SERIALIZABLE, the commit/rollback order is a valid serial order for
+    /// reads too (false for PostgreSQL SSI, where a reader may serialise before a
+    /// writer that committed first).
+    pub serializable_reads_in_commit_order: bool,
+}
+
+impl EngineProfile {
+    pub fn error_scope(&self, class: ErrorClass) -> ErrorScope {
+        if self.aborting_errors.contains(&class) {
+            ErrorScope::Transaction
+        } else {
+            ErrorScope::Statement
+        }
+    }
+
+    /// SQLite in WAL mode: one writer at a time, snapshot reads, always serializable.
+    /// BUSY (refused lock upgrade / stale snapshot) and interrupts end the
+    /// transaction; constraint errors roll back the statement (ABORT conflict
+    /// resolution).
+    pub fn sqlite() -> EngineProfile {
+        EngineProfile {
+            isolations: vec![Isolation::Serializable],
+            aborting_errors: vec![
+                ErrorClass::Busy,
+                ErrorClass::Deadlock,
+                ErrorClass::Cancelled,
+                ErrorClass::LockWaitTimeout,
+                ErrorClass::ConnectionLost,
+                ErrorClass::Internal,
+            ],
+            read_only_at_snapshot: true,
+            serializable_reads_in_commit_order: true,
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! Embedded SQLite (rusqlite, bundled): a file database in WAL mode shared by one
+//! connection per session. Lock waits are seen by a busy handler that ticks the
+//! session's [`WaitSignal`] on every call (the first tick means "blocked") and
+//! keeps waiting until the lock is free or txfuzz cancels.
+
+use super::{Canceller, Engine, EngineError, EngineProfile, QueryResult, Session, WaitSignal};
+use crate::instrument::{self, Prepared};
+use crate::model::{
+    DbState, EngineInfo, ErrorClass, Isolation, Outcome, Schema, StmtError, TableData, TestCase,
+    Value,
+};
+use crate::sql::{self, Dialect};
+use rusqlite::{ffi, types::ValueRef, Connection, OpenFlags};
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+thread_local! {
+    /// The wait signal of the session whose statement runs on this thread.
+    static CURRENT_SIGNAL: RefCell<Option<Arc<WaitSignal>>> = const { RefCell::new(None) };
+}
+
+/// How long the busy handler sleeps between retries.
+const BUSY_POLL: Duration = Duration::from_micros(300);
+
+/// The busy handler of every session connection (rusqlite takes a plain `fn`, so
+/// the session's signal comes from a thread-local set by [`SqliteSession::query`]).
+fn busy_handler(_calls: i32) -> bool {
+    CURRENT_SIGNAL.with(|cur| match cur.borrow().as_ref() {
+        Some(signal) if !signal.cancel_requested() => {
+            signal.tick();
+            std::thread::sleep(BUSY_POLL);
+            true
+        }
+        _ => false,
+    })
+}
+
+pub struct SqliteEngine {
+    _dir: Option<tempfile::TempDir>,
+    path: PathBuf,
+    admin: Connection,
+    info: EngineInfo,
+    profile: EngineProfile,
+    loaded: Option<(Schema, Vec<TableData>)>,
+}
+
+fn setup_err(e: rusqlite::Error) -> EngineError {
+    EngineError::Setup(e.to_string())
+}
+
+impl SqliteEngine {
+    /// Opens (creating if needed) the database at `path`, or a temporary one.
+    pub fn open(path: Option<PathBuf>) -> Result<SqliteEngine, EngineError> {
+        let (dir, path) = match path {
+            Some(p) => (None, p),
+            None => {
+                let dir = tempfile::Builder::new()
+                    .prefix("txfuzz-sqlite-")
+                    .tempdir()
+                    .map_err(|e| EngineError::Setup(format!("temporary directory: {e}")))?;
+                let path = dir.path().join("txfuzz.db");
+                (Some(dir), path)
+            }
+        };
+        let url = format!("sqlite:{}", path.display());
+        let admin = Connection::open(&path).map_err(|e| EngineError::Connect {
+            url: url.clone(),
+            reason: e.to_string(),
+        })?;
+        admin
+            .execute_batch(
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA foreign_keys=OFF;",
+            )
+            .map_err(|e| EngineError::Connect {
+                url: url.clone(),
+                reason: e.to_string(),
+            })?;
+        let version: String = admin
+            .query_row("SELECT sqlite_version()", [], |r| r.get(0))
+            .map_err(setup_err)?;
+        let mut settings = std::collections::BTreeMap::new();
+        settings.insert("journal_mode".into(), "wal".into());
+        settings.insert("foreign_keys".into(), "on".into());
+        Ok(SqliteEngine {
+            _dir: dir,
+            path,
+            admin,
+            info: EngineInfo {
+                name: "sqlite".into(),
+                version,
+                url,
+                settings,
+            },
+            profile: EngineProfile::sqlite(),
+            loaded: None,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn drop_all_tables(&self) -> Result<(), EngineError> {
+        let names: Vec<String> = {
+            let mut st = self
+                .admin
+                .prepare("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")
+                .map_err(setup_err)?;
+            let rows = st.query_map([], |r| r.get(0)).map_err(setup_err)?;
+            rows.collect::<Result<_, _>>().map_err(setup_err)?
+        };
+        let mut batch = String::new();
+        for n in names {
+            batch.push_str(&sql::drop_table(Dialect::Sqlite, &n));
+            batch.push_str(";\n");
+        }
+        self.admin.execute_batch(&batch).map_err(setup_err)
+    }
+
+    fn fill(&self, schema: &Schema, data: &[TableData]) -> Result<(), EngineError> {
+        let mut batch = String::from("BEGIN;\n");
+        for t in &schema.tables {
+            if let Some(d) = data.iter().find(|d| d.table == t.name) {
+                if let Some(ins) = sql::insert_rows(Dialect::Sqlite, t, &d.rows) {
+                    batch.push_str(&ins);
+                    batch.push_str(";\n");
+                }
+            }
+        }
+        batch.push_str("COMMIT;");
+        self.admin.execute_batch(&batch).map_err(|e| {
+            let _ = self.admin.execute_batch("ROLLBACK");
+            EngineError::Setup(format!("initial rows rejected: {e}"))
+        })
+    }
+}
+
+impl Engine for SqliteEngine {
+    fn info(&self) -> &EngineInfo {
+        &self.info
+    }
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+    fn profile(&self) -> &EngineProfile {
+        &self.profile
+    }
+
+    fn load(&mut self, case: &TestCase) -> Result<(), EngineError> {
+        self.loaded = None;
+        self.drop_all_tables()?;
+        let mut ddl = String::new();
+        for t in &case.schema.tables {
+            for s in sql::create_table(Dialect::Sqlite, t) {
+                ddl.push_str(&s);
+                ddl.push_str(";\n");
+            }
+        }
+        self.admin
+            .execute_batch(&ddl)
+            .map_err(|e| EngineError::Setup(format!("schema rejected: {e}")))?;
+        self.fill(&case.schema, &case.data)?;
+        self.loaded = Some((case.schema.clone(), case.data.clone()));
+        Ok(())
+    }
+
+    fn reset(&mut self) -> Result<(), EngineError> {
+        let Some((schema, data)) = &self.loaded else {
+            return Err(EngineError::Setup("reset before load".into()));
+        };
+        let mut batch = String::new();
+        for t in schema.tables.iter().rev() {
+            batch.push_str(&format!("DELETE FROM {};\n", t.name));
+        }
+        self.admin.execute_batch(&batch).map_err(setup_err)?;
+        self.fill(schema, data)
+    }
+
+    fn open_session(
+        &mut self,
+        _isolation: Isolation,
+        signal: Arc<WaitSignal>,
+    ) -> Result<Box<dyn Session>, EngineError> {
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| EngineError::Connect {
+            url: self.info.url.clone(),
+            reason: e.to_string(),
+        })?;
+        conn.busy_handler(Some(busy_handler)).map_err(setup_err)?;
+        conn.execute_batch("PRAGMA foreign_keys=ON;")
+            .map_err(setup_err)?;
+        let interrupt = Arc::new(conn.get_interrupt_handle());
+        Ok(Box::new(SqliteSession {
+            conn,
+            signal,
+            interrupt,
+        }))
+    }
+
+    fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError> {
+        let mut state = DbState::new();
+        for t in &schema.tables {
+            let q = sql::select_state(Dialect::Sqlite, t);
+            let mut rows = query_rows(&self.admin, &q)
+                .map_err(|e| EngineError::Setup(format!("reading {}: {}", t.name, e.message)))?
+                .rows;
+            rows.sort();
+            state.insert(t.name.clone(), rows);
+        }
+        Ok(state)
+    }
+}
+
+pub struct SqliteSession {
+    conn: Connection,
+    signal: Arc<WaitSignal>,
+    interrupt: Arc<rusqlite::InterruptHandle>,
+}
+
+struct SqliteCanceller {
+    signal: Arc<WaitSignal>,
+    interrupt: Arc<rusqlite::InterruptHandle>,
+}
+
+impl Canceller for SqliteCanceller {
+    fn cancel(&self) {
+        self.signal.request_cancel();
+        self.interrupt.interrupt();
+    }
+}
+
+impl Session for SqliteSession {
+    fn query(&mut self, sql: &str) -> Result<QueryResult, StmtError> {
+        self.signal.clear_cancel();
+        CURRENT_SIGNAL.with(|c| *c.borrow_mut() = Some(self.signal.clone()));
+        let result = query_rows(&self.conn, sql);
+        CURRENT_SIGNAL.with(|c| *c.borrow_mut() = None);
+        result
+    }
+
+    fn run(&mut self, p: &Prepared) -> Outcome {
+        instrument::run_prepared(self, p)
+    }
+
+    fn canceller(&self) -> Arc<dyn Canceller> {
+        Arc::new(SqliteCanceller {
+            signal: self.signal.clone(),
+            interrupt: self.interrupt.clone(),
+        })
+    }
+}
+
+fn query_rows(conn: &Connection, sql: &str) -> Result<QueryResult, StmtError> {
+    let mut st = conn.prepare(sql).map_err(classify)?;
+    let ncols = st.column_count();
+    if ncols == 0 {
+        let affected = st.execute([]).map_err(classify)?;
+        return Ok(QueryResult {
+            rows: Vec::new(),
+            affected: affected as u64,
+        });
+    }
+    let mut rows = Vec::new();
+    let mut q = st.query([]).map_err(classify)?;
+    while let Some(row) = q.next().map_err(classify)? {
+        let mut vals = Vec::with_capacity(ncols);
+        for i in 0..ncols {
+            vals.push(match row.get_ref(i).map_err(classify)? {
+                ValueRef::Null => Value::Null,
+                ValueRef::Integer(v) => Value::Int(v),
+                ValueRef::Real(f) => Value::real(f),
+                ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+                ValueRef::Blob(b) => Value::Text(b.iter().map(|x| format!("{x:02x}")).collect()),
+            });
+        }
+        rows.push(vals);
+    }
+    let affected = rows.len() as u64;
+    Ok(QueryResult { rows, affected })
+}
+
+/// Classifies a SQLite error by its (extended) result code.
+pub fn classify(e: rusqlite::Error) -> StmtError {
+    match e {
+        rusqlite::Error::SqliteFailure(f, msg) => {
+            let ext = f.extended_code;
+            let class = match ext & 0xff {
+                ffi::SQLITE_BUSY | ffi::SQLITE_LOCKED => ErrorClass::Busy,
+                ffi::SQLITE_INTERRUPT => ErrorClass::Cancelled,
+                ffi::SQLITE_CONSTRAINT => match ext {
+                    ffi::SQLITE_CONSTRAINT_PRIMARYKEY | ffi::SQLITE_CONSTRAINT_UNIQUE => {
+                        ErrorClass::DuplicateKey
+                    }
+                    ffi::SQLITE_CONSTRAINT_NOTNULL => ErrorClass::NotNullViolation,
+                    ffi::SQLITE_CONSTRAINT_CHECK => ErrorClass::CheckViolation,
+                    ffi::SQLITE_CONSTRAINT_FOREIGNKEY => ErrorClass::ForeignKeyViolation,
+                    _ => ErrorClass::Other,
+                },
+                ffi::SQLITE_MISMATCH | ffi::SQLITE_TOOBIG | ffi::SQLITE_RANGE => {
+                    ErrorClass::DataError
+                }
+                ffi::SQLITE_INTERNAL | ffi::SQLITE_CORRUPT => ErrorClass::Internal,
+                ffi::SQLITE_IOERR | ffi::SQLITE_CANTOPEN | ffi::SQLITE_NOTADB => {
+                    ErrorClass::ConnectionLost
+                }
+                _ => ErrorClass::Other,
+            };
+            StmtError {
+                class,
+                code: format!("SQLITE_{:?}({ext})", f.code),
+                message: msg.unwrap_or_else(|| f.to_string()),
+            }
+        }
+        other => StmtError {
+            class: ErrorClass::Other,
+            code: "rusqlite".into(),
+            message: other.to_string(),
+        },
+    }
+}

@@ -1,0 +1,388 @@
+//! The driver loop of the execution protocol.
+
+use super::worker::{Cmd, Reply, Worker};
+use super::ExecOptions;
+use crate::engine::{Engine, EngineError, EngineProfile, ErrorScope, WaitSignal};
+use crate::instrument::Prepared;
+use crate::model::{
+    ErrorClass, Event, EventKind, History, Outcome, StmtError, StmtKind, StmtOutcome, StmtRef,
+    TestCase, TxnEnd, TxnOutcome,
+};
+use std::collections::HashMap;
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+const POLL: Duration = Duration::from_millis(1);
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum State {
+    Idle,
+    Running {
+        stmt: StmtRef,
+        ticks0: u64,
+        since: Instant,
+    },
+    Blocked {
+        stmt: StmtRef,
+        since: Instant,
+    },
+    RollingBack,
+    Ended,
+    /// The session thread is stuck in the engine and was abandoned.
+    Dead,
+}
+
+pub(super) struct Driver<'a> {
+    case: &'a TestCase,
+    prepared: &'a HashMap<StmtRef, Prepared>,
+    profile: EngineProfile,
+    opts: &'a ExecOptions,
+    workers: HashMap<u32, Worker>,
+    state: HashMap<u32, State>,
+    next: HashMap<u32, u32>,
+    replies: Receiver<Reply>,
+    start: Instant,
+    events: Vec<Event>,
+    outcomes: Vec<StmtOutcome>,
+    ends: HashMap<u32, TxnEnd>,
+    pending_rollback: Vec<u32>,
+    need_settle: bool,
+}
+
+impl<'a> Driver<'a> {
+    pub(super) fn start(
+        engine: &mut dyn Engine,
+        case: &'a TestCase,
+        prepared: &'a HashMap<StmtRef, Prepared>,
+        opts: &'a ExecOptions,
+    ) -> Result<Driver<'a>, EngineError> {
+        let (tx, rx) = channel();
+        let mut workers = HashMap::new();
+        for t in &case.txns {
+            let signal = WaitSignal::new();
+            let session = engine.open_session(case.isolation, signal.clone())?;
+            workers.insert(t.id, Worker::spawn(t.id, session, signal, tx.clone()));
+        }
+        Ok(Driver {
+            case,
+            prepared,
+            profile: engine.profile().clone(),
+            opts,
+            state: case.txns.iter().map(|t| (t.id, State::Idle)).collect(),
+            next: case.txns.iter().map(|t| (t.id, 0)).collect(),
+            workers,
+            replies: rx,
+            start: Instant::now(),
+            events: Vec::new(),
+            outcomes: Vec::new(),
+            ends: HashMap::new(),
+            pending_rollback: Vec::new(),
+            need_settle: false,
+        })
+    }
+
+    pub(super) fn run(mut self, engine: &mut dyn Engine) -> Result<History, EngineError> {
+        loop {
+            if let Some(txn) = self.pending_rollback.pop() {
+                self.rollback(txn);
+                continue;
+            }
+            if self.need_settle {
+                self.need_settle = false;
+                self.settle();
+                continue;
+            }
+            if let Some(r) = self.candidate() {
+                self.submit(r);
+                self.wait_running(r.txn);
+                continue;
+            }
+            if self.any(|s| matches!(s, State::Blocked { .. })) {
+                self.resolve_stall();
+                continue;
+            }
+            break;
+        }
+        let mut dead = false;
+        for (_, w) in self.workers.drain() {
+            let alive = self.state.get(&w.txn) != Some(&State::Dead);
+            dead |= !alive;
+            w.close(alive);
+        }
+        let final_state = engine.final_state(&self.case.schema)?;
+        let _ = dead;
+        Ok(History {
+            isolation: self.case.isolation,
+            events: self.events,
+            outcomes: self.outcomes,
+            txns: self
+                .case
+                .txns
+                .iter()
+                .map(|t| TxnOutcome {
+                    txn: t.id,
+                    end: if t.autocommit {
+                        None
+                    } else {
+                        self.ends.get(&t.id).copied()
+                    },
+                })
+                .collect(),
+            final_state,
+        })
+    }
+
+    fn any(&self, f: impl Fn(&State) -> bool) -> bool {
+        self.state.values().any(f)
+    }
+
+    fn event(&mut self, stmt: StmtRef, kind: EventKind) {
+        let at_us = self.start.elapsed().as_micros() as u64;
+        self.events.push(Event { stmt, kind, at_us });
+    }
+
+    fn signal_ticks(&self, txn: u32) -> u64 {
+        self.workers.get(&txn).map_or(0, |w| w.signal.ticks())
+    }
+
+    /// The first statement in submit order whose session is idle and due.
+    fn candidate(&self) -> Option<StmtRef> {
+        self.case.submit_order.iter().copied().find(|r| {
+            self.state.get(&r.txn) == Some(&State::Idle) && self.next.get(&r.txn) == Some(&r.index)
+        })
+    }
+
+    fn submit(&mut self, r: StmtRef) {
+        let ticks0 = self.signal_ticks(r.txn);
+        self.event(r, EventKind::Submitted);
+        self.state.insert(
+            r.txn,
+            State::Running {
+                stmt: r,
+                ticks0,
+                since: Instant::now(),
+            },
+        );
+        let sent = match (self.prepared.get(&r), self.workers.get(&r.txn)) {
+            (Some(p), Some(w)) => w.send(Cmd::Run(Box::new(p.clone()))),
+            _ => false,
+        };
+        if !sent {
+            self.on_done(
+                r.txn,
+                Outcome::failed(StmtError {
+                    class: ErrorClass::ConnectionLost,
+                    code: "session".into(),
+                    message: "the session is gone".into(),
+                }),
+            );
+        }
+    }
+
+    /// Receives at most one reply and notices newly blocked statements.
+    fn pump(&mut self, timeout: Duration) {
+        match self.replies.recv_timeout(timeout) {
+            Ok(Reply::Done { txn, outcome }) => self.on_done(txn, outcome),
+            Ok(Reply::RolledBack { txn }) => self.on_rolled_back(txn),
+            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {}
+        }
+        let newly: Vec<(u32, StmtRef)> = self
+            .state
+            .iter()
+            .filter_map(|(&txn, s)| match *s {
+                State::Running { stmt, ticks0, .. } if self.signal_ticks(txn) > ticks0 => {
+                    Some((txn, stmt))
+                }
+                _ => None,
+            })
+            .collect();
+        for (txn, stmt) in newly {
+            self.state.insert(
+                txn,
+                State::Blocked {
+                    stmt,
+                    since: Instant::now(),
+                },
+            );
+            self.event(stmt, EventKind::Blocked { blocker: None });
+        }
+    }
+
+    /// Waits until `txn`'s running statement completes or blocks; a statement that
+    /// does neither within the hang timeout is cancelled.
+    fn wait_running(&mut self, txn: u32) {
+        let deadline = Instant::now() + self.opts.hang_timeout;
+        while matches!(self.state.get(&txn), Some(State::Running { .. })) {
+            if Instant::now() > deadline {
+                self.cancel_hung(txn);
+                return;
+            }
+            self.pump(POLL);
+        }
+    }
+
+    fn cancel_hung(&mut self, txn: u32) {
+        let Some(State::Running { stmt, .. }) = self.state.get(&txn).copied() else {
+            return;
+        };
+        self.event(stmt, EventKind::TimedOut);
+        if let Some(w) = self.workers.get(&txn) {
+            w.canceller.cancel();
+        }
+        let deadline = Instant::now() + self.opts.hang_timeout;
+        while matches!(
+            self.state.get(&txn),
+            Some(State::Running { .. } | State::Blocked { .. })
+        ) {
+            if Instant::now() > deadline {
+                self.state.insert(txn, State::Dead);
+                self.ends.insert(txn, TxnEnd::Aborted);
+                self.skip_rest(txn);
+                return;
+            }
+            self.pump(POLL);
+        }
+    }
+
+    fn on_done(&mut self, txn: u32, outcome: Outcome) {
+        let stmt = match self.state.get(&txn) {
+            Some(State::Running { stmt, .. }) | Some(State::Blocked { stmt, .. }) => *stmt,
+            _ => return,
+        };
+        let ok = outcome.ok();
+        self.event(stmt, EventKind::Completed { ok });
+        let kind = self.prepared.get(&stmt).map(|p| p.kind);
+        let op = self.prepared.get(&stmt).map_or(0, |p| p.op);
+        let error_class = outcome.error.as_ref().map(|e| e.class);
+        self.outcomes.push(StmtOutcome { stmt, op, outcome });
+        self.next.insert(txn, stmt.index + 1);
+        let autocommit = self.case.txn(txn).is_some_and(|t| t.autocommit);
+        let releases = autocommit
+            || matches!(
+                kind,
+                Some(StmtKind::Commit | StmtKind::Rollback | StmtKind::RollbackTo)
+            );
+        self.need_settle |= releases;
+        let next_state = match (error_class, kind) {
+            _ if autocommit => State::Idle,
+            (None, Some(StmtKind::Commit)) => self.end(txn, TxnEnd::Committed),
+            (_, Some(StmtKind::Rollback)) => self.end(txn, TxnEnd::RolledBack),
+            (Some(class), k)
+                if matches!(k, Some(StmtKind::Commit | StmtKind::Begin))
+                    || self.profile.error_scope(class) == ErrorScope::Transaction =>
+            {
+                self.pending_rollback.push(txn);
+                State::RollingBack
+            }
+            _ => State::Idle,
+        };
+        self.state.insert(txn, next_state);
+    }
+
+    fn end(&mut self, txn: u32, how: TxnEnd) -> State {
+        self.ends.insert(txn, how);
+        self.skip_rest(txn);
+        State::Ended
+    }
+
+    fn skip_rest(&mut self, txn: u32) {
+        let from = self.next.get(&txn).copied().unwrap_or(0);
+        let len = self.case.txn(txn).map_or(0, |t| t.stmts.len() as u32);
+        for index in from..len {
+            self.event(StmtRef { txn, index }, EventKind::Skipped);
+        }
+        self.next.insert(txn, len);
+    }
+
+    /// Rolls back a transaction whose statement failed with an aborting error.
+    fn rollback(&mut self, txn: u32) {
+        let sent = self
+            .workers
+            .get(&txn)
+            .is_some_and(|w| w.send(Cmd::Rollback));
+        if !sent {
+            self.on_rolled_back(txn);
+            return;
+        }
+        let deadline = Instant::now() + self.opts.hang_timeout;
+        while self.state.get(&txn) == Some(&State::RollingBack) {
+            if Instant::now() > deadline {
+                self.state.insert(txn, State::Dead);
+                self.ends.insert(txn, TxnEnd::Aborted);
+                self.skip_rest(txn);
+                return;
+            }
+            self.pump(POLL);
+        }
+    }
+
+    fn on_rolled_back(&mut self, txn: u32) {
+        let index = self.next.get(&txn).copied().unwrap_or(1).saturating_sub(1);
+        self.event(StmtRef { txn, index }, EventKind::Aborted);
+        let s = self.end(txn, TxnEnd::Aborted);
+        self.state.insert(txn, s);
+        self.need_settle = true;
+    }
+
+    /// After locks may have been released: wait until each blocked statement has
+    /// resumed (completed) or its engine re-confirmed the wait twice.
+    fn settle(&mut self) {
+        let marks: Vec<(u32, u64)> = self
+            .state
+            .iter()
+            .filter(|(_, s)| matches!(s, State::Blocked { .. }))
+            .map(|(&t, _)| (t, self.signal_ticks(t)))
+            .collect();
+        if marks.is_empty() {
+            return;
+        }
+        let deadline = Instant::now() + self.opts.hang_timeout;
+        loop {
+            let unresolved = marks.iter().any(|&(t, m)| {
+                matches!(self.state.get(&t), Some(State::Blocked { .. }))
+                    && self.signal_ticks(t) < m + 2
+            });
+            if !unresolved || Instant::now() > deadline {
+                return;
+            }
+            self.pump(POLL);
+        }
+    }
+
+    /// Every remaining statement waits on a lock: give the engine time to resolve
+    /// it (deadlock detection, lock wait timeout), then cancel the most recently
+    /// blocked statement so its transaction aborts.
+    fn resolve_stall(&mut self) {
+        let deadline = Instant::now() + self.opts.stall_timeout;
+        let before = self.events.len();
+        while Instant::now() < deadline && self.events.len() == before {
+            self.pump(POLL);
+        }
+        if self.events.len() != before {
+            return;
+        }
+        let youngest = self
+            .state
+            .iter()
+            .filter_map(|(&t, s)| match s {
+                State::Blocked { since, .. } => Some((*since, t)),
+                _ => None,
+            })
+            .max();
+        if let Some((_, txn)) = youngest {
+            if let Some(w) = self.workers.get(&txn) {
+                w.canceller.cancel();
+            }
+            let deadline = Instant::now() + self.opts.hang_timeout;
+            while matches!(self.state.get(&txn), Some(State::Blocked { .. })) {
+                if Instant::now() > deadline {
+                    self.state.insert(txn, State::Dead);
+                    self.ends.insert(txn, TxnEnd::Aborted);
+                    self.skip_rest(txn);
+                    return;
+                }
+                self.pump(POLL);
+            }
+        }
+    }
+}

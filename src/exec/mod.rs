@@ -1,0 +1,59 @@
+//! The deterministic execution protocol (DESIGN.md section 3): statements are
+//! submitted one at a time in the case's submit order; after each, the driver
+//! waits until the statement completes or the engine confirms it waits for a lock.
+//! A blocked session's later statements wait until it resumes; after a COMMIT,
+//! ROLLBACK or abort the driver waits until every blocked statement has either
+//! resumed or been re-confirmed as waiting. The [`History`] records the schedule
+//! the engine actually produced.
+
+mod driver;
+mod worker;
+
+use crate::engine::{Engine, EngineError};
+use crate::instrument::{prepare_case, Prepared};
+use crate::model::{History, StmtRef, TestCase};
+use std::collections::HashMap;
+use std::time::Duration;
+
+#[derive(Clone, Debug)]
+pub struct ExecOptions {
+    /// A statement neither finished nor waiting on a lock after this long is a
+    /// hang: it is cancelled and recorded as timed out.
+    pub hang_timeout: Duration,
+    /// When every remaining statement waits on a lock and the engine resolves
+    /// nothing for this long, the most recently blocked statement is cancelled.
+    pub stall_timeout: Duration,
+}
+
+impl Default for ExecOptions {
+    fn default() -> Self {
+        ExecOptions {
+            hang_timeout: Duration::from_secs(10),
+            stall_timeout: Duration::from_secs(3),
+        }
+    }
+}
+
+/// Runs `case` on `engine` (which must hold the case's initial state) and records
+/// what happened.
+pub fn execute(
+    engine: &mut dyn Engine,
+    case: &TestCase,
+    opts: &ExecOptions,
+) -> Result<History, EngineError> {
+    let prepared = prepare_case(engine.dialect(), case);
+    execute_prepared(engine, case, &prepared, opts)
+}
+
+/// As [`execute`], with statements already prepared (replays reuse them).
+pub fn execute_prepared(
+    engine: &mut dyn Engine,
+    case: &TestCase,
+    prepared: &HashMap<StmtRef, Prepared>,
+    opts: &ExecOptions,
+) -> Result<History, EngineError> {
+    driver::Driver::start(engine, case, prepared, opts)?.run(engine)
+}
+
+#[cfg(test)]
+mod tests;

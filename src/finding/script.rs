@@ -1,0 +1,87 @@
+//! The `.sql` script of a case: set-up, then each session's statements in the
+//! order the engine actually ran them, labelled by session.
+
+use crate::model::{EventKind, History, TestCase};
+use crate::sql::{self, Dialect};
+use std::fmt::Write;
+
+pub fn render_script(
+    d: Dialect,
+    case: &TestCase,
+    history: Option<&History>,
+    header: &str,
+) -> String {
+    let mut s = String::new();
+    for line in header.lines() {
+        let _ = writeln!(s, "-- {line}");
+    }
+    let _ = writeln!(s, "-- isolation: {}", case.isolation);
+    let _ = writeln!(
+        s,
+        "-- Hidden columns rid/wl are txfuzz's instrumentation (row id, write list).\n"
+    );
+    let _ = writeln!(s, "-- set-up (any session)");
+    for t in case.schema.tables.iter().rev() {
+        let _ = writeln!(s, "{};", sql::drop_table(d, &t.name));
+    }
+    for t in &case.schema.tables {
+        for stmt in sql::create_table(d, t) {
+            let _ = writeln!(s, "{stmt};");
+        }
+        if let Some(data) = case.data.iter().find(|x| x.table == t.name) {
+            if let Some(ins) = sql::insert_rows(d, t, &data.rows) {
+                let _ = writeln!(s, "{ins};");
+            }
+        }
+    }
+    let setup = sql::session_setup(d, case.isolation);
+    if !setup.is_empty() {
+        let _ = writeln!(s, "\n-- in every session first");
+        for st in setup {
+            let _ = writeln!(s, "{st};");
+        }
+    }
+    let _ = writeln!(s, "\n-- statements, one session per T<n>");
+    match history {
+        Some(h) => {
+            for e in &h.events {
+                let Some(cs) = case.stmt(e.stmt) else {
+                    continue;
+                };
+                let text = sql::render_stmt(d, &cs.stmt);
+                let who = format!("T{}", e.stmt.txn);
+                match &e.kind {
+                    EventKind::Submitted => {
+                        let _ = writeln!(s, "/* {who} */ {text};");
+                    }
+                    EventKind::Blocked { .. } => {
+                        let _ = writeln!(s, "--   {who} blocks (op {})", cs.op);
+                    }
+                    EventKind::Completed { ok: false } => {
+                        let err = h
+                            .outcome(e.stmt)
+                            .and_then(|o| o.error.as_ref())
+                            .map(|e| format!("{} {}", e.code, e.message))
+                            .unwrap_or_default();
+                        let _ = writeln!(s, "--   {who} op {} failed: {err}", cs.op);
+                    }
+                    EventKind::Aborted => {
+                        let _ = writeln!(s, "/* {who} */ ROLLBACK; -- aborted by the error above");
+                    }
+                    EventKind::TimedOut => {
+                        let _ = writeln!(s, "--   {who} op {} timed out and was cancelled", cs.op);
+                    }
+                    EventKind::Completed { ok: true } | EventKind::Skipped => {}
+                }
+            }
+        }
+        None => {
+            for r in &case.submit_order {
+                if let Some(cs) = case.stmt(*r) {
+                    let _ = writeln!(s, "/* T{} */ {};", r.txn, sql::render_stmt(d, &cs.stmt));
+                }
+            }
+        }
+    }
+    s
+}

@@ -1,0 +1,173 @@
+//! Rewriting case statements into instrumented SQL.
+
+use crate::model::{
+    Assignment, CaseStmt, Expr, Insert, OnConflict, Schema, Select, SelectItem, Stmt, StmtKind,
+    StmtRef, TestCase, Value, RID, WL,
+};
+use crate::sql::{self, Dialect};
+use std::collections::HashMap;
+
+/// How to read what the instrumented statement returns.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Shape {
+    /// Transaction control: nothing to interpret.
+    Control,
+    /// A SELECT: `user_cols` result columns, then a `(rid, wl)` pair per entry of
+    /// `instances` (the table name of each FROM item).
+    Select {
+        user_cols: usize,
+        instances: Vec<String>,
+        complete: bool,
+    },
+    /// A write returning `(rid, wl)` of every row it wrote.
+    Write { table: String, complete: bool },
+}
+
+/// A case statement ready to run: the SQL sent to the engine and how to read it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prepared {
+    pub stmt: StmtRef,
+    pub op: u32,
+    pub kind: StmtKind,
+    /// The instrumented SQL submitted to the engine.
+    pub sql: String,
+    /// The statement as generated (what a person would type).
+    pub plain: String,
+    pub shape: Shape,
+    /// The statement itself (fault injectors and reducers inspect it).
+    pub ir: Stmt,
+}
+
+/// Prepares every statement of a case, keyed by its reference.
+pub fn prepare_case(d: Dialect, case: &TestCase) -> HashMap<StmtRef, Prepared> {
+    let mut out = HashMap::new();
+    for r in case.all_refs() {
+        if let Some(cs) = case.stmt(r) {
+            out.insert(r, prepare(d, &case.schema, r, cs));
+        }
+    }
+    out
+}
+
+pub fn prepare(d: Dialect, schema: &Schema, r: StmtRef, cs: &CaseStmt) -> Prepared {
+    let plain = sql::render_stmt(d, &cs.stmt);
+    let k = cs.op;
+    let (sql, shape) = match &cs.stmt {
+        Stmt::Select(s) => instrument_select(d, s),
+        Stmt::Update(u) => {
+            let mut u = u.clone();
+            u.assignments.push(append_op(None, k));
+            (
+                format!(
+                    "{} RETURNING {RID}, {WL}",
+                    sql::render_stmt(d, &Stmt::Update(u.clone()))
+                ),
+                Shape::Write {
+                    table: u.table,
+                    complete: true,
+                },
+            )
+        }
+        Stmt::Delete(del) => (
+            format!("{plain} RETURNING {RID}, {WL}"),
+            Shape::Write {
+                table: del.table.clone(),
+                complete: true,
+            },
+        ),
+        Stmt::Insert(ins) => {
+            let complete = !matches!(ins.on_conflict, OnConflict::Replace);
+            let ins = instrument_insert(ins, k);
+            let _ = schema;
+            (
+                format!(
+                    "{} RETURNING {RID}, {WL}",
+                    sql::render_stmt(d, &Stmt::Insert(ins.clone()))
+                ),
+                Shape::Write {
+                    table: ins.table,
+                    complete,
+                },
+            )
+        }
+        _ => (plain.clone(), Shape::Control),
+    };
+    Prepared {
+        stmt: r,
+        op: k,
+        kind: cs.stmt.kind(),
+        sql,
+        plain,
+        shape,
+        ir: cs.stmt.clone(),
+    }
+}
+
+/// `wl = wl || ',k'` (qualified by `table` where the dialect needs it).
+fn append_op(table: Option<&str>, k: u32) -> Assignment {
+    let col = match table {
+        Some(t) => Expr::qcol(t, WL),
+        None => Expr::col(WL),
+    };
+    Assignment {
+        column: WL.to_string(),
+        value: Expr::Concat(
+            Box::new(col),
+            Box::new(Expr::Lit(Value::Text(format!(",{k}")))),
+        ),
+    }
+}
+
+fn instrument_insert(ins: &Insert, k: u32) -> Insert {
+    let mut out = ins.clone();
+    out.columns.splice(0..0, [RID.to_string(), WL.to_string()]);
+    for (i, row) in out.rows.iter_mut().enumerate() {
+        let rid = ins.rids.get(i).copied().unwrap_or_default();
+        row.splice(
+            0..0,
+            [
+                Expr::Lit(Value::Int(rid)),
+                Expr::Lit(Value::Text(k.to_string())),
+            ],
+        );
+    }
+    if let OnConflict::Update { assignments, .. } = &mut out.on_conflict {
+        assignments.push(append_op(Some(&ins.table), k));
+    }
+    out
+}
+
+fn instrument_select(d: Dialect, s: &Select) -> (String, Shape) {
+    let has_subquery = s.where_.as_ref().is_some_and(Expr::has_subquery)
+        || s.items.iter().any(|i| i.expr.has_subquery())
+        || s.from
+            .iter()
+            .any(|f| f.join.as_ref().is_some_and(|j| j.on.has_subquery()));
+    if s.is_aggregate() || s.distinct {
+        return (
+            sql::render_select(d, s),
+            Shape::Select {
+                user_cols: s.items.len(),
+                instances: Vec::new(),
+                complete: false,
+            },
+        );
+    }
+    let mut inst = s.clone();
+    for f in &s.from {
+        for col in [RID, WL] {
+            inst.items.push(SelectItem {
+                expr: Expr::qcol(&f.alias, col),
+                alias: None,
+            });
+        }
+    }
+    (
+        sql::render_select(d, &inst),
+        Shape::Select {
+            user_cols: s.items.len(),
+            instances: s.from.iter().map(|f| f.table.clone()).collect(),
+            complete: !has_subquery,
+        },
+    )
+}

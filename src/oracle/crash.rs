@@ -1,0 +1,45 @@
+//! The `crash` oracle (partial): hangs, lost connections and internal errors seen
+//! in the history. Server crash detection and error-log capture come with the
+//! server engines.
+
+use super::{Finding, Verdict};
+use crate::model::{ErrorClass, EventKind, History};
+use serde_json::json;
+
+pub fn check(history: &History) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let hung: Vec<_> = history
+        .events
+        .iter()
+        .filter(|e| e.kind == EventKind::TimedOut)
+        .map(|e| e.stmt)
+        .collect();
+    if !hung.is_empty() {
+        out.push(Finding {
+            oracle: "crash".into(),
+            kind: "hang".into(),
+            verdict: Verdict::Violation,
+            summary: format!(
+                "{} statement(s) neither finished nor waited on a lock within the hang timeout",
+                hung.len()
+            ),
+            evidence: json!({ "statements": hung }),
+        });
+    }
+    for o in &history.outcomes {
+        let Some(e) = &o.outcome.error else { continue };
+        let kind = match e.class {
+            ErrorClass::Internal => "internal-error",
+            ErrorClass::ConnectionLost => "connection-lost",
+            _ => continue,
+        };
+        out.push(Finding {
+            oracle: "crash".into(),
+            kind: kind.into(),
+            verdict: Verdict::Violation,
+            summary: format!("op {} failed with {} ({})", o.op, e.code, e.message),
+            evidence: json!({ "stmt": o.stmt, "error": e }),
+        });
+    }
+    out
+}

@@ -1,0 +1,333 @@
+//! The `wss` oracle (WriteCheck, PVLDB'25): write-specific serializability.
+//!
+//! From the actual schedule, build the serial order in which transactions
+//! committed or rolled back first ("first commit/rollback, first scheduled");
+//! replay it on a reset database at transaction level (each committed transaction
+//! whole) and at statement level (each statement of a committed transaction as an
+//! autocommit statement), then compare the final states and whether each write
+//! succeeded. At SERIALIZABLE, every read of a committed transaction is compared
+//! too (as bags), where the engine serialises readers in that order.
+//!
+//! Refinement over the paper: engines whose profile says so serialise a
+//! transaction that wrote nothing at its snapshot (first statement), not at its
+//! commit (SQLite WAL readers keep their snapshot while writers commit).
+
+use super::compare::{same_bag, state_diff};
+use super::{CheckStats, Finding, Verdict};
+use crate::engine::{Engine, EngineError, EngineProfile};
+use crate::exec::{execute, ExecOptions};
+use crate::model::{
+    EventKind, History, Isolation, Outcome, StmtKind, StmtRef, TestCase, Txn, TxnEnd,
+};
+use serde::Serialize;
+use serde_json::json;
+use std::collections::HashMap;
+
+/// One unit of the serial order: a whole explicit transaction, or one autocommit statement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    Txn(u32),
+    Autocommit(StmtRef),
+}
+
+impl Unit {
+    pub fn label(&self) -> String {
+        match self {
+            Unit::Txn(t) => format!("T{t}"),
+            Unit::Autocommit(r) => format!("T{}#{}", r.txn, r.index),
+        }
+    }
+}
+
+/// The committed units of `history` in WSS serial order.
+pub fn serial_order(case: &TestCase, history: &History, profile: &EngineProfile) -> Vec<Unit> {
+    let completed: HashMap<StmtRef, usize> = history
+        .events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e.kind, EventKind::Completed { .. }))
+        .map(|(i, e)| (e.stmt, i))
+        .collect();
+    let mut keyed: Vec<(usize, Unit)> = Vec::new();
+    for t in &case.txns {
+        if t.autocommit {
+            for (i, _) in t.stmts.iter().enumerate() {
+                let r = StmtRef {
+                    txn: t.id,
+                    index: i as u32,
+                };
+                let committed = history
+                    .outcome(r)
+                    .is_some_and(|o| o.error.as_ref().is_none_or(|e| !e.class.is_concurrency()));
+                if let (true, Some(&at)) = (committed, completed.get(&r)) {
+                    keyed.push((at, Unit::Autocommit(r)));
+                }
+            }
+            continue;
+        }
+        if history.txn_end(t.id) != Some(TxnEnd::Committed) {
+            continue;
+        }
+        let refs = (0..t.stmts.len() as u32).map(|index| StmtRef { txn: t.id, index });
+        let commit_at = refs
+            .clone()
+            .filter_map(|r| completed.get(&r))
+            .max()
+            .copied();
+        let wrote = t.stmts.iter().any(|s| s.stmt.kind().is_write());
+        let first_data_at = refs
+            .filter(|r| case.stmt(*r).is_some_and(|s| s.stmt.kind().is_data()))
+            .filter_map(|r| completed.get(&r))
+            .min()
+            .copied();
+        let at = match (profile.read_only_at_snapshot && !wrote, first_data_at) {
+            (true, Some(first)) => first,
+            _ => commit_at.unwrap_or(usize::MAX),
+        };
+        keyed.push((at, Unit::Txn(t.id)));
+    }
+    keyed.sort_by_key(|(at, _)| *at);
+    keyed.into_iter().map(|(_, u)| u).collect()
+}
+
+/// A replay case and, for each of its statements, the original statement.
+struct Replay {
+    case: TestCase,
+    origin: HashMap<StmtRef, StmtRef>,
+}
+
+impl Replay {
+    fn new(case: &TestCase) -> Replay {
+        let mut c = case.clone();
+        c.txns.clear();
+        c.submit_order.clear();
+        Replay {
+            case: c,
+            origin: HashMap::new(),
+        }
+    }
+
+    fn push(&mut self, autocommit: bool, stmts: &[(StmtRef, &crate::model::CaseStmt)]) {
+        let id = self.case.txns.len() as u32 + 1;
+        let mut txn = Txn {
+            id,
+            autocommit,
+            stmts: Vec::new(),
+        };
+        for (i, (orig, cs)) in stmts.iter().enumerate() {
+            let r = StmtRef {
+                txn: id,
+                index: i as u32,
+            };
+            self.origin.insert(r, *orig);
+            self.case.submit_order.push(r);
+            txn.stmts.push((*cs).clone());
+        }
+        self.case.txns.push(txn);
+    }
+}
+
+fn txn_stmts(case: &TestCase, id: u32) -> Vec<(StmtRef, &crate::model::CaseStmt)> {
+    case.txn(id)
+        .map(|t| {
+            t.stmts
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    (
+                        StmtRef {
+                            txn: id,
+                            index: i as u32,
+                        },
+                        s,
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn tx_level(case: &TestCase, order: &[Unit]) -> Replay {
+    let mut rp = Replay::new(case);
+    for u in order {
+        match u {
+            Unit::Txn(id) => rp.push(false, &txn_stmts(case, *id)),
+            Unit::Autocommit(r) => {
+                if let Some(cs) = case.stmt(*r) {
+                    rp.push(true, &[(*r, cs)]);
+                }
+            }
+        }
+    }
+    rp
+}
+
+/// `None` when a committed transaction rolls back to a savepoint (its statements
+/// cannot be replayed as autocommit statements).
+fn stmt_level(case: &TestCase, order: &[Unit]) -> Option<Replay> {
+    let mut all = Vec::new();
+    for u in order {
+        match u {
+            Unit::Txn(id) => {
+                let stmts = txn_stmts(case, *id);
+                if stmts
+                    .iter()
+                    .any(|(_, s)| s.stmt.kind() == StmtKind::RollbackTo)
+                {
+                    return None;
+                }
+                all.extend(stmts.into_iter().filter(|(_, s)| s.stmt.kind().is_data()));
+            }
+            Unit::Autocommit(r) => all.extend(case.stmt(*r).map(|cs| (*r, cs))),
+        }
+    }
+    let mut rp = Replay::new(case);
+    if !all.is_empty() {
+        rp.push(true, &all);
+    }
+    Some(rp)
+}
+
+fn describe(o: Option<&Outcome>) -> serde_json::Value {
+    match o {
+        None => json!("not run"),
+        Some(o) => match &o.error {
+            None => json!({ "ok": true, "affected": o.affected }),
+            Some(e) => json!({ "ok": false, "class": e.class, "code": e.code }),
+        },
+    }
+}
+
+/// Compares the replay with the actual history; pushes findings tagged `level`.
+fn compare(
+    level: &str,
+    case: &TestCase,
+    actual: &History,
+    rp: &Replay,
+    replayed: &History,
+    compare_reads: bool,
+    order: &[Unit],
+    stats: &mut CheckStats,
+    out: &mut Vec<Finding>,
+) {
+    let serial: Vec<String> = order.iter().map(Unit::label).collect();
+    if let Some(diff) = state_diff(&actual.final_state, &replayed.final_state) {
+        out.push(Finding {
+            oracle: "wss".into(),
+            kind: format!("{level}-final-state"),
+            verdict: Verdict::Violation,
+            summary: format!(
+                "final state differs from the {level}-level serial replay in order {}",
+                serial.join(" -> ")
+            ),
+            evidence: json!({ "serial_order": serial, "tables": diff }),
+        });
+    }
+    let mut writes = Vec::new();
+    let mut reads = Vec::new();
+    for o in &replayed.outcomes {
+        let Some(orig) = rp.origin.get(&o.stmt) else {
+            continue;
+        };
+        let Some(kind) = case.stmt(*orig).map(|s| s.stmt.kind()) else {
+            continue;
+        };
+        let act = actual.outcome(*orig);
+        if o.outcome
+            .error
+            .as_ref()
+            .is_some_and(|e| e.class.is_concurrency())
+        {
+            stats.undecided += 1; // the serial replay itself hit a concurrency error
+            continue;
+        }
+        if kind.is_write() {
+            let a_class = act.and_then(|a| a.error.as_ref().map(|e| e.class));
+            let r_class = o.outcome.error.as_ref().map(|e| e.class);
+            if act.is_none() || a_class != r_class {
+                writes.push(json!({
+                    "stmt": orig, "op": o.op,
+                    "actual": describe(act), "serial": describe(Some(&o.outcome)),
+                }));
+            }
+        } else if compare_reads && kind == StmtKind::Select {
+            if let Some(a) = act {
+                if a.ok() != o.outcome.ok() || !same_bag(&a.rows, &o.outcome.rows) {
+                    reads.push(json!({
+                        "stmt": orig, "op": o.op,
+                        "actual": a.rows, "serial": o.outcome.rows,
+                        "actual_error": a.error, "serial_error": o.outcome.error,
+                    }));
+                }
+            }
+        }
+    }
+    if !writes.is_empty() {
+        out.push(Finding {
+            oracle: "wss".into(),
+            kind: format!("{level}-write-outcome"),
+            verdict: Verdict::Violation,
+            summary: format!(
+                "{} write(s) succeeded or failed differently than in the {level}-level serial replay",
+                writes.len()
+            ),
+            evidence: json!({ "serial_order": serial, "writes": writes }),
+        });
+    }
+    if !reads.is_empty() {
+        out.push(Finding {
+            oracle: "wss".into(),
+            kind: format!("{level}-read-result"),
+            verdict: Verdict::Violation,
+            summary: format!(
+                "{} read(s) at SERIALIZABLE returned other rows than in the serial replay",
+                reads.len()
+            ),
+            evidence: json!({ "serial_order": serial, "reads": reads }),
+        });
+    }
+}
+
+pub fn check(
+    engine: &mut dyn Engine,
+    case: &TestCase,
+    history: &History,
+    opts: &ExecOptions,
+    stats: &mut CheckStats,
+) -> Result<Vec<Finding>, EngineError> {
+    let profile = engine.profile().clone();
+    let order = serial_order(case, history, &profile);
+    let compare_reads =
+        case.isolation == Isolation::Serializable && profile.serializable_reads_in_commit_order;
+    let mut out = Vec::new();
+
+    let tx = tx_level(case, &order);
+    engine.reset()?;
+    let tx_hist = execute(engine, &tx.case, opts)?;
+    stats.replays += 1;
+    compare(
+        "tx",
+        case,
+        history,
+        &tx,
+        &tx_hist,
+        compare_reads,
+        &order,
+        stats,
+        &mut out,
+    );
+
+    match stmt_level(case, &order) {
+        Some(st) => {
+            engine.reset()?;
+            let st_hist = execute(engine, &st.case, opts)?;
+            stats.replays += 1;
+            compare(
+                "stmt", case, history, &st, &st_hist, false, &order, stats, &mut out,
+            );
+        }
+        None => stats.undecided += 1,
+    }
+    Ok(out)
+}

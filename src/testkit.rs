@@ -1,0 +1,181 @@
+//! Small builders for hand-written cases, used by unit and integration tests
+//! (and handy for scripted interleavings). Tables are key/value: `k INT PRIMARY
+//! KEY, v INT`.
+
+use crate::model::*;
+
+pub fn kv_table(name: &str) -> Table {
+    Table {
+        name: name.into(),
+        columns: vec![
+            Column {
+                name: "k".into(),
+                ty: ColType::Int,
+                not_null: true,
+                default: None,
+            },
+            Column {
+                name: "v".into(),
+                ty: ColType::Int,
+                not_null: false,
+                default: None,
+            },
+        ],
+        primary_key: vec!["k".into()],
+        uniques: vec![],
+        checks: vec![],
+        indexes: vec![],
+        foreign_keys: vec![],
+    }
+}
+
+fn int(i: i64) -> Expr {
+    Expr::Lit(Value::Int(i))
+}
+
+fn key_is(k: i64) -> Option<Expr> {
+    Some(Expr::eq(Expr::col("k"), int(k)))
+}
+
+/// `SELECT k, v FROM t [WHERE k = key]`
+pub fn select(t: &str, key: Option<i64>) -> Stmt {
+    Stmt::Select(Select {
+        distinct: false,
+        items: ["k", "v"]
+            .iter()
+            .map(|c| SelectItem {
+                expr: Expr::col(c),
+                alias: None,
+            })
+            .collect(),
+        from: vec![FromItem {
+            table: t.into(),
+            alias: t.into(),
+            join: None,
+        }],
+        where_: key.and_then(key_is),
+        group_by: vec![],
+        order_by: vec![],
+        limit: None,
+        lock: None,
+    })
+}
+
+/// `UPDATE t SET v = v + delta WHERE k = key`
+pub fn add(t: &str, key: i64, delta: i64) -> Stmt {
+    Stmt::Update(Update {
+        table: t.into(),
+        assignments: vec![Assignment {
+            column: "v".into(),
+            value: Expr::bin(BinOp::Add, Expr::col("v"), int(delta)),
+        }],
+        where_: key_is(key),
+    })
+}
+
+/// `UPDATE t SET v = value WHERE k = key`
+pub fn set(t: &str, key: i64, value: i64) -> Stmt {
+    Stmt::Update(Update {
+        table: t.into(),
+        assignments: vec![Assignment {
+            column: "v".into(),
+            value: int(value),
+        }],
+        where_: key_is(key),
+    })
+}
+
+/// `INSERT INTO t (k, v) VALUES (key, value)` with row id `rid`.
+pub fn insert(t: &str, rid: i64, key: i64, value: i64) -> Stmt {
+    Stmt::Insert(Insert {
+        table: t.into(),
+        columns: vec!["k".into(), "v".into()],
+        rows: vec![vec![int(key), int(value)]],
+        rids: vec![rid],
+        on_conflict: OnConflict::Error,
+    })
+}
+
+/// `DELETE FROM t WHERE k = key`
+pub fn delete(t: &str, key: i64) -> Stmt {
+    Stmt::Delete(Delete {
+        table: t.into(),
+        where_: key_is(key),
+    })
+}
+
+/// An explicit transaction: BEGIN, `body`, COMMIT.
+pub fn committed(body: Vec<Stmt>) -> (bool, Vec<Stmt>) {
+    let mut v = vec![Stmt::Begin];
+    v.extend(body);
+    v.push(Stmt::Commit);
+    (false, v)
+}
+
+/// An autocommit session.
+pub fn autocommit(body: Vec<Stmt>) -> (bool, Vec<Stmt>) {
+    (true, body)
+}
+
+/// A case over one key/value table `t` with rows `(k, v)` (row ids 1, 2, ...),
+/// sessions `txns` (ids 1, 2, ...) and a submit order given as the session id of
+/// each step, e.g. `"1 1 2 2 1 2"`.
+pub fn kv_case(rows: &[(i64, i64)], txns: Vec<(bool, Vec<Stmt>)>, order: &str) -> TestCase {
+    let mut op = 0;
+    let txns: Vec<Txn> = txns
+        .into_iter()
+        .enumerate()
+        .map(|(i, (autocommit, stmts))| Txn {
+            id: i as u32 + 1,
+            autocommit,
+            stmts: stmts
+                .into_iter()
+                .map(|stmt| {
+                    op += 1;
+                    CaseStmt { op, stmt }
+                })
+                .collect(),
+        })
+        .collect();
+    let mut next = std::collections::HashMap::new();
+    let submit_order = order
+        .split_whitespace()
+        .filter_map(|t| t.parse::<u32>().ok())
+        .map(|txn| {
+            let i = next.entry(txn).or_insert(0u32);
+            *i += 1;
+            StmtRef { txn, index: *i - 1 }
+        })
+        .collect();
+    TestCase {
+        format: CASE_FORMAT,
+        seed: 0,
+        index: 0,
+        isolation: Isolation::Serializable,
+        schema: Schema {
+            tables: vec![kv_table("t")],
+        },
+        data: vec![TableData {
+            table: "t".into(),
+            rows: rows
+                .iter()
+                .enumerate()
+                .map(|(i, &(k, v))| Row {
+                    rid: i as i64 + 1,
+                    values: vec![Value::Int(k), Value::Int(v)],
+                })
+                .collect(),
+        }],
+        txns,
+        submit_order,
+    }
+}
+
+/// The `v` of key `k` in table `t` of a final state (`[rid, wl, k, v]` rows).
+pub fn value_of(state: &DbState, t: &str, k: i64) -> Option<Value> {
+    state
+        .get(t)?
+        .iter()
+        .find(|r| r.get(2) == Some(&Value::Int(k)))
+        .and_then(|r| r.get(3).cloned())
+}

@@ -1,0 +1,181 @@
+//! The `wss` oracle both ways: fault-injected engines must be caught, the real
+//! SQLite engine on the same scripted interleavings must not be reported.
+
+use txfuzz::campaign::run_case;
+use txfuzz::engine::fault::{Fault, FaultyEngine};
+use txfuzz::engine::sqlite::SqliteEngine;
+use txfuzz::engine::{Engine, EngineProfile};
+use txfuzz::exec::{execute, ExecOptions};
+use txfuzz::model::{Stmt, StmtRef, TestCase};
+use txfuzz::oracle::wss::{serial_order, Unit};
+use txfuzz::oracle::{CheckStats, Finding, OracleKind, Verdict};
+use txfuzz::testkit::*;
+
+fn engine(fault: Option<Fault>) -> Box<dyn Engine> {
+    let e: Box<dyn Engine> = Box::new(SqliteEngine::open(None).unwrap());
+    match fault {
+        Some(f) => Box::new(FaultyEngine::new(e, f)),
+        None => e,
+    }
+}
+
+fn wss(fault: Option<Fault>, case: &TestCase) -> Vec<Finding> {
+    let mut e = engine(fault);
+    let mut stats = CheckStats::default();
+    let (_, findings) = run_case(
+        e.as_mut(),
+        case,
+        &[OracleKind::Wss],
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    assert_eq!(stats.replays, 2);
+    findings
+}
+
+fn kinds(f: &[Finding]) -> Vec<&str> {
+    f.iter().map(|f| f.kind.as_str()).collect()
+}
+
+/// T1 and T2 overlap; T1 updates k=1, T2 updates k=1 after T1 committed.
+fn overlapping_updates() -> TestCase {
+    kv_case(
+        &[(1, 10), (2, 20)],
+        vec![
+            committed(vec![add("t", 1, 1)]),
+            committed(vec![add("t", 1, 5), select("t", None)]),
+        ],
+        "1 2 1 1 2 2 2",
+    )
+}
+
+/// T1 begins, T2 updates and commits, then T1's first statement updates the same row.
+fn update_after_concurrent_commit() -> TestCase {
+    kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![add("t", 1, 1), select("t", None)]),
+            committed(vec![add("t", 1, 5)]),
+        ],
+        "1 2 2 2 1 1 1",
+    )
+}
+
+#[test]
+fn clean_sqlite_has_no_findings() {
+    assert!(wss(None, &overlapping_updates()).is_empty());
+    assert!(wss(None, &update_after_concurrent_commit()).is_empty());
+}
+
+#[test]
+fn lost_write_is_found() {
+    let f = wss(Some(Fault::LoseWrite), &overlapping_updates());
+    let k = kinds(&f);
+    assert!(k.contains(&"tx-final-state"), "{f:#?}");
+    assert!(k.contains(&"stmt-final-state"), "{f:#?}");
+    // T2's SELECT at SERIALIZABLE saw the state without T1's write.
+    assert!(k.contains(&"tx-read-result"), "{f:#?}");
+    assert!(f
+        .iter()
+        .all(|f| f.oracle == "wss" && f.verdict == Verdict::Violation));
+}
+
+#[test]
+fn stale_update_is_found() {
+    let f = wss(Some(Fault::StaleUpdate), &update_after_concurrent_commit());
+    assert!(kinds(&f).contains(&"tx-final-state"), "{f:#?}");
+    let diff = &f[0].evidence["tables"]["t"];
+    assert!(diff["only_in_actual"].to_string().contains("11"), "{diff}");
+    assert!(
+        diff["only_in_expected"].to_string().contains("16"),
+        "{diff}"
+    );
+}
+
+#[test]
+fn serial_order_is_commit_order_with_readers_at_their_snapshot() {
+    // T1 reads first, T2 writes and commits, T1 reads again and commits last.
+    let case = kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![select("t", None), select("t", None)]),
+            committed(vec![add("t", 1, 1)]),
+        ],
+        "1 1 2 2 2 1 1",
+    );
+    let mut e = engine(None);
+    e.load(&case).unwrap();
+    let h = execute(e.as_mut(), &case, &ExecOptions::default()).unwrap();
+    let sqlite = EngineProfile::sqlite();
+    assert_eq!(
+        serial_order(&case, &h, &sqlite),
+        vec![Unit::Txn(1), Unit::Txn(2)]
+    );
+    let commit_order = EngineProfile {
+        read_only_at_snapshot: false,
+        ..sqlite
+    };
+    assert_eq!(
+        serial_order(&case, &h, &commit_order),
+        vec![Unit::Txn(2), Unit::Txn(1)]
+    );
+    // And the oracle agrees with the engine: no finding.
+    assert!(wss(None, &case).is_empty());
+}
+
+#[test]
+fn rollbacks_and_autocommit_statements_take_their_place() {
+    let case = kv_case(
+        &[(1, 10)],
+        vec![
+            (false, vec![Stmt::Begin, set("t", 1, 99), Stmt::Rollback]),
+            autocommit(vec![add("t", 1, 1)]),
+            committed(vec![add("t", 1, 2)]),
+        ],
+        "1 1 2 1 3 3 3",
+    );
+    let mut e = engine(None);
+    e.load(&case).unwrap();
+    let h = execute(e.as_mut(), &case, &ExecOptions::default()).unwrap();
+    let order = serial_order(&case, &h, &EngineProfile::sqlite());
+    assert_eq!(
+        order,
+        vec![Unit::Autocommit(StmtRef { txn: 2, index: 0 }), Unit::Txn(3)]
+    );
+    assert!(wss(None, &case).is_empty());
+}
+
+#[test]
+fn rollback_to_savepoint_skips_statement_level() {
+    let case = kv_case(
+        &[(1, 10)],
+        vec![(
+            false,
+            vec![
+                Stmt::Begin,
+                Stmt::Savepoint("sp1".into()),
+                add("t", 1, 1),
+                Stmt::RollbackTo("sp1".into()),
+                Stmt::Commit,
+            ],
+        )],
+        "1 1 1 1 1",
+    );
+    let mut e = engine(None);
+    let mut stats = CheckStats::default();
+    let (h, f) = run_case(
+        e.as_mut(),
+        &case,
+        &[OracleKind::Wss],
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    assert!(f.is_empty(), "{f:#?}");
+    assert_eq!((stats.replays, stats.undecided), (1, 1));
+    assert_eq!(
+        value_of(&h.final_state, "t", 1),
+        Some(txfuzz::model::Value::Int(10))
+    );
+}
