@@ -134,7 +134,7 @@ pub fn run_campaign(
                 replay: String::new(),
             };
             let script = render_script(engine.dialect(), &case, Some(&history), &header(&rec));
-            let path = store.write(&with_replay(rec.clone(), &store, &case), &script)?;
+            let path = store.write(rec.clone(), &script)?;
             if rec.finding.verdict == Verdict::Violation {
                 progress.println(format!(
                     "violation [{}:{}] case {}: {} -> {}",
@@ -159,16 +159,6 @@ pub fn run_campaign(
     summary.finish(start.elapsed());
     write_summary(&cfg.out, &summary)?;
     Ok(summary)
-}
-
-fn with_replay(mut rec: FindingRecord, store: &FindingStore, case: &TestCase) -> FindingRecord {
-    let _ = case;
-    rec.replay = format!(
-        "txfuzz replay {}/<this file> --db '{}'",
-        store.dir().display(),
-        rec.engine.url
-    );
-    rec
 }
 
 fn header(rec: &FindingRecord) -> String {

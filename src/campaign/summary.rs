@@ -1,6 +1,6 @@
 //! The campaign summary: counts a person reads at the end and `summary.json`.
 
-use super::{CampaignConfig, Limit};
+use super::CampaignConfig;
 use crate::model::{EngineInfo, History, Isolation, TestCase};
 use crate::oracle::{CheckStats, Finding, Verdict};
 use serde::{Deserialize, Serialize};
@@ -47,7 +47,6 @@ fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
 
 impl Summary {
     pub fn new(engine: EngineInfo, cfg: &CampaignConfig, isolations: &[Isolation]) -> Summary {
-        let _ = matches!(cfg.limit, Limit::Tests(_));
         Summary {
             txfuzz_version: env!("CARGO_PKG_VERSION").into(),
             engine,

@@ -82,17 +82,26 @@ impl FindingStore {
         &self.dir
     }
 
-    /// Writes `rec` as `NNNN-<oracle>-<kind>.json` (atomically, via rename) and
-    /// its `.sql` script; returns the JSON path.
-    pub fn write(&mut self, rec: &FindingRecord, script: &str) -> std::io::Result<PathBuf> {
+    /// Writes `rec` as `NNNN-case<i>-<oracle>-<kind>.json` (atomically, via
+    /// rename) with its replay command filled in, and its `.sql` script; returns
+    /// the JSON path.
+    pub fn write(&mut self, mut rec: FindingRecord, script: &str) -> std::io::Result<PathBuf> {
         self.written += 1;
         let stem = format!(
             "{:04}-case{}-{}-{}",
             self.written, rec.case.index, rec.finding.oracle, rec.finding.kind
         );
         let json_path = self.dir.join(format!("{stem}.json"));
+        rec.replay = match rec.engine.name.as_str() {
+            "sqlite" => format!("txfuzz replay {}", json_path.display()),
+            _ => format!(
+                "txfuzz replay {} --db '{}'",
+                json_path.display(),
+                rec.engine.url
+            ),
+        };
         write_atomic(&self.dir.join(format!("{stem}.sql")), script.as_bytes())?;
-        let json = serde_json::to_vec_pretty(rec).map_err(std::io::Error::other)?;
+        let json = serde_json::to_vec_pretty(&rec).map_err(std::io::Error::other)?;
         write_atomic(&json_path, &json)?;
         Ok(json_path)
     }

@@ -14,11 +14,14 @@
 
 pub mod rng;
 
+mod dml;
 mod expr;
 mod schema;
 mod stmt;
 mod txn;
 
+#[cfg(test)]
+mod check;
 #[cfg(test)]
 mod tests;
 

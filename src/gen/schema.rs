@@ -1,7 +1,310 @@
+//! Tables, columns, constraints, initial rows and literal values.
+//!
+//! Value domains are tiny so that values collide: integers in -5..=20, decimals
+//! with cents in {0, 25, 50, 75} (exact in binary floating point too, so SQLite's
+//! REAL sums stay exact), strings from a small lowercase alphabet (no quotes,
+//! backslashes, spaces or upper case, so collations and PAD SPACE never matter).
+
 use super::Gen;
+use crate::model::{BinOp, ColType, Column, Expr, ForeignKey, Index, Row, Table, TableData, Value};
+
+pub(crate) const INT_LO: i64 = -5;
+pub(crate) const INT_HI: i64 = 20;
+const STRINGS: &[&str] = &["a", "b", "c", "ab", "ba", "abc", "bb", "ca"];
+/// Types for the first column (a likely key column).
+const KEY_TYPES: &[ColType] = &[
+    ColType::Int,
+    ColType::Int,
+    ColType::Int,
+    ColType::BigInt,
+    ColType::Decimal,
+    ColType::Varchar(8),
+];
+const VARCHAR_LENS: &[u16] = &[4, 8, 16];
+
+/// Whether a column may be part of a generated key or index (not TEXT, and not
+/// BOOLEAN: a boolean key would allow at most two rows).
+pub(crate) fn keyable(ty: ColType) -> bool {
+    ty.indexable() && ty != ColType::Bool
+}
+
 impl Gen<'_> {
-    pub(crate) fn gen_schema(&mut self) {}
-    pub(crate) fn gen_data(&mut self) -> Vec<crate::model::TableData> {
-        vec![]
+    /// A random value of a column type (never NULL).
+    pub(crate) fn random_value(&mut self, ty: ColType) -> Value {
+        match ty {
+            ColType::Int | ColType::BigInt => Value::Int(self.rng.range(INT_LO, INT_HI)),
+            ColType::Decimal => {
+                let units = self.rng.range(INT_LO, INT_HI);
+                let cents = *self.rng.pick(&[0, 0, 25, 50, 75]);
+                Value::decimal_cents(units * 100 + cents)
+            }
+            ColType::Varchar(_) | ColType::Text => {
+                Value::Text((*self.rng.pick(STRINGS)).to_string())
+            }
+            ColType::Bool => Value::Bool(self.rng.chance(1, 2)),
+        }
+    }
+
+    /// A non-NULL value of column `c` of table `t` from a known row, if any.
+    pub(crate) fn known_value(&mut self, t: usize, c: usize) -> Option<Value> {
+        let vals: Vec<&Value> = self
+            .known
+            .get(t)?
+            .iter()
+            .filter_map(|r| r.get(c))
+            .filter(|v| !v.is_null())
+            .collect();
+        self.rng.try_pick(&vals).map(|v| (*v).clone())
+    }
+
+    /// A value for column `c` of table `t`: a known one `known_pct`% of the time
+    /// (when one exists), otherwise a random one.
+    pub(crate) fn value_for(&mut self, t: usize, c: usize, known_pct: u64) -> Value {
+        if self.rng.chance(known_pct, 100) {
+            if let Some(v) = self.known_value(t, c) {
+                return v;
+            }
+        }
+        let ty = self.schema.tables[t].columns[c].ty;
+        self.random_value(ty)
+    }
+
+    /// The parent table and parent column index of column `c` of table `t`, if
+    /// that column is a foreign key.
+    pub(crate) fn fk_parent(&self, t: usize, c: usize) -> Option<(usize, usize)> {
+        let table = &self.schema.tables[t];
+        let name = &table.columns[c].name;
+        let fk = table
+            .foreign_keys
+            .iter()
+            .find(|f| f.columns.first() == Some(name))?;
+        let p = self
+            .schema
+            .tables
+            .iter()
+            .position(|x| x.name == fk.ref_table)?;
+        let pc = self.schema.tables[p]
+            .columns
+            .iter()
+            .position(|x| Some(&x.name) == fk.ref_columns.first())?;
+        Some((p, pc))
+    }
+
+    pub(crate) fn gen_schema(&mut self) {
+        let n = self.rng.range(1, self.cfg.max_tables.max(1) as i64) as usize;
+        for i in 0..n {
+            let t = self.gen_table(i);
+            self.schema.tables.push(t);
+            self.known.push(Vec::new());
+        }
+    }
+
+    fn gen_table(&mut self, i: usize) -> Table {
+        let ncols = 1 + self.rng.weighted(&[15, 35, 30, 20]);
+        let mut columns = Vec::with_capacity(ncols);
+        for k in 0..ncols {
+            let ty = if k == 0 {
+                *self.rng.pick(KEY_TYPES)
+            } else {
+                match self.rng.below(9) {
+                    0..=1 => ColType::Int,
+                    2 => ColType::BigInt,
+                    3 => ColType::Decimal,
+                    4..=5 => ColType::Varchar(*self.rng.pick(VARCHAR_LENS)),
+                    6 => ColType::Text,
+                    _ => ColType::Bool,
+                }
+            };
+            columns.push(Column {
+                name: format!("c{k}"),
+                ty,
+                not_null: false,
+                default: None,
+            });
+        }
+
+        // A foreign key to an earlier table with a single-column primary key:
+        // the child column takes the parent key's type.
+        let mut fk: Option<(usize, ForeignKey)> = None;
+        if self.cfg.features.foreign_keys && i > 0 && self.rng.chance(3, 10) {
+            let parents: Vec<usize> = (0..i)
+                .filter(|&p| self.schema.tables[p].primary_key.len() == 1)
+                .collect();
+            if let Some(&p) = self.rng.try_pick(&parents) {
+                let parent = &self.schema.tables[p];
+                let pk = parent.primary_key[0].clone();
+                if let Some(pty) = parent.column(&pk).map(|c| c.ty) {
+                    let k = self.rng.below(ncols as u64) as usize;
+                    columns[k].ty = pty;
+                    fk = Some((
+                        k,
+                        ForeignKey {
+                            columns: vec![columns[k].name.clone()],
+                            ref_table: parent.name.clone(),
+                            ref_columns: vec![pk],
+                        },
+                    ));
+                }
+            }
+        }
+
+        let keyable_cols: Vec<usize> = (0..ncols).filter(|&k| keyable(columns[k].ty)).collect();
+        let mut pk: Vec<usize> = Vec::new();
+        if !keyable_cols.is_empty() && self.rng.chance(85, 100) {
+            if keyable_cols.len() >= 2 && self.rng.chance(3, 10) {
+                let mut ks = keyable_cols.clone();
+                self.rng.shuffle(&mut ks);
+                pk = ks[..2].to_vec();
+            } else if self.rng.chance(3, 4) {
+                pk = vec![keyable_cols[0]];
+            } else {
+                pk = vec![*self.rng.pick(&keyable_cols)];
+            }
+        }
+        for &k in &pk {
+            columns[k].not_null = true;
+        }
+        for (k, col) in columns.iter_mut().enumerate() {
+            if pk.contains(&k) {
+                continue;
+            }
+            col.not_null = self.rng.chance(1, 4);
+            if col.ty != ColType::Text && self.rng.chance(1, 5) {
+                col.default = Some(self.random_value(col.ty));
+            }
+        }
+        let name = |k: usize| columns[k].name.clone();
+
+        let mut uniques = Vec::new();
+        let non_pk: Vec<usize> = keyable_cols
+            .iter()
+            .copied()
+            .filter(|k| !pk.contains(k))
+            .collect();
+        if self.rng.chance(1, 4) {
+            if let Some(&k) = self.rng.try_pick(&non_pk) {
+                uniques.push(vec![name(k)]);
+            }
+        }
+
+        let mut checks = Vec::new();
+        let numeric: Vec<usize> = (0..ncols).filter(|&k| columns[k].ty.is_numeric()).collect();
+        if self.rng.chance(1, 4) {
+            if let Some(&k) = self.rng.try_pick(&numeric) {
+                // Every generated value (and a few hundred decrements) satisfies it.
+                checks.push(Expr::bin(
+                    BinOp::Gt,
+                    Expr::col(&columns[k].name),
+                    Expr::lit(Value::Int(-1000)),
+                ));
+            }
+        }
+
+        let mut indexes = Vec::new();
+        if !keyable_cols.is_empty() && self.rng.chance(2, 5) {
+            let nidx = self.rng.range(1, 2);
+            for x in 0..nidx {
+                let mut ks = keyable_cols.clone();
+                self.rng.shuffle(&mut ks);
+                let width = (self.rng.range(1, 2) as usize).min(ks.len());
+                ks.truncate(width);
+                // Skip an index identical to the primary key or an earlier index.
+                let cols: Vec<String> = ks.iter().map(|&k| name(k)).collect();
+                if ks == pk || indexes.iter().any(|i: &Index| i.columns == cols) {
+                    continue;
+                }
+                indexes.push(Index {
+                    name: format!("i_t{i}_{x}"),
+                    columns: cols,
+                    unique: self.rng.chance(15, 100),
+                });
+            }
+        }
+
+        Table {
+            name: format!("t{i}"),
+            primary_key: pk.iter().map(|&k| name(k)).collect(),
+            uniques,
+            checks,
+            indexes,
+            foreign_keys: fk.map(|(_, f)| vec![f]).unwrap_or_default(),
+            columns,
+        }
+    }
+
+    /// Column index sets of every unique key of table `t`.
+    pub(crate) fn unique_key_indexes(&self, t: usize) -> Vec<Vec<usize>> {
+        let table = &self.schema.tables[t];
+        table
+            .unique_keys()
+            .into_iter()
+            .map(|key| {
+                key.iter()
+                    .filter_map(|n| table.columns.iter().position(|c| &c.name == n))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Initial rows of every table; row ids 1, 2, ... across the case.
+    pub(crate) fn gen_data(&mut self) -> Vec<TableData> {
+        let mut rid = 1;
+        let mut data = Vec::new();
+        for t in 0..self.schema.tables.len() {
+            let keys = self.unique_key_indexes(t);
+            let n = self.rng.below(self.cfg.max_rows as u64 + 1);
+            let mut rows: Vec<Row> = Vec::new();
+            for _ in 0..n {
+                for _attempt in 0..10 {
+                    let Some(values) = self.initial_row(t) else {
+                        continue;
+                    };
+                    let clash = keys.iter().any(|key| {
+                        key.iter().all(|&k| !values[k].is_null())
+                            && rows
+                                .iter()
+                                .any(|r| key.iter().all(|&k| r.values[k] == values[k]))
+                    });
+                    if !clash {
+                        self.known[t].push(values.clone());
+                        rows.push(Row { rid, values });
+                        rid += 1;
+                        break;
+                    }
+                }
+            }
+            data.push(TableData {
+                table: self.schema.tables[t].name.clone(),
+                rows,
+            });
+        }
+        // Rows inserted by statements continue the counter at the next thousand.
+        self.next_rid = ((rid - 1) / 1000 + 1) * 1000;
+        data
+    }
+
+    /// One candidate initial row satisfying NOT NULL, CHECK and FOREIGN KEY
+    /// (uniqueness is checked by the caller); `None` if no parent key exists.
+    fn initial_row(&mut self, t: usize) -> Option<Vec<Value>> {
+        let ncols = self.schema.tables[t].columns.len();
+        let mut values = Vec::with_capacity(ncols);
+        for c in 0..ncols {
+            let col = &self.schema.tables[t].columns[c];
+            let (nullable, ty) = (!col.not_null, col.ty);
+            if nullable && self.rng.chance(1, 10) {
+                values.push(Value::Null);
+                continue;
+            }
+            if let Some((p, pc)) = self.fk_parent(t, c) {
+                match self.known_value(p, pc) {
+                    Some(v) => values.push(v),
+                    None if nullable => values.push(Value::Null),
+                    None => return None,
+                }
+                continue;
+            }
+            values.push(self.random_value(ty));
+        }
+        Some(values)
     }
 }

@@ -45,7 +45,7 @@ pub fn state_diff(actual: &DbState, expected: &DbState) -> Option<serde_json::Va
             );
         }
     }
-    (!tables.is_empty()).then(|| serde_json::Value::Object(tables))
+    (!tables.is_empty()).then_some(serde_json::Value::Object(tables))
 }
 
 #[cfg(test)]

@@ -199,93 +199,100 @@ fn describe(o: Option<&Outcome>) -> serde_json::Value {
     }
 }
 
-/// Compares the replay with the actual history; pushes findings tagged `level`.
-fn compare(
-    level: &str,
-    case: &TestCase,
-    actual: &History,
-    rp: &Replay,
-    replayed: &History,
-    compare_reads: bool,
-    order: &[Unit],
-    stats: &mut CheckStats,
-    out: &mut Vec<Finding>,
-) {
-    let serial: Vec<String> = order.iter().map(Unit::label).collect();
-    if let Some(diff) = state_diff(&actual.final_state, &replayed.final_state) {
-        out.push(Finding {
-            oracle: "wss".into(),
-            kind: format!("{level}-final-state"),
-            verdict: Verdict::Violation,
-            summary: format!(
-                "final state differs from the {level}-level serial replay in order {}",
-                serial.join(" -> ")
-            ),
-            evidence: json!({ "serial_order": serial, "tables": diff }),
-        });
-    }
-    let mut writes = Vec::new();
-    let mut reads = Vec::new();
-    for o in &replayed.outcomes {
-        let Some(orig) = rp.origin.get(&o.stmt) else {
-            continue;
-        };
-        let Some(kind) = case.stmt(*orig).map(|s| s.stmt.kind()) else {
-            continue;
-        };
-        let act = actual.outcome(*orig);
-        if o.outcome
-            .error
-            .as_ref()
-            .is_some_and(|e| e.class.is_concurrency())
-        {
-            stats.undecided += 1; // the serial replay itself hit a concurrency error
-            continue;
+/// The actual execution that replays are compared with.
+struct Actual<'a> {
+    case: &'a TestCase,
+    history: &'a History,
+    serial: Vec<String>,
+}
+
+impl Actual<'_> {
+    /// Compares one replay with the actual history; pushes findings tagged `level`.
+    fn compare(
+        &self,
+        level: &str,
+        rp: &Replay,
+        replayed: &History,
+        compare_reads: bool,
+        stats: &mut CheckStats,
+        out: &mut Vec<Finding>,
+    ) {
+        let (case, actual, serial) = (self.case, self.history, &self.serial);
+        if let Some(diff) = state_diff(&actual.final_state, &replayed.final_state) {
+            out.push(Finding {
+                oracle: "wss".into(),
+                kind: format!("{level}-final-state"),
+                verdict: Verdict::Violation,
+                summary: format!(
+                    "final state differs from the {level}-level serial replay in order {}",
+                    serial.join(" -> ")
+                ),
+                evidence: json!({ "serial_order": serial, "tables": diff }),
+            });
         }
-        if kind.is_write() {
-            let a_class = act.and_then(|a| a.error.as_ref().map(|e| e.class));
-            let r_class = o.outcome.error.as_ref().map(|e| e.class);
-            if act.is_none() || a_class != r_class {
-                writes.push(json!({
-                    "stmt": orig, "op": o.op,
-                    "actual": describe(act), "serial": describe(Some(&o.outcome)),
-                }));
+        let mut writes = Vec::new();
+        let mut reads = Vec::new();
+        for o in &replayed.outcomes {
+            let Some(orig) = rp.origin.get(&o.stmt) else {
+                continue;
+            };
+            let Some(kind) = case.stmt(*orig).map(|s| s.stmt.kind()) else {
+                continue;
+            };
+            let act = actual.outcome(*orig);
+            if o.outcome
+                .error
+                .as_ref()
+                .is_some_and(|e| e.class.is_concurrency())
+            {
+                stats.undecided += 1; // the serial replay itself hit a concurrency error
+                continue;
             }
-        } else if compare_reads && kind == StmtKind::Select {
-            if let Some(a) = act {
-                if a.ok() != o.outcome.ok() || !same_bag(&a.rows, &o.outcome.rows) {
-                    reads.push(json!({
+            if kind.is_write() {
+                let a_class = act.and_then(|a| a.error.as_ref().map(|e| e.class));
+                let r_class = o.outcome.error.as_ref().map(|e| e.class);
+                if act.is_none() || a_class != r_class {
+                    writes.push(json!({
                         "stmt": orig, "op": o.op,
-                        "actual": a.rows, "serial": o.outcome.rows,
-                        "actual_error": a.error, "serial_error": o.outcome.error,
+                        "actual": describe(act), "serial": describe(Some(&o.outcome)),
                     }));
+                }
+            } else if compare_reads && kind == StmtKind::Select {
+                if let Some(a) = act {
+                    if a.ok() != o.outcome.ok() || !same_bag(&a.rows, &o.outcome.rows) {
+                        reads.push(json!({
+                            "stmt": orig, "op": o.op,
+                            "actual": a.rows, "serial": o.outcome.rows,
+                            "actual_error": a.error, "serial_error": o.outcome.error,
+                        }));
+                    }
                 }
             }
         }
-    }
-    if !writes.is_empty() {
-        out.push(Finding {
-            oracle: "wss".into(),
-            kind: format!("{level}-write-outcome"),
-            verdict: Verdict::Violation,
-            summary: format!(
-                "{} write(s) succeeded or failed differently than in the {level}-level serial replay",
-                writes.len()
-            ),
-            evidence: json!({ "serial_order": serial, "writes": writes }),
-        });
-    }
-    if !reads.is_empty() {
-        out.push(Finding {
-            oracle: "wss".into(),
-            kind: format!("{level}-read-result"),
-            verdict: Verdict::Violation,
-            summary: format!(
-                "{} read(s) at SERIALIZABLE returned other rows than in the serial replay",
-                reads.len()
-            ),
-            evidence: json!({ "serial_order": serial, "reads": reads }),
-        });
+        if !writes.is_empty() {
+            out.push(Finding {
+                oracle: "wss".into(),
+                kind: format!("{level}-write-outcome"),
+                verdict: Verdict::Violation,
+                summary: format!(
+                    "{} write(s) succeeded or failed differently than in the {level}-level serial replay",
+                    writes.len()
+                ),
+                evidence: json!({ "serial_order": serial, "writes": writes }),
+            });
+        }
+        if !reads.is_empty() {
+            out.push(Finding {
+                oracle: "wss".into(),
+                kind: format!("{level}-read-result"),
+                verdict: Verdict::Violation,
+                summary: format!(
+                    "{} read(s) at SERIALIZABLE returned other rows than in the serial replay",
+                    reads.len()
+                ),
+                evidence: json!({ "serial_order": serial, "reads": reads }),
+            });
+        }
     }
 }
 
@@ -302,30 +309,23 @@ pub fn check(
         case.isolation == Isolation::Serializable && profile.serializable_reads_in_commit_order;
     let mut out = Vec::new();
 
+    let actual = Actual {
+        case,
+        history,
+        serial: order.iter().map(Unit::label).collect(),
+    };
     let tx = tx_level(case, &order);
     engine.reset()?;
     let tx_hist = execute(engine, &tx.case, opts)?;
     stats.replays += 1;
-    compare(
-        "tx",
-        case,
-        history,
-        &tx,
-        &tx_hist,
-        compare_reads,
-        &order,
-        stats,
-        &mut out,
-    );
+    actual.compare("tx", &tx, &tx_hist, compare_reads, stats, &mut out);
 
     match stmt_level(case, &order) {
         Some(st) => {
             engine.reset()?;
             let st_hist = execute(engine, &st.case, opts)?;
             stats.replays += 1;
-            compare(
-                "stmt", case, history, &st, &st_hist, false, &order, stats, &mut out,
-            );
+            actual.compare("stmt", &st, &st_hist, false, stats, &mut out);
         }
         None => stats.undecided += 1,
     }

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, lints, unit and integration tests.
+# Later engines (MariaDB, PostgreSQL) are provisioned here before the tests run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "scripts/test.sh: cargo is required (install Rust with rustup)" >&2
+    exit 2
+fi
+if ! command -v cc >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    # rusqlite's bundled SQLite is compiled from C.
+    apt-get update -qq && apt-get install -y -qq gcc >/dev/null
+fi
+
+cargo fmt --all -- --check
+cargo clippy --all-targets --quiet -- -D warnings
+cargo test --all-targets

@@ -1,0 +1,189 @@
+//! The `txfuzz` binary end to end: exit codes, output files, determinism, replay.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn txfuzz(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_txfuzz"))
+        .args(args)
+        .output()
+        .expect("run txfuzz")
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn summary(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("summary.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn run_500_cases_twice_gives_identical_cases_and_no_violation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut digests = Vec::new();
+    for run in ["a", "b"] {
+        let out = tmp.path().join(run);
+        let o = txfuzz(&[
+            "run",
+            "--tests",
+            "500",
+            "--seed",
+            "7",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            code(&o),
+            0,
+            "{}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            stderr(&o)
+        );
+        let s = summary(&out);
+        assert_eq!(s["cases"], 500);
+        assert_eq!(s["violations"], 0);
+        assert!(s["statements"].as_u64().unwrap() > 500);
+        assert!(s["replays"].as_u64().unwrap() >= 500);
+        digests.push(s["case_digest"].as_str().unwrap().to_string());
+    }
+    assert_eq!(digests[0], digests[1]);
+    // A different seed gives different cases.
+    let out = tmp.path().join("c");
+    let o = txfuzz(&[
+        "run",
+        "--tests",
+        "20",
+        "--seed",
+        "8",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0);
+    let first20 = tmp.path().join("d");
+    txfuzz(&[
+        "run",
+        "--tests",
+        "20",
+        "--seed",
+        "7",
+        "--quiet",
+        "--out",
+        first20.to_str().unwrap(),
+    ]);
+    assert_ne!(
+        summary(&out)["case_digest"],
+        summary(&first20)["case_digest"]
+    );
+}
+
+#[test]
+fn unreachable_server_exits_2_with_one_line() {
+    let o = txfuzz(&[
+        "run",
+        "--db",
+        "mysql://nobody@127.0.0.1:1/x",
+        "--tests",
+        "1",
+    ]);
+    assert_eq!(code(&o), 2);
+    let err = stderr(&o);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("127.0.0.1:1"), "{err}");
+}
+
+#[test]
+fn missing_and_malformed_case_files_exit_2() {
+    let o = txfuzz(&["replay", "missing.json"]);
+    assert_eq!(code(&o), 2);
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("missing.json"));
+
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("bad.json");
+    std::fs::write(&bad, "{\"format\": 1, \"txns\": 3}").unwrap();
+    let o = txfuzz(&["replay", bad.to_str().unwrap()]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    std::fs::write(&bad, "not json").unwrap();
+    let o = txfuzz(&["replay", bad.to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
+    assert!(!stderr(&o).contains("panicked"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        &["run", "--isolation", "read-committed", "--tests", "1"][..],
+        &["run", "--isolation", "snapshot"][..],
+        &["run", "--oracle", "bogus"][..],
+        &["run", "--time", "soon"][..],
+        &["run", "--db", "oracle://x/y"][..],
+        &["run", "--tests", "1", "--time", "1s"][..],
+    ] {
+        let o = txfuzz(args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{args:?}");
+    }
+}
+
+#[test]
+fn injected_fault_is_found_stored_and_replayed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("f");
+    let o = txfuzz(&[
+        "run",
+        "--fault",
+        "lose-write",
+        "--tests",
+        "300",
+        "--seed",
+        "3",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let s = summary(&out);
+    assert!(s["violations"].as_u64().unwrap() > 0);
+    assert!(s["findings"]["wss"].is_object(), "{s}");
+    let files = s["finding_files"].as_array().unwrap();
+    let first = Path::new(files[0].as_str().unwrap());
+    assert!(first.exists());
+    assert!(first.with_extension("sql").exists());
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(first).unwrap()).unwrap();
+    for key in ["finding", "engine", "case", "history", "replay"] {
+        assert!(rec.get(key).is_some(), "finding file lacks {key}");
+    }
+    assert_eq!(rec["engine"]["settings"]["fault"], "lose-write");
+    let o = txfuzz(&["replay", first.to_str().unwrap()]);
+    assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("reproduced:"));
+}
+
+#[test]
+fn time_limited_run_stops() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("t");
+    let o = txfuzz(&[
+        "run",
+        "--time",
+        "1s",
+        "--seed",
+        "1",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let s = summary(&out);
+    assert!(s["cases"].as_u64().unwrap() > 0);
+    assert!(s["elapsed_s"].as_f64().unwrap() < 5.0);
+}
