@@ -28,6 +28,8 @@ pub struct Summary {
     pub findings: BTreeMap<String, BTreeMap<String, u64>>,
     pub finding_files: Vec<String>,
     pub cases_per_isolation: BTreeMap<String, u64>,
+    /// Statement errors by class (`duplicate_key`, `busy`, ...).
+    pub statement_errors: BTreeMap<String, u64>,
     pub elapsed_s: f64,
     pub cases_per_s: f64,
     pub transactions_per_hour: f64,
@@ -74,6 +76,13 @@ impl Summary {
     pub fn note_history(&mut self, h: &History, stats: &CheckStats) {
         self.blocked_events += h.blocked_events() as u64;
         self.aborts += h.aborts() as u64;
+        for e in h.outcomes.iter().filter_map(|o| o.outcome.error.as_ref()) {
+            let class = serde_json::to_value(e.class)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            *self.statement_errors.entry(class).or_default() += 1;
+        }
         self.replays += stats.replays;
         self.undecided += stats.undecided;
     }

@@ -42,19 +42,40 @@ pub struct QueryResult {
 /// lock: one per SQLite busy-handler call, one per monitor poll on a server. A
 /// statement is blocked when a tick arrives while it runs; it is still blocked
 /// after a lock release once two more ticks have arrived.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct WaitSignal {
     ticks: AtomicU64,
     cancel: AtomicBool,
+    /// Called after each tick, so a waiting executor wakes at once.
+    waker: Option<Box<dyn Fn() + Send + Sync>>,
+}
+
+impl std::fmt::Debug for WaitSignal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WaitSignal")
+            .field("ticks", &self.ticks)
+            .field("cancel", &self.cancel)
+            .finish()
+    }
 }
 
 impl WaitSignal {
     pub fn new() -> Arc<WaitSignal> {
         Arc::new(WaitSignal::default())
     }
+    /// A signal that calls `waker` after every tick.
+    pub fn with_waker(waker: impl Fn() + Send + Sync + 'static) -> Arc<WaitSignal> {
+        Arc::new(WaitSignal {
+            waker: Some(Box::new(waker)),
+            ..WaitSignal::default()
+        })
+    }
     /// Called by the engine each time it confirms the session waits for a lock.
     pub fn tick(&self) {
         self.ticks.fetch_add(1, Ordering::SeqCst);
+        if let Some(w) = &self.waker {
+            w();
+        }
     }
     pub fn ticks(&self) -> u64 {
         self.ticks.load(Ordering::SeqCst)

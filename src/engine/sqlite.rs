@@ -22,7 +22,7 @@ thread_local! {
 }
 
 /// How long the busy handler sleeps between retries.
-const BUSY_POLL: Duration = Duration::from_micros(300);
+const BUSY_POLL: Duration = Duration::from_micros(100);
 
 /// The busy handler of every session connection (rusqlite takes a plain `fn`, so
 /// the session's signal comes from a thread-local set by [`SqliteSession::query`]).
@@ -56,10 +56,17 @@ impl SqliteEngine {
         let (dir, path) = match path {
             Some(p) => (None, p),
             None => {
-                let dir = tempfile::Builder::new()
-                    .prefix("txfuzz-sqlite-")
-                    .tempdir()
-                    .map_err(|e| EngineError::Setup(format!("temporary directory: {e}")))?;
+                // Prefer a RAM-backed directory: the database is scratch space.
+                let shm = Path::new("/dev/shm");
+                let mut builder = tempfile::Builder::new();
+                builder.prefix("txfuzz-sqlite-");
+                let dir = if shm.is_dir() {
+                    builder.tempdir_in(shm).or_else(|_| builder.tempdir())
+                } else {
+                    builder.tempdir()
+                };
+                let dir =
+                    dir.map_err(|e| EngineError::Setup(format!("temporary directory: {e}")))?;
                 let path = dir.path().join("txfuzz.db");
                 (Some(dir), path)
             }

@@ -47,6 +47,9 @@ pub(super) struct Driver<'a> {
     ends: HashMap<u32, TxnEnd>,
     pending_rollback: Vec<u32>,
     need_settle: bool,
+    /// Completions of resumed statements that arrived while another statement
+    /// was still running (see [`Driver::pump`]).
+    deferred: Vec<(u32, Outcome)>,
 }
 
 impl<'a> Driver<'a> {
@@ -59,7 +62,10 @@ impl<'a> Driver<'a> {
         let (tx, rx) = channel();
         let mut workers = HashMap::new();
         for t in &case.txns {
-            let signal = WaitSignal::new();
+            let waker = tx.clone();
+            let signal = WaitSignal::with_waker(move || {
+                let _ = waker.send(Reply::Tick);
+            });
             let session = engine.open_session(case.isolation, signal.clone())?;
             workers.insert(t.id, Worker::spawn(t.id, session, signal, tx.clone()));
         }
@@ -78,6 +84,7 @@ impl<'a> Driver<'a> {
             ends: HashMap::new(),
             pending_rollback: Vec::new(),
             need_settle: false,
+            deferred: Vec::new(),
         })
     }
 
@@ -180,10 +187,25 @@ impl<'a> Driver<'a> {
     }
 
     /// Receives at most one reply and notices newly blocked statements.
+    ///
+    /// A blocked statement resumes because the statement running now released a
+    /// lock (earlier releases were settled before it was submitted). Its reply
+    /// can still arrive first, when the releasing session's thread is slow to
+    /// report; such completions are held back until no statement is running, so
+    /// the history lists them after their cause.
     fn pump(&mut self, timeout: Duration) {
+        self.flush_deferred();
         match self.replies.recv_timeout(timeout) {
-            Ok(Reply::Done { txn, outcome }) => self.on_done(txn, outcome),
+            Ok(Reply::Done { txn, outcome }) => {
+                let resumed = matches!(self.state.get(&txn), Some(State::Blocked { .. }));
+                if resumed && self.any(|s| matches!(s, State::Running { .. })) {
+                    self.deferred.push((txn, outcome));
+                } else {
+                    self.on_done(txn, outcome);
+                }
+            }
             Ok(Reply::RolledBack { txn }) => self.on_rolled_back(txn),
+            Ok(Reply::Tick) => {}
             Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {}
         }
         let newly: Vec<(u32, StmtRef)> = self
@@ -205,6 +227,16 @@ impl<'a> Driver<'a> {
                 },
             );
             self.event(stmt, EventKind::Blocked { blocker: None });
+        }
+        self.flush_deferred();
+    }
+
+    fn flush_deferred(&mut self) {
+        if self.deferred.is_empty() || self.any(|s| matches!(s, State::Running { .. })) {
+            return;
+        }
+        for (txn, outcome) in std::mem::take(&mut self.deferred) {
+            self.on_done(txn, outcome);
         }
     }
 

@@ -14,8 +14,15 @@ pub enum Cmd {
 }
 
 pub enum Reply {
-    Done { txn: u32, outcome: Outcome },
-    RolledBack { txn: u32 },
+    Done {
+        txn: u32,
+        outcome: Outcome,
+    },
+    RolledBack {
+        txn: u32,
+    },
+    /// The session's engine confirmed a lock wait (wakes the driver).
+    Tick,
 }
 
 pub struct Worker {
