@@ -4,14 +4,17 @@
 //! waits for a lock says so through its [`WaitSignal`].
 
 pub mod fault;
+pub mod mysql;
+pub mod postgres;
 pub mod profile;
+pub mod server;
 pub mod sqlite;
 pub mod url;
 
 use crate::instrument::Prepared;
 use crate::model::{DbState, EngineInfo, Isolation, Outcome, Schema, StmtError, TestCase, Value};
 use crate::sql::Dialect;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub use profile::{EngineProfile, ErrorScope};
@@ -44,8 +47,12 @@ pub struct QueryResult {
 /// after a lock release once two more ticks have arrived.
 #[derive(Default)]
 pub struct WaitSignal {
+    /// The transaction (session) this signal belongs to.
+    txn: u32,
     ticks: AtomicU64,
     cancel: AtomicBool,
+    /// The transaction holding the lock waited for (0: unknown).
+    blocker: AtomicU32,
     /// Called after each tick, so a waiting executor wakes at once.
     waker: Option<Box<dyn Fn() + Send + Sync>>,
 }
@@ -63,12 +70,26 @@ impl WaitSignal {
     pub fn new() -> Arc<WaitSignal> {
         Arc::new(WaitSignal::default())
     }
-    /// A signal that calls `waker` after every tick.
-    pub fn with_waker(waker: impl Fn() + Send + Sync + 'static) -> Arc<WaitSignal> {
+    /// The signal of session `txn`; it calls `waker` after every tick.
+    pub fn with_waker(txn: u32, waker: impl Fn() + Send + Sync + 'static) -> Arc<WaitSignal> {
         Arc::new(WaitSignal {
+            txn,
             waker: Some(Box::new(waker)),
             ..WaitSignal::default()
         })
+    }
+    pub fn txn(&self) -> u32 {
+        self.txn
+    }
+    /// Records which session holds the lock this one waits for.
+    pub fn set_blocker(&self, txn: u32) {
+        self.blocker.store(txn, Ordering::SeqCst);
+    }
+    pub fn blocker(&self) -> Option<u32> {
+        match self.blocker.load(Ordering::SeqCst) {
+            0 => None,
+            t => Some(t),
+        }
     }
     /// Called by the engine each time it confirms the session waits for a lock.
     pub fn tick(&self) {
@@ -126,15 +147,25 @@ pub trait Engine: Send {
     ) -> Result<Box<dyn Session>, EngineError>;
     /// Reads every table of `schema`.
     fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError>;
+    /// After a lost connection: waits (at most `wait`) until the engine answers
+    /// again and reconnects. Embedded engines have nothing to do.
+    fn recover(&mut self, _wait: std::time::Duration) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// The last lines of the server's error log, when the server is local and
+    /// its log readable (crash evidence).
+    fn server_log_tail(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Opens the engine named by a `--db` URL.
 pub fn open(url: Option<&str>) -> Result<Box<dyn Engine>, EngineError> {
     match url::parse(url)? {
         url::DbUrl::Sqlite { path } => Ok(Box::new(sqlite::SqliteEngine::open(path)?)),
-        url::DbUrl::Server { scheme, redacted } => Err(EngineError::Connect {
-            url: redacted,
-            reason: format!("the {scheme} engine is not available in this build yet (SQLite only)"),
-        }),
+        url::DbUrl::Server { scheme, url, .. } => match scheme.as_str() {
+            "mysql" | "mariadb" => mysql::open(&url),
+            _ => postgres::open(&url),
+        },
     }
 }

@@ -20,6 +20,10 @@ pub struct EngineProfile {
     /// Error classes that abort the whole transaction; every other class rolls
     /// back only the statement.
     pub aborting_errors: Vec<ErrorClass>,
+    /// Every error inside a transaction aborts it (PostgreSQL: later statements
+    /// fail with 25P02 until ROLLBACK).
+    #[serde(default)]
+    pub all_errors_abort: bool,
     /// A transaction that wrote nothing is serialised where it took its snapshot
     /// (its first statement), not where it committed. True for snapshot engines
     /// whose writers serialise in commit order (SQLite WAL).
@@ -32,7 +36,7 @@ pub struct EngineProfile {
 
 impl EngineProfile {
     pub fn error_scope(&self, class: ErrorClass) -> ErrorScope {
-        if self.aborting_errors.contains(&class) {
+        if self.all_errors_abort || self.aborting_errors.contains(&class) {
             ErrorScope::Transaction
         } else {
             ErrorScope::Statement
@@ -54,6 +58,7 @@ impl EngineProfile {
                 ErrorClass::ConnectionLost,
                 ErrorClass::Internal,
             ],
+            all_errors_abort: false,
             read_only_at_snapshot: true,
             serializable_reads_in_commit_order: true,
         }

@@ -8,11 +8,11 @@ use std::path::PathBuf;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DbUrl {
     /// `None`: a temporary database.
-    Sqlite {
-        path: Option<PathBuf>,
-    },
+    Sqlite { path: Option<PathBuf> },
     Server {
         scheme: String,
+        /// The URL as given (may hold a password: never print it).
+        url: String,
         redacted: String,
     },
 }
@@ -44,6 +44,7 @@ pub fn parse(url: Option<&str>) -> Result<DbUrl, EngineError> {
             }
             Ok(DbUrl::Server {
                 scheme: scheme.to_string(),
+                url: url.to_string(),
                 redacted: redact(url),
             })
         }

@@ -63,7 +63,7 @@ impl<'a> Driver<'a> {
         let mut workers = HashMap::new();
         for t in &case.txns {
             let waker = tx.clone();
-            let signal = WaitSignal::with_waker(move || {
+            let signal = WaitSignal::with_waker(t.id, move || {
                 let _ = waker.send(Reply::Tick);
             });
             let session = engine.open_session(case.isolation, signal.clone())?;
@@ -219,6 +219,7 @@ impl<'a> Driver<'a> {
             })
             .collect();
         for (txn, stmt) in newly {
+            let blocker = self.workers.get(&txn).and_then(|w| w.signal.blocker());
             self.state.insert(
                 txn,
                 State::Blocked {
@@ -226,7 +227,7 @@ impl<'a> Driver<'a> {
                     since: Instant::now(),
                 },
             );
-            self.event(stmt, EventKind::Blocked { blocker: None });
+            self.event(stmt, EventKind::Blocked { blocker });
         }
         self.flush_deferred();
     }

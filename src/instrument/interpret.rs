@@ -6,10 +6,37 @@ use crate::model::{Outcome, RowVersion, RowWrite, StmtKind, Value};
 
 /// Runs `p` on `session` and interprets the returned rows.
 pub fn run_prepared(session: &mut dyn Session, p: &Prepared) -> Outcome {
-    match session.query(&p.sql) {
-        Err(e) => Outcome::failed(e),
-        Ok(res) => interpret(p, res.rows, res.affected),
+    if let Some(pre) = &p.pre {
+        if let Err(e) = session.query(pre) {
+            return Outcome::failed(e);
+        }
     }
+    let res = match session.query(&p.sql) {
+        Err(e) => return Outcome::failed(e),
+        Ok(res) => res,
+    };
+    let Some(capture) = &p.capture else {
+        return interpret(p, res.rows, res.affected);
+    };
+    let rows = match session.query(capture) {
+        Ok(c) => parse_capture(c.rows.first().and_then(|r| r.first()), p.op),
+        Err(_) => Vec::new(),
+    };
+    interpret(p, rows, res.affected)
+}
+
+/// `rid:wl-before;...` captured by MariaDB UPDATEs -> `(rid, wl-after)` rows.
+fn parse_capture(v: Option<&Value>, op: u32) -> Vec<Vec<Value>> {
+    let Some(Value::Text(list)) = v else {
+        return Vec::new();
+    };
+    list.split(';')
+        .filter_map(|item| item.split_once(':'))
+        .filter_map(|(rid, wl)| {
+            let rid = rid.parse::<i64>().ok()?;
+            Some(vec![Value::Int(rid), Value::Text(format!("{wl},{op}"))])
+        })
+        .collect()
 }
 
 fn text(v: &Value) -> Option<String> {

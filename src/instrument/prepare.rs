@@ -34,6 +34,11 @@ pub struct Prepared {
     /// The statement as generated (what a person would type).
     pub plain: String,
     pub shape: Shape,
+    /// Run before `sql` in the same session (MariaDB: reset the capture variable).
+    pub pre: Option<String>,
+    /// Run after `sql` in the same session; its single value lists the rows the
+    /// statement updated as `rid:wl-before;...` (MariaDB UPDATE has no RETURNING).
+    pub capture: Option<String>,
     /// The statement itself (fault injectors and reducers inspect it).
     pub ir: Stmt,
 }
@@ -99,7 +104,57 @@ pub fn prepare(d: Dialect, schema: &Schema, r: StmtRef, cs: &CaseStmt) -> Prepar
         sql,
         plain,
         shape,
+        pre: None,
+        capture: None,
         ir: cs.stmt.clone(),
+    }
+    .for_dialect(d)
+}
+
+/// The MariaDB user variable that collects updated rows.
+const CAPTURE_VAR: &str = "@txfuzz_w";
+
+impl Prepared {
+    /// MariaDB has RETURNING for INSERT, REPLACE and DELETE but not for UPDATE
+    /// (nor for the update arm of ON DUPLICATE KEY UPDATE). There the `wl`
+    /// assignment also appends `rid:old-wl` of each updated row to a user
+    /// variable, read back afterwards: no extra table access, so no extra locks.
+    fn for_dialect(mut self, d: Dialect) -> Prepared {
+        if d != Dialect::Mysql {
+            return self;
+        }
+        let upsert = matches!(&self.ir, Stmt::Insert(i) if matches!(i.on_conflict, OnConflict::Update { .. }));
+        if self.kind != StmtKind::Update && !upsert {
+            return self;
+        }
+        let (table, qualifier) = match &self.ir {
+            Stmt::Update(u) => (u.table.clone(), String::new()),
+            Stmt::Insert(i) => (i.table.clone(), format!("{}.", i.table)),
+            _ => return self,
+        };
+        let marker = format!("{WL} = CONCAT({qualifier}{WL}, ',{}')", self.op);
+        let capturing = format!(
+            "{WL} = CONCAT({q}{WL}, ',{k}', LEFT({v} := CONCAT_WS(';', {v}, CONCAT({q}{RID}, ':', {q}{WL})), 0))",
+            q = qualifier,
+            k = self.op,
+            v = CAPTURE_VAR
+        );
+        let base = self
+            .sql
+            .strip_suffix(&format!(" RETURNING {RID}, {WL}"))
+            .unwrap_or(&self.sql)
+            .to_string();
+        if let Some(at) = base.rfind(&marker) {
+            self.sql = format!("{}{}{}", &base[..at], capturing, &base[at + marker.len()..]);
+            self.pre = Some(format!("SET {CAPTURE_VAR} = NULL"));
+            self.capture = Some(format!("SELECT {CAPTURE_VAR}"));
+            // Rows an upsert inserted are not observed (no RETURNING with ODKU).
+            self.shape = Shape::Write {
+                table,
+                complete: !upsert,
+            };
+        }
+        self
     }
 }
 

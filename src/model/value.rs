@@ -44,6 +44,36 @@ impl Value {
         }
     }
 
+    /// A value a server returned as text (text protocols): integers become
+    /// `Int`, decimals their canonical `Real`/`Int` form (`12.50` -> `12.5`,
+    /// `7.00` -> `7`), anything else stays text.
+    pub fn from_db_text(s: &str) -> Value {
+        if let Ok(i) = s.parse::<i64>() {
+            return Value::Int(i);
+        }
+        let digits = s.strip_prefix('-').unwrap_or(s);
+        if let Some((int, frac)) = digits.split_once('.') {
+            let numeric = !int.is_empty()
+                && int.bytes().all(|b| b.is_ascii_digit())
+                && frac.bytes().all(|b| b.is_ascii_digit());
+            if numeric {
+                let frac = frac.trim_end_matches('0');
+                let sign = if s.starts_with('-') { "-" } else { "" };
+                let int = int.trim_start_matches('0');
+                let int = if int.is_empty() { "0" } else { int };
+                return match (frac.is_empty(), int, sign) {
+                    (true, "0", _) => Value::Int(0),
+                    (true, _, _) => format!("{sign}{int}")
+                        .parse()
+                        .map(Value::Int)
+                        .unwrap_or_else(|_| Value::Real(format!("{sign}{int}"))),
+                    (false, _, _) => Value::Real(format!("{sign}{int}.{frac}")),
+                };
+            }
+        }
+        Value::Text(s.to_string())
+    }
+
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }
@@ -79,5 +109,18 @@ mod tests {
         assert_eq!(Value::decimal_cents(700), Value::Int(7));
         assert_eq!(Value::real(12.5), Value::Real("12.5".into()));
         assert_eq!(Value::real(3.0), Value::Int(3));
+    }
+
+    #[test]
+    fn server_text_is_normalised() {
+        assert_eq!(Value::from_db_text("12"), Value::Int(12));
+        assert_eq!(Value::from_db_text("12.50"), Value::Real("12.5".into()));
+        assert_eq!(Value::from_db_text("-0.25"), Value::Real("-0.25".into()));
+        assert_eq!(Value::from_db_text("7.00"), Value::Int(7));
+        assert_eq!(Value::from_db_text("-3.00"), Value::Int(-3));
+        assert_eq!(Value::from_db_text("0.00"), Value::Int(0));
+        assert_eq!(Value::from_db_text("ab"), Value::Text("ab".into()));
+        assert_eq!(Value::from_db_text("1.2.3"), Value::Text("1.2.3".into()));
+        assert_eq!(Value::from_db_text("t"), Value::Text("t".into()));
     }
 }

@@ -1,0 +1,10 @@
+//! PostgreSQL over its wire protocol (tokio-postgres). Being written.
+use super::{Engine, EngineError};
+
+/// Connects to the server named by `url` (may hold a password: never print it).
+pub fn open(url: &str) -> Result<Box<dyn Engine>, EngineError> {
+    Err(EngineError::Connect {
+        url: super::url::redact(url),
+        reason: "not available yet".into(),
+    })
+}
