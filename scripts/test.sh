@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, unit and integration tests.
-# Later engines (MariaDB, PostgreSQL) are provisioned here before the tests run.
+# The whole test suite: formatting, lints, unit and integration tests, including
+# the tests against real MariaDB and PostgreSQL servers, which scripts/provision.sh
+# installs and starts when they are not reachable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,9 @@ if ! command -v cc >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
     # rusqlite's bundled SQLite is compiled from C.
     apt-get update -qq && apt-get install -y -qq gcc >/dev/null
 fi
+
+eval "$(scripts/provision.sh)"
+echo "scripts/test.sh: MariaDB and PostgreSQL are reachable; server tests will run" >&2
 
 cargo fmt --all -- --check
 cargo clippy --all-targets --quiet -- -D warnings

@@ -5,6 +5,7 @@
 //! [`model::History`], each [`oracle`] checks it, [`finding`] stores what they
 //! report, [`campaign`] loops and summarises, [`cli`] is the command line.
 
+pub mod bench;
 pub mod campaign;
 pub mod cli;
 pub mod engine;

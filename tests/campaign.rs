@@ -23,6 +23,7 @@ fn campaign(fault: Option<Fault>, seed: u64, tests: u64) -> (Summary, tempfile::
         out: out.path().to_path_buf(),
         exec: ExecOptions::default(),
         progress: false,
+        recover_wait: std::time::Duration::from_secs(1),
     };
     (run_campaign(engine.as_mut(), &cfg).unwrap(), out)
 }

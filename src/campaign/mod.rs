@@ -32,6 +32,9 @@ pub struct CampaignConfig {
     pub out: PathBuf,
     pub exec: ExecOptions,
     pub progress: bool,
+    /// After the server went away: how long to wait for it to come back before
+    /// stopping the campaign.
+    pub recover_wait: Duration,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +88,14 @@ pub fn run_case(
 ) -> Result<(History, Vec<Finding>), EngineError> {
     engine.load(case)?;
     let history = execute(engine, case, exec)?;
+    if history.lost_connection() {
+        // The server went away: only the crash oracle can say anything.
+        let mut findings = oracle::crash::check(&history);
+        if let (Some(tail), Some(f)) = (engine.server_log_tail(), findings.first_mut()) {
+            f.evidence["server_log"] = serde_json::Value::String(tail);
+        }
+        return Ok((history, findings));
+    }
     let mut findings = Vec::new();
     for &o in oracles {
         findings.extend(oracle::check(o, engine, case, &history, exec, stats)?);
@@ -121,7 +132,15 @@ pub fn run_campaign(
         let case = generate_case(cfg.seed, index, &gen_cfg);
         summary.note_case(&case);
         let mut stats = CheckStats::default();
-        let (history, findings) = run_case(engine, &case, &cfg.oracles, &cfg.exec, &mut stats)?;
+        let (history, findings) = match run_case(engine, &case, &cfg.oracles, &cfg.exec, &mut stats)
+        {
+            Ok(done) => done,
+            Err(e @ (EngineError::Lost(_) | EngineError::Connect { .. })) => {
+                unreachable_finding(engine, &case, &e)
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let crashed = history.lost_connection();
         summary.note_history(&history, &stats);
         for f in findings {
             let rec = FindingRecord {
@@ -149,6 +168,16 @@ pub fn run_campaign(
         }
         index += 1;
         progress.set_position(index);
+        if crashed {
+            progress.println(format!(
+                "the server went away during case {}; waiting up to {:?} for it",
+                case.index, cfg.recover_wait
+            ));
+            if let Err(e) = engine.recover(cfg.recover_wait) {
+                summary.stopped = Some(format!("the server did not come back: {e}"));
+                break;
+            }
+        }
         if last_flush.elapsed() > Duration::from_secs(2) {
             summary.finish(start.elapsed());
             write_summary(&cfg.out, &summary)?;
@@ -159,6 +188,35 @@ pub fn run_campaign(
     summary.finish(start.elapsed());
     write_summary(&cfg.out, &summary)?;
     Ok(summary)
+}
+
+/// A crash finding for a case whose execution failed because the server could
+/// not be reached (no history beyond the error).
+fn unreachable_finding(
+    engine: &dyn Engine,
+    case: &TestCase,
+    e: &EngineError,
+) -> (History, Vec<Finding>) {
+    let history = History {
+        isolation: case.isolation,
+        events: Vec::new(),
+        outcomes: Vec::new(),
+        txns: Vec::new(),
+        final_state: Default::default(),
+        final_state_error: Some(e.to_string()),
+    };
+    let mut evidence = serde_json::json!({ "error": e.to_string() });
+    if let Some(tail) = engine.server_log_tail() {
+        evidence["server_log"] = serde_json::Value::String(tail);
+    }
+    let finding = Finding {
+        oracle: "crash".into(),
+        kind: "server-unreachable".into(),
+        verdict: Verdict::Violation,
+        summary: format!("the server could not be reached while running the case: {e}"),
+        evidence,
+    };
+    (history, vec![finding])
 }
 
 fn header(rec: &FindingRecord) -> String {

@@ -35,6 +35,9 @@ pub struct Summary {
     pub transactions_per_hour: f64,
     /// FNV-1a over every generated case's JSON: equal digests, equal cases.
     pub case_digest: String,
+    /// Why the campaign stopped early (e.g. the server did not come back).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
     #[serde(skip)]
     digest: u64,
 }
@@ -129,6 +132,9 @@ impl Summary {
             self.transactions_per_hour,
             self.elapsed_s,
         );
+        if let Some(why) = &self.stopped {
+            s.push_str(&format!("stopped early: {why}\n"));
+        }
         if self.findings.is_empty() {
             s.push_str("findings: none\n");
         } else {

@@ -1,6 +1,7 @@
 //! The `txfuzz` command line (DESIGN.md section 6). Exit codes: 0 no violation,
 //! 1 violations found (or reproduced), 2 usage or connection errors.
 
+mod bench;
 mod replay;
 mod run;
 
@@ -25,6 +26,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Re-execute a stored finding (or case) and re-check it.
     Replay(replay::ReplayArgs),
+    /// Measure lock-wait detection latency and reset time on an engine.
+    Bench(bench::BenchArgs),
 }
 
 /// An error that ends the command with exit code 2 and a one-line message.
@@ -43,6 +46,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Replay(a) => replay::replay(a),
+        Command::Bench(a) => bench::bench(a),
     };
     match result {
         Ok(code) => code,

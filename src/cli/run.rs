@@ -37,6 +37,9 @@ pub struct RunArgs {
     /// Seconds a statement may run without finishing or waiting on a lock.
     #[arg(long, default_value_t = 10)]
     pub hang_timeout: u64,
+    /// After the server went away: how long to wait for it to come back.
+    #[arg(long, default_value = "60s")]
+    pub recover_wait: String,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -92,6 +95,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
             ..ExecOptions::default()
         },
         progress: !args.quiet,
+        recover_wait: humantime::parse_duration(&args.recover_wait).map_err(|e| {
+            UsageError(format!(
+                "invalid --recover-wait '{}': {e}",
+                args.recover_wait
+            ))
+        })?,
     };
     let summary = run_campaign(engine.as_mut(), &cfg)?;
     print!("{}", summary.render());

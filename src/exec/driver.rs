@@ -116,8 +116,13 @@ impl<'a> Driver<'a> {
             dead |= !alive;
             w.close(alive);
         }
-        let final_state = engine.final_state(&self.case.schema)?;
         let _ = dead;
+        // A server that went away mid-case still leaves a history (crash evidence).
+        let (final_state, final_state_error) = match engine.final_state(&self.case.schema) {
+            Ok(s) => (s, None),
+            Err(EngineError::Lost(e)) => (Default::default(), Some(e)),
+            Err(e) => return Err(e),
+        };
         Ok(History {
             isolation: self.case.isolation,
             events: self.events,
@@ -136,6 +141,7 @@ impl<'a> Driver<'a> {
                 })
                 .collect(),
             final_state,
+            final_state_error,
         })
     }
 

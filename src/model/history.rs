@@ -199,6 +199,9 @@ pub struct History {
     pub outcomes: Vec<StmtOutcome>,
     pub txns: Vec<TxnOutcome>,
     pub final_state: DbState,
+    /// Why the final state could not be read (the server went away).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_state_error: Option<String>,
 }
 
 impl History {
@@ -217,6 +220,17 @@ impl History {
             .filter(|e| matches!(e.kind, EventKind::Blocked { .. }))
             .count()
     }
+    /// Whether a statement lost its connection (the server crashed or went away).
+    pub fn lost_connection(&self) -> bool {
+        self.final_state_error.is_some()
+            || self.outcomes.iter().any(|o| {
+                o.outcome
+                    .error
+                    .as_ref()
+                    .is_some_and(|e| e.class == ErrorClass::ConnectionLost)
+            })
+    }
+
     pub fn aborts(&self) -> usize {
         self.events
             .iter()

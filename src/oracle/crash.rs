@@ -26,6 +26,16 @@ pub fn check(history: &History) -> Vec<Finding> {
             evidence: json!({ "statements": hung }),
         });
     }
+    if let Some(e) = &history.final_state_error {
+        out.push(Finding {
+            oracle: "crash".into(),
+            kind: "connection-lost".into(),
+            verdict: Verdict::Violation,
+            summary: format!("the final state could not be read: {e}"),
+            evidence: json!({ "error": e }),
+        });
+        return out;
+    }
     for o in &history.outcomes {
         let Some(e) = &o.outcome.error else { continue };
         let kind = match e.class {
