@@ -28,6 +28,14 @@ pub struct EngineProfile {
     /// (its first statement), not where it committed. True for snapshot engines
     /// whose writers serialise in commit order (SQLite WAL).
     pub read_only_at_snapshot: bool,
+    /// Levels at which the engine identifies every write-write conflict (blocks
+    /// or aborts), so a final state unlike the commit-order serial replay is a
+    /// bug (WriteCheck's Assumption 1). Elsewhere the engine's design permits
+    /// such differences (semi-consistent reads and no gap locks at MariaDB RU/RC,
+    /// snapshot-evaluated writes in PostgreSQL) and `wss` findings are
+    /// classified as permitted.
+    #[serde(default)]
+    pub wss_sound: Vec<Isolation>,
     /// At SERIALIZABLE, the commit/rollback order is a valid serial order for
     /// reads too (false for PostgreSQL SSI, where a reader may serialise before a
     /// writer that committed first).
@@ -59,6 +67,7 @@ impl EngineProfile {
                 ErrorClass::Internal,
             ],
             all_errors_abort: false,
+            wss_sound: vec![Isolation::Serializable],
             read_only_at_snapshot: true,
             serializable_reads_in_commit_order: true,
         }
