@@ -121,6 +121,12 @@ impl Engine for FaultyEngine {
     fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError> {
         self.inner.final_state(schema)
     }
+    fn recover(&mut self, wait: std::time::Duration) -> Result<(), EngineError> {
+        self.inner.recover(wait)
+    }
+    fn server_log_tail(&self) -> Option<String> {
+        self.inner.server_log_tail()
+    }
 }
 
 struct FaultySession {

@@ -1,0 +1,128 @@
+//! One blocking MariaDB connection: a mysql_async [`Conn`] driven by its own
+//! current-thread tokio runtime, so that it can live on any OS thread (sessions,
+//! the lock-wait monitor, the engine's admin connection). Text protocol only.
+
+use super::errors::{classify, lost};
+use crate::engine::QueryResult;
+use crate::model::{StmtError, Value};
+use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, Opts, Row};
+use std::time::Duration;
+use tokio::runtime::Runtime;
+
+/// How long connecting may take before the server counts as unreachable.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long a polite disconnect may take.
+const DISCONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+
+pub struct Link {
+    rt: Runtime,
+    conn: Option<Conn>,
+}
+
+impl Link {
+    /// Connects with `opts`; the error is a short reason without credentials.
+    pub fn connect(opts: &Opts) -> Result<Link, String> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("tokio runtime: {e}"))?;
+        let conn = rt.block_on(async {
+            match tokio::time::timeout(CONNECT_TIMEOUT, Conn::new(opts.clone())).await {
+                Ok(Ok(c)) => Ok(c),
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(_) => Err(format!("no answer within {CONNECT_TIMEOUT:?}")),
+            }
+        })?;
+        Ok(Link {
+            rt,
+            conn: Some(conn),
+        })
+    }
+
+    /// The server's id of this connection (`CONNECTION_ID()`).
+    pub fn id(&self) -> u64 {
+        self.conn.as_ref().map_or(0, |c| u64::from(c.id()))
+    }
+
+    /// Runs one SQL text (possibly several statements: every result set is
+    /// consumed, the first one with columns is returned). `affected` is the
+    /// number of rows returned, or the server's affected-rows count when the
+    /// text returned no result set.
+    pub fn query(&mut self, sql: &str) -> Result<QueryResult, StmtError> {
+        let Some(conn) = self.conn.as_mut() else {
+            return Err(lost("the connection was lost earlier"));
+        };
+        let result = self.rt.block_on(run_text(conn, sql));
+        if let Err(e) = &result {
+            if e.class == crate::model::ErrorClass::ConnectionLost && e.code != "client" {
+                // The stream is unusable; later calls fail fast.
+                if let Some(c) = self.conn.take() {
+                    drop(c);
+                }
+            }
+        }
+        result
+    }
+
+    /// Runs a (multi-statement) text, discarding results.
+    pub fn batch(&mut self, sql: &str) -> Result<(), StmtError> {
+        self.query(sql).map(|_| ())
+    }
+}
+
+async fn run_text(conn: &mut Conn, sql: &str) -> Result<QueryResult, StmtError> {
+    let mut res = conn.query_iter(sql).await.map_err(|e| classify(&e))?;
+    let mut out: Option<QueryResult> = None;
+    let mut affected = 0;
+    loop {
+        let has_columns = !res.columns_ref().is_empty();
+        if !has_columns {
+            // Read before collecting: moving to the next result set replaces it.
+            affected = res.affected_rows();
+        }
+        let rows: Vec<Row> = res.collect().await.map_err(|e| classify(&e))?;
+        if has_columns && out.is_none() {
+            let rows: Vec<Vec<Value>> = rows.into_iter().map(convert_row).collect();
+            out = Some(QueryResult {
+                affected: rows.len() as u64,
+                rows,
+            });
+        }
+        if res.is_empty() {
+            break;
+        }
+    }
+    Ok(out.unwrap_or(QueryResult {
+        rows: Vec::new(),
+        affected,
+    }))
+}
+
+fn convert_row(row: Row) -> Vec<Value> {
+    row.unwrap().into_iter().map(convert_value).collect()
+}
+
+/// Text-protocol values: NULL or bytes, normalised by [`Value::from_db_text`].
+fn convert_value(v: mysql_async::Value) -> Value {
+    use mysql_async::Value as V;
+    match v {
+        V::NULL => Value::Null,
+        V::Bytes(b) => Value::from_db_text(&String::from_utf8_lossy(&b)),
+        V::Int(i) => Value::Int(i),
+        V::UInt(u) => Value::from_db_text(&u.to_string()),
+        V::Float(f) => Value::from_db_text(&f.to_string()),
+        V::Double(f) => Value::from_db_text(&f.to_string()),
+        other => Value::Text(other.as_sql(true).trim_matches('\'').to_string()),
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            let _ = self.rt.block_on(async {
+                tokio::time::timeout(DISCONNECT_TIMEOUT, conn.disconnect()).await
+            });
+        }
+    }
+}

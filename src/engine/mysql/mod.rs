@@ -1,0 +1,400 @@
+//! MariaDB/MySQL over its wire protocol (mysql_async, text protocol).
+//!
+//! Each [`MysqlEngine`] works in a private database `txfuzz_<pid>_<n>` (created on
+//! connect, dropped when the engine is dropped), so several engines can share one
+//! server. It holds an admin connection (load, reset, final state) and a
+//! lock-wait monitor ([`monitor::InnodbProbe`]) on a connection of its own; every
+//! session gets a new dedicated connection. Connections are blocking wrappers
+//! around mysql_async, each with its own current-thread tokio runtime
+//! ([`link::Link`]), so sessions can run on the executor's threads.
+
+mod errors;
+mod link;
+mod monitor;
+mod session;
+
+pub use errors::class_of;
+pub use monitor::lock_waits;
+
+use super::server::{Monitor, Registry};
+use super::{Engine, EngineError, EngineProfile, Session, WaitSignal};
+use crate::model::{
+    DbState, EngineInfo, ErrorClass, Isolation, Schema, TableData, TestCase, Value,
+};
+use crate::sql::{self, Dialect};
+use link::Link;
+use monitor::{Activity, InnodbProbe};
+use mysql_async::{Opts, OptsBuilder};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How often the monitor asks the server about lock waits.
+const MONITOR_POLL: Duration = Duration::from_millis(2);
+
+/// Connects to the server named by `url` (may hold a password: never print it).
+pub fn open(url: &str) -> Result<Box<dyn Engine>, EngineError> {
+    Ok(Box::new(MysqlEngine::connect(url)?))
+}
+
+pub struct MysqlEngine {
+    /// Options for connections to the private database.
+    opts: Opts,
+    database: String,
+    admin: Link,
+    registry: Arc<Registry>,
+    activity: Arc<Activity>,
+    monitor: Option<Monitor>,
+    info: EngineInfo,
+    profile: EngineProfile,
+    log_error: Option<String>,
+    loaded: Option<(Schema, Vec<TableData>)>,
+}
+
+static NEXT_DB: AtomicU32 = AtomicU32::new(0);
+
+/// An admin-connection failure: a lost connection (the server went away) is
+/// `Lost`, so campaigns treat it as a crash; anything else is a setup error.
+fn setup(what: &str, e: crate::model::StmtError) -> EngineError {
+    if e.class == ErrorClass::ConnectionLost {
+        return EngineError::Lost(format!("{what}: {} {}", e.code, e.message));
+    }
+    EngineError::Setup(format!("{what}: {} {}", e.code, e.message))
+}
+
+impl MysqlEngine {
+    pub fn connect(url: &str) -> Result<MysqlEngine, EngineError> {
+        let redacted = super::url::redact(url);
+        let connect_err = |reason: String| EngineError::Connect {
+            url: redacted.clone(),
+            reason,
+        };
+        let driver_url = match url.split_once("://") {
+            Some(("mariadb", rest)) => format!("mysql://{rest}"),
+            _ => url.to_string(),
+        };
+        let base =
+            Opts::from_url(&driver_url).map_err(|e| connect_err(format!("invalid URL: {e}")))?;
+        let scrub = |reason: String| match base.pass() {
+            Some(p) if !p.is_empty() => reason.replace(p, "***"),
+            _ => reason,
+        };
+        let bootstrap: Opts = OptsBuilder::from_opts(base.clone())
+            .db_name(None::<String>)
+            .into();
+        let mut admin = Link::connect(&bootstrap).map_err(|e| connect_err(scrub(e)))?;
+        let database = format!(
+            "txfuzz_{}_{}",
+            std::process::id(),
+            NEXT_DB.fetch_add(1, Ordering::SeqCst)
+        );
+        admin
+            .batch(&format!(
+                "DROP DATABASE IF EXISTS {database}; CREATE DATABASE {database}; USE {database}"
+            ))
+            .map_err(|e| setup("creating the private database", e))?;
+        let opts: Opts = OptsBuilder::from_opts(base)
+            .db_name(Some(database.clone()))
+            .into();
+        // Lets the monitor name the blocker of a lock wait (best effort: needs
+        // SUPER; only changes what SHOW ENGINE INNODB STATUS prints).
+        let _ = admin.batch("SET GLOBAL innodb_status_output_locks = ON");
+        let version = scalar(&mut admin, "SELECT VERSION()")?;
+        let settings = read_settings(&mut admin)?;
+        let log_error = scalar(&mut admin, "SELECT @@log_error").ok();
+        let datadir = scalar(&mut admin, "SELECT @@datadir").ok();
+        let log_error = log_error.filter(|p| !p.is_empty()).map(|p| {
+            if p.starts_with('/') {
+                p
+            } else {
+                format!(
+                    "{}/{}",
+                    datadir.unwrap_or_default().trim_end_matches('/'),
+                    p
+                )
+            }
+        });
+        let name = if version.to_ascii_lowercase().contains("mariadb") {
+            "mariadb"
+        } else {
+            "mysql"
+        };
+        let profile = profile(&settings);
+        let registry = Arc::new(Registry::default());
+        let activity = Arc::new(Activity::default());
+        let mut engine = MysqlEngine {
+            opts,
+            database,
+            admin,
+            registry,
+            activity,
+            monitor: None,
+            info: EngineInfo {
+                name: name.into(),
+                version,
+                url: redacted,
+                settings,
+            },
+            profile,
+            log_error,
+            loaded: None,
+        };
+        engine.start_monitor();
+        Ok(engine)
+    }
+
+    /// The private database this engine works in.
+    pub fn database(&self) -> &str {
+        &self.database
+    }
+
+    fn start_monitor(&mut self) {
+        self.monitor = None;
+        let probe = InnodbProbe::new(self.opts.clone(), self.activity.clone());
+        self.monitor = Some(Monitor::spawn(
+            self.registry.clone(),
+            Box::new(probe),
+            MONITOR_POLL,
+        ));
+    }
+
+    fn connect_err(&self, reason: String) -> EngineError {
+        EngineError::Connect {
+            url: self.info.url.clone(),
+            reason,
+        }
+    }
+
+    /// `SET FOREIGN_KEY_CHECKS=0; BEGIN; DELETE ...; INSERT ...; COMMIT`: one
+    /// round trip, one commit.
+    fn fill_sql(schema: &Schema, data: &[TableData], delete: bool) -> String {
+        let mut batch = String::from("SET FOREIGN_KEY_CHECKS=0; BEGIN;\n");
+        if delete {
+            for t in &schema.tables {
+                batch.push_str(&format!("DELETE FROM {};\n", t.name));
+            }
+        }
+        for t in &schema.tables {
+            if let Some(d) = data.iter().find(|d| d.table == t.name) {
+                if let Some(ins) = sql::insert_rows(Dialect::Mysql, t, &d.rows) {
+                    batch.push_str(&ins);
+                    batch.push_str(";\n");
+                }
+            }
+        }
+        batch.push_str("COMMIT; SET FOREIGN_KEY_CHECKS=1");
+        batch
+    }
+
+    fn run_fill(&mut self, sql: &str) -> Result<(), EngineError> {
+        self.admin.batch(sql).map_err(|e| {
+            let _ = self.admin.batch("ROLLBACK; SET FOREIGN_KEY_CHECKS=1");
+            if e.class == ErrorClass::ConnectionLost {
+                EngineError::Lost(format!("{} {}", e.code, e.message))
+            } else {
+                setup("initial rows rejected", e)
+            }
+        })
+    }
+}
+
+fn scalar(link: &mut Link, q: &str) -> Result<String, EngineError> {
+    let r = link.query(q).map_err(|e| setup(q, e))?;
+    Ok(match r.rows.first().and_then(|r| r.first()) {
+        Some(Value::Text(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(Value::Int(i)) => i.to_string(),
+        Some(v) => format!("{v:?}"),
+    })
+}
+
+/// Server settings that change transaction semantics.
+fn read_settings(link: &mut Link) -> Result<BTreeMap<String, String>, EngineError> {
+    let q = "SHOW VARIABLES WHERE Variable_name IN ('tx_isolation', 'transaction_isolation', \
+             'innodb_snapshot_isolation', 'innodb_lock_wait_timeout', 'autocommit', \
+             'innodb_deadlock_detect', 'innodb_rollback_on_timeout', 'lock_wait_timeout')";
+    let r = link.query(q).map_err(|e| setup("reading settings", e))?;
+    let text = |v: Option<&Value>| match v {
+        Some(Value::Text(s)) => s.clone(),
+        Some(Value::Int(i)) => i.to_string(),
+        Some(other) => format!("{other:?}"),
+        None => String::new(),
+    };
+    Ok(r.rows
+        .iter()
+        .map(|row| (text(row.first()), text(row.get(1))))
+        .collect())
+}
+
+/// MariaDB/InnoDB error scopes:
+/// - 1213 deadlock: InnoDB rolls back the whole victim transaction.
+/// - 1020 snapshot conflict (innodb_snapshot_isolation): treated as aborting,
+///   txfuzz issues ROLLBACK.
+/// - 1317 KILL QUERY: the server rolls back only the statement, but txfuzz only
+///   cancels blocked or hung statements and then ends their transaction.
+/// - 1205 lock wait timeout: statement only, unless innodb_rollback_on_timeout=ON.
+/// - Lost connections end the transaction; everything else is statement-level.
+///
+/// SERIALIZABLE is two-phase locking (plain SELECTs become locking reads), so the
+/// commit order is a valid serial order for reads too. No snapshot rule for
+/// read-only transactions: RR snapshots start at the first read, not at BEGIN,
+/// and RC/RU have none.
+fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
+    let mut aborting = vec![
+        ErrorClass::Deadlock,
+        ErrorClass::SnapshotConflict,
+        ErrorClass::Cancelled,
+        ErrorClass::ConnectionLost,
+    ];
+    if settings
+        .get("innodb_rollback_on_timeout")
+        .is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1")
+    {
+        aborting.push(ErrorClass::LockWaitTimeout);
+    }
+    EngineProfile {
+        isolations: Isolation::ALL.to_vec(),
+        aborting_errors: aborting,
+        all_errors_abort: false,
+        // RU/RC use semi-consistent reads and no gap locks: write predicates
+        // may miss rows a serial execution would hit (WriteCheck 6.4).
+        wss_sound: vec![Isolation::RepeatableRead, Isolation::Serializable],
+        read_only_at_snapshot: false,
+        serializable_reads_in_commit_order: true,
+    }
+}
+
+impl Engine for MysqlEngine {
+    fn info(&self) -> &EngineInfo {
+        &self.info
+    }
+    fn dialect(&self) -> Dialect {
+        Dialect::Mysql
+    }
+    fn profile(&self) -> &EngineProfile {
+        &self.profile
+    }
+
+    fn load(&mut self, case: &TestCase) -> Result<(), EngineError> {
+        self.loaded = None;
+        let tables = self
+            .admin
+            .query("SHOW TABLES")
+            .map_err(|e| setup("listing tables", e))?;
+        let mut ddl = String::from("SET FOREIGN_KEY_CHECKS=0;\n");
+        for row in &tables.rows {
+            if let Some(Value::Text(name)) = row.first() {
+                ddl.push_str(&sql::drop_table(Dialect::Mysql, &format!("`{name}`")));
+                ddl.push_str(";\n");
+            }
+        }
+        for t in &case.schema.tables {
+            for s in sql::create_table(Dialect::Mysql, t) {
+                ddl.push_str(&s);
+                ddl.push_str(";\n");
+            }
+        }
+        ddl.push_str("SET FOREIGN_KEY_CHECKS=1");
+        self.admin.batch(&ddl).map_err(|e| {
+            let _ = self.admin.batch("SET FOREIGN_KEY_CHECKS=1");
+            setup("schema rejected", e)
+        })?;
+        self.run_fill(&Self::fill_sql(&case.schema, &case.data, false))?;
+        self.loaded = Some((case.schema.clone(), case.data.clone()));
+        Ok(())
+    }
+
+    fn reset(&mut self) -> Result<(), EngineError> {
+        let Some((schema, data)) = &self.loaded else {
+            return Err(EngineError::Setup("reset before load".into()));
+        };
+        let sql = Self::fill_sql(schema, data, true);
+        self.run_fill(&sql)
+    }
+
+    fn open_session(
+        &mut self,
+        isolation: Isolation,
+        signal: Arc<WaitSignal>,
+    ) -> Result<Box<dyn Session>, EngineError> {
+        let mut link = Link::connect(&self.opts).map_err(|e| self.connect_err(e))?;
+        for s in sql::session_setup(Dialect::Mysql, isolation) {
+            link.batch(&s).map_err(|e| setup("session setup", e))?;
+        }
+        Ok(Box::new(session::MysqlSession::new(
+            link,
+            self.opts.clone(),
+            self.registry.clone(),
+            self.activity.clone(),
+            signal,
+        )))
+    }
+
+    fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError> {
+        let mut state = DbState::new();
+        for t in &schema.tables {
+            let q = sql::select_state(Dialect::Mysql, t);
+            let mut rows = self
+                .admin
+                .query(&q)
+                .map_err(|e| match e.class {
+                    ErrorClass::ConnectionLost => EngineError::Lost(e.message),
+                    _ => EngineError::Setup(format!("reading {}: {}", t.name, e.message)),
+                })?
+                .rows;
+            rows.sort();
+            state.insert(t.name.clone(), rows);
+        }
+        Ok(state)
+    }
+
+    fn recover(&mut self, wait: Duration) -> Result<(), EngineError> {
+        let deadline = Instant::now() + wait;
+        let bootstrap: Opts = OptsBuilder::from_opts(self.opts.clone())
+            .db_name(None::<String>)
+            .into();
+        loop {
+            let attempt = Link::connect(&bootstrap).and_then(|mut l| {
+                l.batch(&format!(
+                    "CREATE DATABASE IF NOT EXISTS {db}; USE {db}",
+                    db = self.database
+                ))
+                .map_err(|e| e.message)?;
+                Ok(l)
+            });
+            match attempt {
+                Ok(l) => {
+                    self.admin = l;
+                    self.start_monitor();
+                    return Ok(());
+                }
+                Err(e) if Instant::now() >= deadline => return Err(self.connect_err(e)),
+                Err(_) => std::thread::sleep(Duration::from_millis(200)),
+            }
+        }
+    }
+
+    fn server_log_tail(&self) -> Option<String> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = std::fs::File::open(self.log_error.as_ref()?).ok()?;
+        let len = f.metadata().ok()?.len();
+        f.seek(SeekFrom::Start(len.saturating_sub(16 * 1024)))
+            .ok()?;
+        let mut buf = Vec::new();
+        f.read_to_end(&mut buf).ok()?;
+        let text = String::from_utf8_lossy(&buf);
+        let lines: Vec<&str> = text.lines().collect();
+        let from = lines.len().saturating_sub(20);
+        Some(lines[from..].join("\n"))
+    }
+}
+
+impl Drop for MysqlEngine {
+    fn drop(&mut self) {
+        self.monitor = None;
+        let _ = self
+            .admin
+            .batch(&format!("DROP DATABASE IF EXISTS {}", self.database));
+    }
+}

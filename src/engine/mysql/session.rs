@@ -1,0 +1,107 @@
+//! A MariaDB session: one dedicated connection per transaction, registered with
+//! the engine's lock-wait monitor by its connection id.
+
+use super::errors::classify;
+use super::link::Link;
+use super::monitor::Activity;
+use crate::engine::server::Registry;
+use crate::engine::{Canceller, QueryResult, Session, WaitSignal};
+use crate::instrument::{self, Prepared};
+use crate::model::{Outcome, StmtError};
+use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, Opts};
+use std::sync::Arc;
+
+pub struct MysqlSession {
+    link: Link,
+    id: u64,
+    opts: Opts,
+    registry: Arc<Registry>,
+    activity: Arc<Activity>,
+}
+
+impl MysqlSession {
+    /// Registers an open connection (already set up) as a session.
+    pub fn new(
+        link: Link,
+        opts: Opts,
+        registry: Arc<Registry>,
+        activity: Arc<Activity>,
+        signal: Arc<WaitSignal>,
+    ) -> MysqlSession {
+        let id = link.id();
+        registry.register(id, signal);
+        MysqlSession {
+            link,
+            id,
+            opts,
+            registry,
+            activity,
+        }
+    }
+}
+
+impl Session for MysqlSession {
+    fn query(&mut self, sql: &str) -> Result<QueryResult, StmtError> {
+        self.activity.step(self.id);
+        self.registry.set_running(self.id, true);
+        let result = self.link.query(sql);
+        self.registry.set_running(self.id, false);
+        self.activity.step(self.id);
+        result
+    }
+
+    fn run(&mut self, p: &Prepared) -> Outcome {
+        instrument::run_prepared(self, p)
+    }
+
+    fn canceller(&self) -> Arc<dyn Canceller> {
+        Arc::new(KillQuery {
+            opts: self.opts.clone(),
+            id: self.id,
+        })
+    }
+}
+
+impl Drop for MysqlSession {
+    fn drop(&mut self) {
+        self.registry.unregister(self.id);
+        self.activity.forget(self.id);
+    }
+}
+
+/// Cancels a session's running statement with `KILL QUERY id` from a connection
+/// of its own (opened on demand: cancelling is rare). The statement fails with
+/// 1317 (ER_QUERY_INTERRUPTED), which the session reports as usual.
+struct KillQuery {
+    opts: Opts,
+    id: u64,
+}
+
+impl Canceller for KillQuery {
+    fn cancel(&self) {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        let id = self.id;
+        let opts = self.opts.clone();
+        let res: Result<(), String> = rt.block_on(async move {
+            let mut conn = tokio::time::timeout(super::link::CONNECT_TIMEOUT, Conn::new(opts))
+                .await
+                .map_err(|_| "connect timeout".to_string())?
+                .map_err(|e| e.to_string())?;
+            let r = conn
+                .query_drop(format!("KILL QUERY {id}"))
+                .await
+                .map_err(|e| classify(&e).message);
+            let _ = conn.disconnect().await;
+            r
+        });
+        if let Err(e) = res {
+            tracing::warn!("KILL QUERY {id} failed: {e}");
+        }
+    }
+}

@@ -1,0 +1,417 @@
+//! The MariaDB engine against a live server (`TXFUZZ_MYSQL_URL`): blocking is
+//! reported by the server (fast, with the blocker), non-conflicting statements
+//! never block, deadlocks abort, cancellation is clean, instrumentation and
+//! error codes work, reset restores the initial state, and the wss oracle
+//! reports nothing on serialisable scripted cases.
+
+use std::time::{Duration, Instant};
+use txfuzz::campaign::run_case;
+use txfuzz::engine::mysql::MysqlEngine;
+use txfuzz::engine::{Engine, EngineError, WaitSignal};
+use txfuzz::exec::{execute, ExecOptions};
+use txfuzz::model::{
+    ErrorClass, EventKind, History, Isolation, Stmt, StmtRef, TestCase, TxnEnd, Value,
+};
+use txfuzz::oracle::{CheckStats, OracleKind};
+use txfuzz::testkit::*;
+
+fn url() -> String {
+    std::env::var("TXFUZZ_MYSQL_URL")
+        .expect("TXFUZZ_MYSQL_URL is not set: scripts/test.sh provisions MariaDB and exports it")
+}
+
+fn engine() -> MysqlEngine {
+    MysqlEngine::connect(&url()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn at(txn: u32, index: u32) -> StmtRef {
+    StmtRef { txn, index }
+}
+
+fn with_iso(mut case: TestCase, iso: Isolation) -> TestCase {
+    case.isolation = iso;
+    case
+}
+
+fn run(case: &TestCase) -> History {
+    let mut e = engine();
+    e.load(case).unwrap();
+    execute(&mut e, case, &ExecOptions::default()).unwrap()
+}
+
+fn event_at(h: &History, r: StmtRef, pred: impl Fn(&EventKind) -> bool) -> Option<(usize, u64)> {
+    h.events
+        .iter()
+        .enumerate()
+        .find(|(_, e)| e.stmt == r && pred(&e.kind))
+        .map(|(i, e)| (i, e.at_us))
+}
+
+fn completed(h: &History, r: StmtRef) -> Option<usize> {
+    event_at(h, r, |k| matches!(k, EventKind::Completed { .. })).map(|(i, _)| i)
+}
+
+#[test]
+fn second_writer_blocks_fast_behind_the_first() {
+    let case = with_iso(
+        kv_case(
+            &[(1, 10), (2, 20)],
+            vec![
+                committed(vec![add("t", 1, 1)]),
+                committed(vec![add("t", 1, 5)]),
+            ],
+            "1 1 2 2 1 2",
+        ),
+        Isolation::RepeatableRead,
+    );
+    let h = run(&case);
+    let (sub_i, sub_us) = event_at(&h, at(2, 1), |k| *k == EventKind::Submitted).unwrap();
+    let (blk_i, blk_us) = event_at(&h, at(2, 1), |k| matches!(k, EventKind::Blocked { .. }))
+        .unwrap_or_else(|| panic!("T2's UPDATE must be reported blocked: {:#?}", h.events));
+    assert_eq!(
+        h.events[blk_i].kind,
+        EventKind::Blocked { blocker: Some(1) },
+        "{:#?}",
+        h.events
+    );
+    let latency = blk_us - sub_us;
+    eprintln!("blocked-detection latency: {latency} us");
+    assert!(latency < 50_000, "{latency} us");
+    let t1_commit = completed(&h, at(1, 2)).unwrap();
+    let t2_update = completed(&h, at(2, 1)).unwrap();
+    assert!(sub_i < blk_i && blk_i < t1_commit && t1_commit < t2_update);
+    assert_eq!(h.txn_end(1), Some(TxnEnd::Committed));
+    assert_eq!(h.txn_end(2), Some(TxnEnd::Committed));
+    assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(16)));
+    assert_eq!(value_of(&h.final_state, "t", 2), Some(Value::Int(20)));
+    assert_eq!(h.final_state["t"][0][1], Value::Text("0,2,5".into()));
+}
+
+#[test]
+fn non_conflicting_statements_never_block() {
+    let case = with_iso(
+        kv_case(
+            &[(1, 10), (2, 20)],
+            vec![
+                committed(vec![add("t", 1, 1), select("t", None)]),
+                committed(vec![
+                    add("t", 2, 1),
+                    select("t", Some(1)),
+                    select("t", None),
+                ]),
+                committed(vec![select("t", None)]),
+            ],
+            "1 2 1 2 3 2 1 3 2 1 2 3",
+        ),
+        Isolation::RepeatableRead,
+    );
+    let h = run(&case);
+    assert_eq!(h.blocked_events(), 0, "{:#?}", h.events);
+    assert_eq!(h.aborts(), 0);
+    // T2 does not see T1's uncommitted write.
+    let o = h.outcome(at(2, 2)).unwrap();
+    assert_eq!(o.rows, vec![vec![Value::Int(1), Value::Int(10)]]);
+    assert_eq!(o.reads[0].wl, "0");
+    assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(11)));
+    assert_eq!(value_of(&h.final_state, "t", 2), Some(Value::Int(21)));
+}
+
+#[test]
+fn deadlock_aborts_one_transaction() {
+    let case = with_iso(
+        kv_case(
+            &[(1, 10), (2, 20)],
+            vec![
+                committed(vec![add("t", 1, 1), add("t", 2, 1)]),
+                committed(vec![add("t", 2, 10), add("t", 1, 10)]),
+            ],
+            "1 2 1 2 1 2 1 2",
+        ),
+        Isolation::RepeatableRead,
+    );
+    let h = run(&case);
+    let deadlocked: Vec<_> = h
+        .outcomes
+        .iter()
+        .filter(|o| {
+            o.outcome
+                .error
+                .as_ref()
+                .is_some_and(|e| e.class == ErrorClass::Deadlock)
+        })
+        .collect();
+    assert_eq!(deadlocked.len(), 1, "{:#?}", h.outcomes);
+    let victim = deadlocked[0].stmt.txn;
+    let survivor = 3 - victim;
+    assert_eq!(h.txn_end(victim), Some(TxnEnd::Aborted));
+    assert_eq!(h.txn_end(survivor), Some(TxnEnd::Committed));
+    let (a, b) = if survivor == 1 { (11, 21) } else { (20, 30) };
+    assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(a)));
+    assert_eq!(value_of(&h.final_state, "t", 2), Some(Value::Int(b)));
+}
+
+#[test]
+fn a_cancelled_blocked_statement_never_runs_later() {
+    let case = kv_case(&[(1, 10)], vec![], "");
+    let mut e = engine();
+    e.load(&case).unwrap();
+    let iso = Isolation::RepeatableRead;
+    let mut holder = e.open_session(iso, WaitSignal::new()).unwrap();
+    holder.query("BEGIN").unwrap();
+    holder.query("UPDATE t SET v = 1 WHERE k = 1").unwrap();
+    let signal = WaitSignal::new();
+    let mut waiter = e.open_session(iso, signal.clone()).unwrap();
+    let canceller = waiter.canceller();
+    let worker = std::thread::spawn(move || {
+        let r = waiter.query("UPDATE t SET v = 777 WHERE k = 1");
+        (r, waiter)
+    });
+    let start = Instant::now();
+    while signal.ticks() == 0 {
+        assert!(start.elapsed() < Duration::from_secs(5), "never blocked");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    canceller.cancel();
+    let (r, mut waiter) = worker.join().unwrap();
+    let err = r.unwrap_err();
+    assert_eq!(err.class, ErrorClass::Cancelled, "{err:?}");
+    assert!(err.code.starts_with("1317"), "{err:?}");
+    // The connection is usable again; its transaction is rolled back by txfuzz.
+    waiter.query("ROLLBACK").unwrap();
+    holder.query("COMMIT").unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let state = e.final_state(&case.schema).unwrap();
+    assert_eq!(value_of(&state, "t", 1), Some(Value::Int(1)));
+}
+
+#[test]
+fn instrumentation_reports_writes() {
+    let case = with_iso(
+        kv_case(
+            &[(1, 10), (2, 20)],
+            vec![committed(vec![
+                add("t", 1, 1),
+                insert("t", 50, 3, 30),
+                delete("t", 2),
+                add("t", 1, 1),
+            ])],
+            "1 1 1 1 1 1",
+        ),
+        Isolation::RepeatableRead,
+    );
+    let h = run(&case);
+    let upd = h.outcome(at(1, 1)).unwrap();
+    assert!(upd.ok(), "{upd:?}");
+    assert_eq!(upd.writes.len(), 1, "{upd:?}");
+    assert_eq!(upd.writes[0].rid, 1);
+    assert_eq!(upd.writes[0].before.as_deref(), Some("0"));
+    assert_eq!(upd.writes[0].after.as_deref(), Some("0,2"));
+    let ins = h.outcome(at(1, 2)).unwrap();
+    assert_eq!(ins.writes.len(), 1, "{ins:?}");
+    assert_eq!(ins.writes[0].before, None);
+    assert_eq!(ins.writes[0].after.as_deref(), Some("3"));
+    let del = h.outcome(at(1, 3)).unwrap();
+    assert_eq!(del.writes.len(), 1, "{del:?}");
+    assert_eq!(del.writes[0].rid, 2);
+    assert_eq!(del.writes[0].before.as_deref(), Some("0"));
+    assert_eq!(del.writes[0].after, None);
+    let upd2 = h.outcome(at(1, 4)).unwrap();
+    assert_eq!(upd2.writes[0].before.as_deref(), Some("0,2"));
+    assert_eq!(upd2.writes[0].after.as_deref(), Some("0,2,5"));
+    assert_eq!(h.final_state["t"].len(), 2);
+}
+
+#[test]
+fn errors_are_classified_by_code() {
+    let case = with_iso(
+        kv_case(
+            &[(1, 10)],
+            vec![committed(vec![insert("t", 100, 1, 5), add("t", 1, 1)])],
+            "1 1 1 1",
+        ),
+        Isolation::RepeatableRead,
+    );
+    let h = run(&case);
+    let err = h.outcome(at(1, 1)).unwrap().error.clone().unwrap();
+    assert_eq!(err.class, ErrorClass::DuplicateKey, "{err:?}");
+    assert!(err.code.starts_with("1062"), "{err:?}");
+    assert_eq!(h.txn_end(1), Some(TxnEnd::Committed));
+    assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(11)));
+
+    let mut e = engine();
+    e.load(&case).unwrap();
+    let mut s = e
+        .open_session(Isolation::RepeatableRead, WaitSignal::new())
+        .unwrap();
+    let syntax = s.query("SELEC 1").unwrap_err();
+    assert_eq!(syntax.class, ErrorClass::Syntax, "{syntax:?}");
+    let nn = s.query("INSERT INTO t (rid, wl, k, v) VALUES (9, '0', NULL, 1)");
+    assert_eq!(nn.unwrap_err().class, ErrorClass::NotNullViolation);
+}
+
+#[test]
+fn unreachable_server_is_a_connect_error_without_password() {
+    let start = Instant::now();
+    let err = match MysqlEngine::connect("mysql://root:secret@127.0.0.1:1/x") {
+        Err(e) => e,
+        Ok(_) => panic!("connected to port 1"),
+    };
+    assert!(matches!(err, EngineError::Connect { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(!msg.contains("secret"), "{msg}");
+    assert!(msg.contains("***"), "{msg}");
+    assert!(start.elapsed() < Duration::from_secs(10));
+    let err = match txfuzz::engine::open(Some("mariadb://root:secret@127.0.0.1:1/x")) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("connected to port 1"),
+    };
+    assert!(!err.contains("secret"), "{err}");
+}
+
+#[test]
+fn engine_info_and_private_database() {
+    let a = engine();
+    let b = engine();
+    assert_ne!(a.database(), b.database());
+    let info = a.info();
+    assert!(info.name == "mariadb" || info.name == "mysql");
+    assert!(!info.version.is_empty());
+    assert!(
+        info.settings.contains_key("innodb_lock_wait_timeout"),
+        "{info:?}"
+    );
+    assert_eq!(a.profile().isolations, Isolation::ALL.to_vec());
+}
+
+#[test]
+fn reset_restores_the_initial_state() {
+    let case = with_iso(
+        kv_case(
+            &[(1, 10), (2, 20)],
+            vec![committed(vec![
+                add("t", 1, 1),
+                delete("t", 2),
+                insert("t", 9, 5, 50),
+            ])],
+            "1 1 1 1 1",
+        ),
+        Isolation::RepeatableRead,
+    );
+    let mut e = engine();
+    e.load(&case).unwrap();
+    let initial = e.final_state(&case.schema).unwrap();
+    let h = execute(&mut e, &case, &ExecOptions::default()).unwrap();
+    assert_ne!(h.final_state, initial);
+    e.reset().unwrap();
+    assert_eq!(e.final_state(&case.schema).unwrap(), initial);
+}
+
+/// Three tables of 8 rows each: the median of 200 resets.
+#[test]
+fn reset_is_fast() {
+    let mut case = kv_case(
+        &(1..=8).map(|k| (k, k * 10)).collect::<Vec<_>>(),
+        vec![],
+        "",
+    );
+    let base = case.schema.tables[0].clone();
+    let data = case.data[0].clone();
+    for (i, name) in ["u", "w"].iter().enumerate() {
+        let mut t = base.clone();
+        t.name = (*name).into();
+        case.schema.tables.push(t);
+        let mut d = data.clone();
+        d.table = (*name).into();
+        for r in &mut d.rows {
+            r.rid += 100 * (i as i64 + 1);
+        }
+        case.data.push(d);
+    }
+    let mut e = engine();
+    e.load(&case).unwrap();
+    let mut times: Vec<Duration> = (0..200)
+        .map(|_| {
+            let t = Instant::now();
+            e.reset().unwrap();
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    eprintln!("reset median {:?}, p90 {:?}", times[100], times[180]);
+    assert!(times[100] < Duration::from_millis(100), "{:?}", times[100]);
+    assert_eq!(e.final_state(&case.schema).unwrap()["w"].len(), 8);
+}
+
+fn overlapping_updates() -> TestCase {
+    kv_case(
+        &[(1, 10), (2, 20)],
+        vec![
+            committed(vec![add("t", 1, 1)]),
+            committed(vec![add("t", 1, 5), select("t", None)]),
+        ],
+        "1 2 1 1 2 2 2",
+    )
+}
+
+fn update_after_concurrent_commit() -> TestCase {
+    kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![add("t", 1, 1), select("t", None)]),
+            committed(vec![add("t", 1, 5)]),
+        ],
+        "1 2 2 2 1 1 1",
+    )
+}
+
+fn disjoint_writers_and_a_reader() -> TestCase {
+    kv_case(
+        &[(1, 10), (2, 20)],
+        vec![
+            committed(vec![add("t", 1, 1)]),
+            committed(vec![add("t", 2, 2)]),
+            autocommit(vec![select("t", None)]),
+        ],
+        "1 2 1 2 1 2 3",
+    )
+}
+
+fn rolled_back_writer() -> TestCase {
+    kv_case(
+        &[(1, 10)],
+        vec![
+            (false, vec![Stmt::Begin, set("t", 1, 99), Stmt::Rollback]),
+            committed(vec![add("t", 1, 1), select("t", Some(1))]),
+        ],
+        "1 1 2 2 1 2 2",
+    )
+}
+
+#[test]
+fn wss_finds_nothing_on_serialisable_cases() {
+    let mut e = engine();
+    for iso in Isolation::ALL {
+        for case in [
+            overlapping_updates(),
+            update_after_concurrent_commit(),
+            disjoint_writers_and_a_reader(),
+            rolled_back_writer(),
+        ] {
+            let case = with_iso(case, iso);
+            let mut stats = CheckStats::default();
+            let (h, findings) = run_case(
+                &mut e,
+                &case,
+                &[OracleKind::Wss],
+                &ExecOptions::default(),
+                &mut stats,
+            )
+            .unwrap();
+            assert!(
+                findings.is_empty(),
+                "{iso:?}: {findings:#?}\n{:#?}",
+                h.events
+            );
+        }
+    }
+}
