@@ -132,6 +132,7 @@ pub fn run_campaign(
         let case = generate_case(cfg.seed, index, &gen_cfg);
         summary.note_case(&case);
         let mut stats = CheckStats::default();
+        let case_start = Instant::now();
         let (history, findings) = match run_case(engine, &case, &cfg.oracles, &cfg.exec, &mut stats)
         {
             Ok(done) => done,
@@ -141,6 +142,12 @@ pub fn run_campaign(
             Err(e) => return Err(e.into()),
         };
         let crashed = history.lost_connection();
+        tracing::debug!(
+            case = case.index,
+            ms = case_start.elapsed().as_millis() as u64,
+            blocked = history.blocked_events(),
+            "case done"
+        );
         summary.note_history(&history, &stats);
         for f in findings {
             let rec = FindingRecord {

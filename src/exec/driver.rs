@@ -381,7 +381,13 @@ impl<'a> Driver<'a> {
                 matches!(self.state.get(&t), Some(State::Blocked { .. }))
                     && self.signal_ticks(t) < m + 2
             });
-            if !unresolved || Instant::now() > deadline {
+            if !unresolved {
+                return;
+            }
+            if Instant::now() > deadline {
+                tracing::warn!(
+                    "settle: blocked statements neither resumed nor re-confirmed waiting"
+                );
                 return;
             }
             self.pump(POLL);
@@ -409,6 +415,7 @@ impl<'a> Driver<'a> {
             })
             .max();
         if let Some((_, txn)) = youngest {
+            tracing::warn!("stall: every remaining statement waits; cancelling T{txn}'s");
             if let Some(w) = self.workers.get(&txn) {
                 w.canceller.cancel();
             }

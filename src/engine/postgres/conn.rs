@@ -1,0 +1,163 @@
+//! One PostgreSQL connection driven synchronously: a current-thread tokio
+//! runtime owned by the connection, with the connection task spawned on it.
+//! `block_on` drives that task while a request is in flight, so each connection
+//! is self-contained and `Send` (sessions move between threads freely and never
+//! share a runtime).
+
+use super::errors::classify;
+use crate::engine::QueryResult;
+use crate::model::{StmtError, Value};
+use std::time::Duration;
+use tokio::runtime::{Builder, Runtime};
+use tokio::task::JoinHandle;
+use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage};
+
+/// How long a TCP connect and the startup handshake may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
+pub struct PgConn {
+    client: Option<Client>,
+    task: Option<JoinHandle<()>>,
+    // Dropped last (fields drop in declaration order; `Drop` takes the others).
+    rt: Runtime,
+}
+
+/// Replaces the password (if any) in `text` with `***`.
+pub fn scrub(cfg: &Config, text: String) -> String {
+    match cfg.get_password().and_then(|p| std::str::from_utf8(p).ok()) {
+        Some(p) if !p.is_empty() => text.replace(p, "***"),
+        _ => text,
+    }
+}
+
+/// A short reason for a failed connect (never holding the password).
+fn connect_reason(cfg: &Config, e: &tokio_postgres::Error) -> String {
+    let text = match e.as_db_error() {
+        Some(db) => format!("{} (SQLSTATE {})", db.message(), db.code().code()),
+        None => {
+            let mut s = e.to_string();
+            let mut src = std::error::Error::source(e);
+            while let Some(inner) = src {
+                let t = inner.to_string();
+                if !s.contains(&t) {
+                    s = format!("{s}: {t}");
+                }
+                src = inner.source();
+            }
+            s
+        }
+    };
+    scrub(cfg, text)
+}
+
+impl PgConn {
+    /// Connects (at most [`CONNECT_TIMEOUT`]); the error is a short reason.
+    pub fn connect(cfg: &Config) -> Result<PgConn, String> {
+        let rt = Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start a runtime: {e}"))?;
+        let connected = rt.block_on(async {
+            tokio::time::timeout(CONNECT_TIMEOUT + Duration::from_secs(1), cfg.connect(NoTls)).await
+        });
+        let (client, connection) = match connected {
+            Err(_) => return Err(format!("timed out after {CONNECT_TIMEOUT:?}")),
+            Ok(Err(e)) => return Err(connect_reason(cfg, &e)),
+            Ok(Ok(pair)) => pair,
+        };
+        let task = rt.spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!("postgres connection ended: {e}");
+            }
+        });
+        Ok(PgConn {
+            client: Some(client),
+            task: Some(task),
+            rt,
+        })
+    }
+
+    pub fn client(&self) -> Result<&Client, StmtError> {
+        self.client.as_ref().ok_or_else(|| StmtError {
+            class: crate::model::ErrorClass::ConnectionLost,
+            code: "closed".into(),
+            message: "connection closed".into(),
+        })
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.client.as_ref().is_none_or(|c| c.is_closed())
+    }
+
+    /// Runs `fut` to completion on this connection's runtime.
+    pub fn block_on<F: std::future::Future>(&self, fut: F) -> F::Output {
+        self.rt.block_on(fut)
+    }
+
+    /// Runs SQL text over the simple (text) protocol: rows of every statement,
+    /// each non-NULL value through [`Value::from_db_text`]; `affected` is the
+    /// number of rows returned, or the last command's count when none were.
+    pub fn simple(&self, sql: &str) -> Result<QueryResult, StmtError> {
+        let client = self.client()?;
+        let msgs = self
+            .rt
+            .block_on(client.simple_query(sql))
+            .map_err(|e| classify(&e))?;
+        let mut rows = Vec::new();
+        let mut count = 0;
+        for m in msgs {
+            match m {
+                SimpleQueryMessage::Row(r) => rows.push(
+                    (0..r.len())
+                        .map(|i| match r.try_get(i) {
+                            Ok(Some(s)) => Value::from_db_text(s),
+                            _ => Value::Null,
+                        })
+                        .collect(),
+                ),
+                SimpleQueryMessage::CommandComplete(n) => count = n,
+                _ => {}
+            }
+        }
+        let affected = if rows.is_empty() {
+            count
+        } else {
+            rows.len() as u64
+        };
+        Ok(QueryResult { rows, affected })
+    }
+
+    /// Runs SQL text (several statements: one implicit transaction).
+    pub fn batch(&self, sql: &str) -> Result<(), StmtError> {
+        let client = self.client()?;
+        self.rt
+            .block_on(client.batch_execute(sql))
+            .map_err(|e| classify(&e))
+    }
+
+    /// The single value of a one-row, one-column query.
+    pub fn scalar(&self, sql: &str) -> Result<Value, StmtError> {
+        let res = self.simple(sql)?;
+        Ok(res
+            .rows
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next())
+            .unwrap_or(Value::Null))
+    }
+}
+
+impl Drop for PgConn {
+    fn drop(&mut self) {
+        // Dropping the client makes the connection task send Terminate and end;
+        // let it, so the server sees a clean disconnect (no log noise).
+        self.client = None;
+        if let Some(task) = self.task.take() {
+            if tokio::runtime::Handle::try_current().is_err() {
+                let _ = self.rt.block_on(async {
+                    tokio::time::timeout(Duration::from_millis(200), task).await
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,500 @@
+//! PostgreSQL engine against a real server (`TXFUZZ_PG_URL`): scripted
+//! interleavings where blocking must and must not occur, deadlocks,
+//! cancellation, aborts, the error taxonomy, reset and the wss oracle.
+//!
+//! Each test opens its own engine, which works in its own schema, so the tests
+//! run in parallel on one server.
+
+use std::time::{Duration, Instant};
+use txfuzz::campaign::run_case;
+use txfuzz::engine::postgres::PgEngine;
+use txfuzz::engine::{Engine, EngineError, WaitSignal};
+use txfuzz::exec::{execute, ExecOptions};
+use txfuzz::model::{
+    ErrorClass, EventKind, History, Isolation, Row, Stmt, StmtRef, TableData, TestCase, TxnEnd,
+    Value,
+};
+use txfuzz::oracle::{CheckStats, OracleKind};
+use txfuzz::testkit::*;
+
+const LEVELS: [Isolation; 3] = [
+    Isolation::ReadCommitted,
+    Isolation::RepeatableRead,
+    Isolation::Serializable,
+];
+
+fn url() -> String {
+    std::env::var("TXFUZZ_PG_URL")
+        .expect("TXFUZZ_PG_URL is not set: scripts/test.sh provisions PostgreSQL and exports it")
+}
+
+fn engine() -> PgEngine {
+    PgEngine::connect(&url()).unwrap()
+}
+
+fn at_level(mut case: TestCase, iso: Isolation) -> TestCase {
+    case.isolation = iso;
+    case
+}
+
+fn run(case: &TestCase) -> History {
+    let mut e = engine();
+    e.load(case).unwrap();
+    execute(&mut e, case, &ExecOptions::default()).unwrap()
+}
+
+fn at(txn: u32, index: u32) -> StmtRef {
+    StmtRef { txn, index }
+}
+
+fn position(h: &History, r: StmtRef, pred: impl Fn(&EventKind) -> bool) -> Option<usize> {
+    h.events.iter().position(|e| e.stmt == r && pred(&e.kind))
+}
+
+fn completed(h: &History, r: StmtRef) -> Option<usize> {
+    position(h, r, |k| matches!(k, EventKind::Completed { .. }))
+}
+
+fn error_class(h: &History, r: StmtRef) -> Option<ErrorClass> {
+    h.outcome(r)?.error.as_ref().map(|e| e.class)
+}
+
+/// Microseconds from the statement's submission to its Blocked event.
+fn blocked_after_us(h: &History, r: StmtRef) -> Option<u64> {
+    let sub = h
+        .events
+        .iter()
+        .find(|e| e.stmt == r && e.kind == EventKind::Submitted)?;
+    let blk = h
+        .events
+        .iter()
+        .find(|e| e.stmt == r && matches!(e.kind, EventKind::Blocked { .. }))?;
+    Some(blk.at_us - sub.at_us)
+}
+
+/// T1 and T2 both increment k=1; T2's UPDATE is submitted while T1 holds the row.
+fn two_writers() -> TestCase {
+    kv_case(
+        &[(1, 10), (2, 20)],
+        vec![
+            committed(vec![add("t", 1, 1)]),
+            committed(vec![add("t", 1, 5)]),
+        ],
+        "1 1 2 2 1 2",
+    )
+}
+
+#[test]
+fn read_committed_writer_blocks_then_reevaluates_on_the_new_version() {
+    let h = run(&at_level(two_writers(), Isolation::ReadCommitted));
+    let blocked = position(&h, at(2, 1), |k| {
+        *k == EventKind::Blocked { blocker: Some(1) }
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "T2's UPDATE must be reported blocked by T1: {:#?}",
+            h.events
+        )
+    });
+    let latency = blocked_after_us(&h, at(2, 1)).unwrap();
+    eprintln!("blocked detected {latency} us after submission");
+    assert!(latency < 50_000, "{latency} us");
+    let t1_commit = completed(&h, at(1, 2)).unwrap();
+    let t2_update = completed(&h, at(2, 1)).unwrap();
+    assert!(
+        blocked < t1_commit && t1_commit < t2_update,
+        "{:#?}",
+        h.events
+    );
+    assert_eq!(h.txn_end(1), Some(TxnEnd::Committed));
+    assert_eq!(h.txn_end(2), Some(TxnEnd::Committed));
+    assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(16)));
+    // T2 overwrote T1's version (op 2), not the initial one.
+    let w = &h.outcome(at(2, 1)).unwrap().writes[0];
+    assert_eq!(w.before.as_deref(), Some("0,2"));
+    assert_eq!(w.after.as_deref(), Some("0,2,5"));
+}
+
+#[test]
+fn repeatable_read_second_writer_fails_with_a_serialization_failure() {
+    let h = run(&at_level(two_writers(), Isolation::RepeatableRead));
+    assert!(
+        position(&h, at(2, 1), |k| matches!(k, EventKind::Blocked { .. })).is_some(),
+        "{:#?}",
+        h.events
+    );
+    let err = h.outcome(at(2, 1)).unwrap().error.clone().unwrap();
+    assert_eq!(err.class, ErrorClass::SerializationFailure, "{err:?}");
+    assert_eq!(err.code, "40001");
+    assert!(completed(&h, at(1, 2)).unwrap() < completed(&h, at(2, 1)).unwrap());
+    assert_eq!(h.txn_end(1), Some(TxnEnd::Committed));
+    assert_eq!(h.txn_end(2), Some(TxnEnd::Aborted));
+    assert!(position(&h, at(2, 1), |k| *k == EventKind::Aborted).is_some());
+    assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(11)));
+}
+
+#[test]
+fn non_conflicting_statements_never_block() {
+    for iso in LEVELS {
+        let case = kv_case(
+            &[(1, 10), (2, 20)],
+            vec![
+                committed(vec![add("t", 1, 1), select("t", None)]),
+                committed(vec![add("t", 2, 2), select("t", Some(2))]),
+                committed(vec![select("t", None), select("t", Some(1))]),
+                autocommit(vec![select("t", None)]),
+            ],
+            "1 1 2 2 3 3 4 1 2 3 3 1 2",
+        );
+        let h = run(&at_level(case, iso));
+        assert_eq!(h.blocked_events(), 0, "{iso:?}: {:#?}", h.events);
+        assert_eq!(h.aborts(), 0, "{iso:?}: {:#?}", h.outcomes);
+        assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(11)));
+        assert_eq!(value_of(&h.final_state, "t", 2), Some(Value::Int(22)));
+    }
+}
+
+#[test]
+fn a_deadlock_aborts_one_transaction() {
+    let case = kv_case(
+        &[(1, 10), (2, 20)],
+        vec![
+            committed(vec![add("t", 1, 1), add("t", 2, 1)]),
+            committed(vec![add("t", 2, 10), add("t", 1, 10)]),
+        ],
+        "1 1 2 2 1 2 1 2",
+    );
+    let h = run(&at_level(case, Isolation::ReadCommitted));
+    let deadlocked: Vec<u32> = [at(1, 2), at(2, 2)]
+        .into_iter()
+        .filter(|&r| error_class(&h, r) == Some(ErrorClass::Deadlock))
+        .map(|r| r.txn)
+        .collect();
+    assert_eq!(deadlocked.len(), 1, "{:#?}", h.outcomes);
+    let (loser, winner) = if deadlocked[0] == 1 { (1, 2) } else { (2, 1) };
+    assert_eq!(h.txn_end(loser), Some(TxnEnd::Aborted));
+    assert_eq!(h.txn_end(winner), Some(TxnEnd::Committed));
+    let err = h.outcome(at(loser, 2)).unwrap().error.clone().unwrap();
+    assert_eq!(err.code, "40P01");
+    let d = if winner == 1 { 1 } else { 10 };
+    assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(10 + d)));
+    assert_eq!(value_of(&h.final_state, "t", 2), Some(Value::Int(20 + d)));
+}
+
+#[test]
+fn a_cancelled_blocked_statement_never_runs_later() {
+    let case = kv_case(&[(1, 10)], vec![], "");
+    let mut e = engine();
+    e.load(&case).unwrap();
+    let iso = Isolation::ReadCommitted;
+    let mut holder = e.open_session(iso, WaitSignal::new()).unwrap();
+    holder.query("BEGIN").unwrap();
+    holder.query("UPDATE t SET v = 1 WHERE k = 1").unwrap();
+    let signal = WaitSignal::new();
+    let mut waiter = e.open_session(iso, signal.clone()).unwrap();
+    let canceller = waiter.canceller();
+    let worker = std::thread::spawn(move || {
+        let r = waiter.query("UPDATE t SET v = 777 WHERE k = 1");
+        (r, waiter)
+    });
+    let start = Instant::now();
+    while signal.ticks() == 0 {
+        assert!(start.elapsed() < Duration::from_secs(5), "never blocked");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    canceller.cancel();
+    let (r, mut waiter) = worker.join().unwrap();
+    let err = r.unwrap_err();
+    assert_eq!(err.class, ErrorClass::Cancelled, "{err:?}");
+    assert_eq!(err.code, "57014");
+    holder.query("COMMIT").unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let state = e.final_state(&case.schema).unwrap();
+    assert_eq!(value_of(&state, "t", 1), Some(Value::Int(1)));
+    // The connection is usable again after the cancelled statement.
+    let res = waiter.query("SELECT v FROM t WHERE k = 1").unwrap();
+    assert_eq!(res.rows, vec![vec![Value::Int(1)]]);
+}
+
+#[test]
+fn an_error_aborts_and_rolls_back_the_transaction() {
+    for iso in LEVELS {
+        let case = kv_case(
+            &[(1, 10)],
+            vec![committed(vec![
+                add("t", 1, 1),
+                insert("t", 100, 1, 5),
+                add("t", 1, 1),
+            ])],
+            "1 1 1 1 1",
+        );
+        let h = run(&at_level(case, iso));
+        let err = h.outcome(at(1, 2)).unwrap().error.clone().unwrap();
+        assert_eq!(err.class, ErrorClass::DuplicateKey, "{err:?}");
+        assert_eq!(err.code, "23505");
+        assert_eq!(h.txn_end(1), Some(TxnEnd::Aborted));
+        assert!(position(&h, at(1, 3), |k| *k == EventKind::Skipped).is_some());
+        // The first UPDATE was rolled back with the transaction.
+        assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(10)));
+    }
+}
+
+#[test]
+fn errors_are_classified_by_sqlstate() {
+    let case = kv_case(&[(1, 10)], vec![], "");
+    let mut e = engine();
+    e.load(&case).unwrap();
+    let mut s = e
+        .open_session(Isolation::ReadCommitted, WaitSignal::new())
+        .unwrap();
+    let class = |s: &mut Box<dyn txfuzz::engine::Session>, sql: &str| {
+        let err = s.query(sql).unwrap_err();
+        (err.class, err.code)
+    };
+    assert_eq!(
+        class(
+            &mut s,
+            "INSERT INTO t (rid, wl, k, v) VALUES (9, '9', 1, 1)"
+        )
+        .0,
+        ErrorClass::DuplicateKey
+    );
+    assert_eq!(
+        class(
+            &mut s,
+            "INSERT INTO t (rid, wl, k, v) VALUES (9, '9', NULL, 1)"
+        )
+        .0,
+        ErrorClass::NotNullViolation
+    );
+    assert_eq!(class(&mut s, "SELECT 1 / 0").0, ErrorClass::DataError);
+    assert_eq!(
+        class(&mut s, "SELEC 1"),
+        (ErrorClass::Syntax, "42601".into())
+    );
+    s.query("BEGIN").unwrap();
+    assert_eq!(class(&mut s, "SELECT 1 / 0").0, ErrorClass::DataError);
+    assert_eq!(
+        class(&mut s, "SELECT 1"),
+        (ErrorClass::TransactionAborted, "25P02".into())
+    );
+    s.query("ROLLBACK").unwrap();
+    // Values come back through the text protocol, normalised.
+    let r = s
+        .query("SELECT 1, 2.50::numeric, NULL, 'x', 7.00::numeric")
+        .unwrap();
+    assert_eq!(
+        r.rows,
+        vec![vec![
+            Value::Int(1),
+            Value::Real("2.5".into()),
+            Value::Null,
+            Value::Text("x".into()),
+            Value::Int(7)
+        ]]
+    );
+    let r = s.query("UPDATE t SET v = v WHERE k = 1").unwrap();
+    assert_eq!(r.affected, 1);
+}
+
+#[test]
+fn an_unreachable_server_is_a_connect_error_without_the_password() {
+    let start = Instant::now();
+    let err = match PgEngine::connect("postgres://postgres:secret@127.0.0.1:1/x") {
+        Err(e) => e,
+        Ok(_) => panic!("connected to port 1"),
+    };
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert!(matches!(err, EngineError::Connect { .. }), "{err:?}");
+    let text = format!("{err} {err:?}");
+    assert!(!text.contains("secret"), "{text}");
+    assert!(text.contains("127.0.0.1:1"), "{text}");
+    // Through the generic entry point too.
+    let err = txfuzz::engine::open(Some("postgresql://postgres:secret@127.0.0.1:1/x"))
+        .err()
+        .unwrap();
+    assert!(!format!("{err} {err:?}").contains("secret"));
+}
+
+#[test]
+fn info_and_profile() {
+    let e = engine();
+    let info = e.info();
+    assert_eq!(info.name, "postgres");
+    assert!(info.version.chars().next().unwrap().is_ascii_digit());
+    for s in [
+        "default_transaction_isolation",
+        "deadlock_timeout",
+        "lock_timeout",
+        "statement_timeout",
+        "max_pred_locks_per_transaction",
+    ] {
+        assert!(info.settings.contains_key(s), "{s}: {:?}", info.settings);
+    }
+    let p = e.profile();
+    assert!(p.all_errors_abort);
+    assert_eq!(p.isolations, LEVELS.to_vec());
+    assert!(!p.serializable_reads_in_commit_order);
+}
+
+/// Three kv tables with five rows each.
+fn three_tables() -> TestCase {
+    let mut case = kv_case(&[], vec![], "");
+    case.schema.tables = (0..3).map(|i| kv_table(&format!("t{i}"))).collect();
+    case.data = (0..3)
+        .map(|i| TableData {
+            table: format!("t{i}"),
+            rows: (0..5)
+                .map(|k| Row {
+                    rid: i * 10 + k + 1,
+                    values: vec![Value::Int(k), Value::Int(100 * i + k)],
+                })
+                .collect(),
+        })
+        .collect();
+    case.txns = kv_case(
+        &[],
+        vec![
+            committed(vec![
+                add("t0", 1, 1),
+                delete("t1", 2),
+                insert("t2", 99, 9, 9),
+            ]),
+            autocommit(vec![set("t1", 3, 0)]),
+        ],
+        "",
+    )
+    .txns;
+    case.submit_order = (0..5).map(|i| at(1, i)).chain([at(2, 0)]).collect();
+    case
+}
+
+#[test]
+fn reset_restores_the_initial_state_quickly() {
+    let case = three_tables();
+    let mut e = engine();
+    e.load(&case).unwrap();
+    let initial = e.final_state(&case.schema).unwrap();
+    assert_eq!(initial["t0"].len(), 5);
+    let h = execute(&mut e, &case, &ExecOptions::default()).unwrap();
+    assert_ne!(h.final_state, initial, "{:#?}", h.outcomes);
+    e.reset().unwrap();
+    assert_eq!(e.final_state(&case.schema).unwrap(), initial);
+    let mut times = Vec::new();
+    for _ in 0..200 {
+        let t = Instant::now();
+        e.reset().unwrap();
+        times.push(t.elapsed());
+    }
+    times.sort();
+    eprintln!(
+        "reset of 3 tables x 5 rows: median {:?}, p90 {:?}",
+        times[100], times[180]
+    );
+    assert!(times[100] < Duration::from_millis(100), "{:?}", times[100]);
+    assert_eq!(e.final_state(&case.schema).unwrap(), initial);
+}
+
+#[test]
+fn engines_work_in_their_own_schemas() {
+    let case = kv_case(&[(1, 10)], vec![], "");
+    let mut a = engine();
+    let mut b = engine();
+    assert_ne!(a.schema(), b.schema());
+    a.load(&case).unwrap();
+    b.load(&kv_case(&[(1, 50), (2, 60)], vec![], "")).unwrap();
+    assert_eq!(a.final_state(&case.schema).unwrap()["t"].len(), 1);
+    assert_eq!(b.final_state(&case.schema).unwrap()["t"].len(), 2);
+}
+
+fn wss_cases() -> Vec<TestCase> {
+    vec![
+        two_writers(),
+        // T1 and T2 overlap; T2 updates k=1 after T1 committed, then reads.
+        kv_case(
+            &[(1, 10), (2, 20)],
+            vec![
+                committed(vec![add("t", 1, 1)]),
+                committed(vec![add("t", 1, 5), select("t", None)]),
+            ],
+            "1 2 1 1 2 2 2",
+        ),
+        // Disjoint writers with readers, a rollback and an autocommit writer.
+        kv_case(
+            &[(1, 10), (2, 20), (3, 30)],
+            vec![
+                committed(vec![select("t", Some(1)), add("t", 1, 1)]),
+                (false, vec![Stmt::Begin, set("t", 2, 99), Stmt::Rollback]),
+                autocommit(vec![add("t", 3, 3), insert("t", 10, 4, 40)]),
+                committed(vec![select("t", Some(3)), delete("t", 2)]),
+            ],
+            "1 2 3 4 1 2 3 4 1 2 4 4",
+        ),
+        // Blocked delete behind an update of the same row.
+        kv_case(
+            &[(1, 10), (2, 20)],
+            vec![
+                committed(vec![add("t", 2, 1)]),
+                committed(vec![delete("t", 2), select("t", None)]),
+            ],
+            "1 1 2 2 1 2 2",
+        ),
+    ]
+}
+
+#[test]
+fn the_wss_oracle_finds_nothing_on_serialisable_cases() {
+    let mut e = engine();
+    for iso in LEVELS {
+        for (i, case) in wss_cases().into_iter().enumerate() {
+            let case = at_level(case, iso);
+            let mut stats = CheckStats::default();
+            let (h, findings) = run_case(
+                &mut e,
+                &case,
+                &[OracleKind::Wss],
+                &ExecOptions::default(),
+                &mut stats,
+            )
+            .unwrap();
+            assert!(
+                findings.is_empty(),
+                "{iso:?} case {i}: {findings:#?}\n{:#?}",
+                h.events
+            );
+            assert_eq!(stats.replays, 2);
+        }
+    }
+}
+
+#[test]
+fn recover_reconnects_after_the_admin_connection_is_killed() {
+    let case = kv_case(&[(1, 10)], vec![], "");
+    let mut e = engine();
+    e.load(&case).unwrap();
+    let pid = e.admin_pid().unwrap();
+    let mut killer = engine();
+    let mut s = killer
+        .open_session(Isolation::ReadCommitted, WaitSignal::new())
+        .unwrap();
+    s.query(&format!("SELECT pg_terminate_backend({pid})"))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(e.final_state(&case.schema).is_err());
+    e.recover(Duration::from_secs(5)).unwrap();
+    assert_ne!(e.admin_pid().unwrap(), pid);
+    // The schema survived; the engine works again.
+    e.reset().unwrap();
+    assert_eq!(
+        value_of(&e.final_state(&case.schema).unwrap(), "t", 1),
+        Some(Value::Int(10))
+    );
+    // Readable when the server is local and its log file accessible.
+    match e.server_log_tail() {
+        Some(tail) => {
+            eprintln!("server log tail: {} lines", tail.lines().count());
+            assert!(tail.lines().count() <= 20);
+        }
+        None => eprintln!("server log not readable here"),
+    }
+}
