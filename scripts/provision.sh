@@ -65,7 +65,7 @@ mysql_tcp -utxfuzz -e 'CREATE DATABASE IF NOT EXISTS test' >&2 \
     || { log "MariaDB is not reachable as txfuzz@127.0.0.1:$MYSQL_PORT"; exit 1; }
 
 # ------------------------------------------------------------- PostgreSQL
-PG_PASSWORD=txfuzz
+PG_PASSWORD=pw-Quokka-81
 pg_up() { PGPASSWORD=$PG_PASSWORD psql -h127.0.0.1 -p"$PG_PORT" -Upostgres -d postgres -Atc 'SELECT 1'; }
 
 if ! pg_up >/dev/null 2>&1; then

@@ -74,8 +74,15 @@ impl MysqlEngine {
             Some(("mariadb", rest)) => format!("mysql://{rest}"),
             _ => url.to_string(),
         };
-        let base =
-            Opts::from_url(&driver_url).map_err(|e| connect_err(format!("invalid URL: {e}")))?;
+        // The parser's message may quote the URL, password included: not shown.
+        let base = Opts::from_url(&driver_url).map_err(|_| {
+            connect_err("invalid URL (expected mysql://user[:password]@host:port/db)".into())
+        })?;
+        // Like the mysql client, take the password from MYSQL_PWD when the URL has none.
+        let base: Opts = match (base.pass(), std::env::var("MYSQL_PWD")) {
+            (None, Ok(p)) if !p.is_empty() => OptsBuilder::from_opts(base).pass(Some(p)).into(),
+            _ => base,
+        };
         let scrub = |reason: String| match base.pass() {
             Some(p) if !p.is_empty() => reason.replace(p, "***"),
             _ => reason,
