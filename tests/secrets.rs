@@ -34,13 +34,26 @@ fn url_password_never_leaks() {
         .expect("the provisioned PostgreSQL URL carries a password");
     let out = tempfile::tempdir().unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_txfuzz"))
-        .args(["run", "--fault", "lose-write", "--tests", "40", "--seed", "2", "--quiet"])
+        .args([
+            "run",
+            "--fault",
+            "lose-write",
+            "--tests",
+            "40",
+            "--seed",
+            "2",
+            "--quiet",
+        ])
         .args(["--db", &url, "--out"])
         .arg(out.path())
         .env("TXFUZZ_LOG", "debug")
         .output()
         .unwrap();
-    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let files = all_text(out.path());
     assert!(files.contains("***"), "the redacted URL is recorded");
     for (what, text) in [
@@ -57,11 +70,18 @@ fn failed_connections_do_not_print_passwords() {
     for (env, url) in [
         (None, "postgres://postgres:Sekrit-Wombat-3@127.0.0.1:1/x"),
         (None, "mysql://root:Sekrit-Wombat-3@127.0.0.1:1/x"),
-        (Some(("PGPASSWORD", "Sekrit-Wombat-3")), "postgres://postgres@127.0.0.1:1/x"),
-        (Some(("MYSQL_PWD", "Sekrit-Wombat-3")), "mysql://root@127.0.0.1:1/x"),
+        (
+            Some(("PGPASSWORD", "Sekrit-Wombat-3")),
+            "postgres://postgres@127.0.0.1:1/x",
+        ),
+        (
+            Some(("MYSQL_PWD", "Sekrit-Wombat-3")),
+            "mysql://root@127.0.0.1:1/x",
+        ),
     ] {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_txfuzz"));
-        cmd.args(["run", "--tests", "1", "--db", url]).env("TXFUZZ_LOG", "debug");
+        cmd.args(["run", "--tests", "1", "--db", url])
+            .env("TXFUZZ_LOG", "debug");
         if let Some((k, v)) = env {
             cmd.env(k, v);
         }

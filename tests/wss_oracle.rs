@@ -179,3 +179,75 @@ fn rollback_to_savepoint_skips_statement_level() {
         Some(txfuzz::model::Value::Int(10))
     );
 }
+
+#[test]
+fn statements_resumed_by_one_release_may_serialise_in_either_order() {
+    use txfuzz::model::{EventKind, History, Isolation, StmtOutcome, TxnOutcome};
+    use txfuzz::oracle::wss::candidate_orders;
+    let case = kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![add("t", 1, 1)]),
+            autocommit(vec![add("t", 1, 2)]),
+            autocommit(vec![add("t", 1, 3)]),
+        ],
+        "1 1 2 3 1",
+    );
+    let r = |txn, index| StmtRef { txn, index };
+    let ev = |stmt, kind| txfuzz::model::Event {
+        stmt,
+        kind,
+        at_us: 0,
+    };
+    let done = |resumed| EventKind::Completed { ok: true, resumed };
+    let events = vec![
+        ev(r(1, 0), EventKind::Submitted),
+        ev(r(1, 0), done(false)),
+        ev(r(1, 1), EventKind::Submitted),
+        ev(r(1, 1), done(false)),
+        ev(r(2, 0), EventKind::Submitted),
+        ev(r(2, 0), EventKind::Blocked { blocker: Some(1) }),
+        ev(r(3, 0), EventKind::Submitted),
+        ev(r(3, 0), EventKind::Blocked { blocker: Some(1) }),
+        ev(r(1, 2), EventKind::Submitted),
+        ev(r(1, 2), done(false)),
+        ev(r(2, 0), done(true)),
+        ev(r(3, 0), done(true)),
+    ];
+    let outcomes = [r(1, 0), r(1, 1), r(1, 2), r(2, 0), r(3, 0)]
+        .iter()
+        .map(|&stmt| StmtOutcome {
+            stmt,
+            op: 0,
+            outcome: Default::default(),
+        })
+        .collect();
+    let h = History {
+        isolation: Isolation::Serializable,
+        events,
+        outcomes,
+        txns: vec![
+            TxnOutcome {
+                txn: 1,
+                end: Some(txfuzz::model::TxnEnd::Committed),
+            },
+            TxnOutcome { txn: 2, end: None },
+            TxnOutcome { txn: 3, end: None },
+        ],
+        final_state: Default::default(),
+        final_state_error: None,
+    };
+    let (a, b) = (Unit::Autocommit(r(2, 0)), Unit::Autocommit(r(3, 0)));
+    let orders = candidate_orders(&case, &h, &EngineProfile::sqlite());
+    assert_eq!(
+        orders,
+        vec![vec![Unit::Txn(1), a, b], vec![Unit::Txn(1), b, a]]
+    );
+    // A submission between the two completions orders them.
+    let mut h2 = h.clone();
+    h2.events.insert(11, ev(r(1, 2), EventKind::Skipped));
+    assert_eq!(
+        candidate_orders(&case, &h2, &EngineProfile::sqlite()).len(),
+        1
+    );
+}

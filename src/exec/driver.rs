@@ -284,12 +284,13 @@ impl<'a> Driver<'a> {
     }
 
     fn on_done(&mut self, txn: u32, outcome: Outcome) {
-        let stmt = match self.state.get(&txn) {
-            Some(State::Running { stmt, .. }) | Some(State::Blocked { stmt, .. }) => *stmt,
+        let (stmt, resumed) = match self.state.get(&txn) {
+            Some(State::Running { stmt, .. }) => (*stmt, false),
+            Some(State::Blocked { stmt, .. }) => (*stmt, true),
             _ => return,
         };
         let ok = outcome.ok();
-        self.event(stmt, EventKind::Completed { ok });
+        self.event(stmt, EventKind::Completed { ok, resumed });
         let kind = self.prepared.get(&stmt).map(|p| p.kind);
         let op = self.prepared.get(&stmt).map_or(0, |p| p.op);
         let error_class = outcome.error.as_ref().map(|e| e.class);

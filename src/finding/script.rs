@@ -57,7 +57,7 @@ pub fn render_script(
                     EventKind::Blocked { .. } => {
                         let _ = writeln!(s, "--   {who} blocks (op {})", cs.op);
                     }
-                    EventKind::Completed { ok: false } => {
+                    EventKind::Completed { ok: false, .. } => {
                         let err = h
                             .outcome(e.stmt)
                             .and_then(|o| o.error.as_ref())
@@ -71,7 +71,7 @@ pub fn render_script(
                     EventKind::TimedOut => {
                         let _ = writeln!(s, "--   {who} op {} timed out and was cancelled", cs.op);
                     }
-                    EventKind::Completed { ok: true } | EventKind::Skipped => {}
+                    EventKind::Completed { ok: true, .. } | EventKind::Skipped => {}
                 }
             }
         }

@@ -129,7 +129,13 @@ pub enum EventKind {
         blocker: Option<u32>,
     },
     /// The statement finished (successfully or with an error; see its outcome).
-    Completed { ok: bool },
+    /// `resumed`: it had been blocked. Consecutive resumed completions were
+    /// released together, so their relative order is not known exactly.
+    Completed {
+        ok: bool,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        resumed: bool,
+    },
     /// The transaction was rolled back because this statement's error aborts it
     /// (txfuzz issued ROLLBACK where the engine requires it).
     Aborted,

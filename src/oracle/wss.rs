@@ -42,6 +42,89 @@ impl Unit {
 
 /// The committed units of `history` in WSS serial order.
 pub fn serial_order(case: &TestCase, history: &History, profile: &EngineProfile) -> Vec<Unit> {
+    keyed_units(case, history, profile)
+        .into_iter()
+        .map(|(_, u)| u)
+        .collect()
+}
+
+/// At most this many serial orders are tried when resumed statements leave the
+/// order of some units open.
+const MAX_ORDERS: usize = 24;
+
+/// The serial orders consistent with what the executor observed: the first is
+/// [`serial_order`]; the others permute units whose serialisation points are
+/// completions resumed by the same lock release (their relative order is not
+/// observable from the client).
+pub fn candidate_orders(
+    case: &TestCase,
+    history: &History,
+    profile: &EngineProfile,
+) -> Vec<Vec<Unit>> {
+    let keyed = keyed_units(case, history, profile);
+    // Runs of consecutive resumed completions (blocked events may interleave).
+    let mut run_of = HashMap::new();
+    let mut run = 0usize;
+    for (i, e) in history.events.iter().enumerate() {
+        match e.kind {
+            EventKind::Completed { resumed: true, .. } => {
+                run_of.insert(i, run);
+            }
+            EventKind::Blocked { .. } => {}
+            _ => run += 1,
+        }
+    }
+    let units: Vec<Unit> = keyed.iter().map(|(_, u)| *u).collect();
+    let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut i = 0;
+    while i < keyed.len() {
+        let r = run_of.get(&keyed[i].0);
+        let mut j = i + 1;
+        while r.is_some() && j < keyed.len() && run_of.get(&keyed[j].0) == r {
+            j += 1;
+        }
+        if j - i >= 2 {
+            groups.push(i..j);
+        }
+        i = j;
+    }
+    let mut orders = vec![units];
+    for g in groups {
+        let mut next = Vec::new();
+        for base in &orders {
+            for perm in permutations(&base[g.clone()]) {
+                let mut o = base.clone();
+                o.splice(g.clone(), perm);
+                next.push(o);
+                if next.len() >= MAX_ORDERS {
+                    break;
+                }
+            }
+        }
+        orders = next;
+    }
+    orders
+}
+
+/// Every ordering of `items`, the given one first.
+fn permutations(items: &[Unit]) -> Vec<Vec<Unit>> {
+    if items.len() <= 1 {
+        return vec![items.to_vec()];
+    }
+    let mut out = Vec::new();
+    for i in 0..items.len() {
+        let mut rest = items.to_vec();
+        let first = rest.remove(i);
+        for mut p in permutations(&rest) {
+            p.insert(0, first);
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Committed units with the index of the event that serialises them, in order.
+fn keyed_units(case: &TestCase, history: &History, profile: &EngineProfile) -> Vec<(usize, Unit)> {
     let completed: HashMap<StmtRef, usize> = history
         .events
         .iter()
@@ -88,7 +171,7 @@ pub fn serial_order(case: &TestCase, history: &History, profile: &EngineProfile)
         keyed.push((at, Unit::Txn(t.id)));
     }
     keyed.sort_by_key(|(at, _)| *at);
-    keyed.into_iter().map(|(_, u)| u).collect()
+    keyed
 }
 
 /// A replay case and, for each of its statements, the original statement.
@@ -309,11 +392,39 @@ pub fn check(
     stats: &mut CheckStats,
 ) -> Result<Vec<Finding>, EngineError> {
     let profile = engine.profile().clone();
-    let order = serial_order(case, history, &profile);
+    let orders = candidate_orders(case, history, &profile);
+    let mut first = None;
+    for (i, order) in orders.iter().enumerate() {
+        let found = check_order(engine, case, history, opts, &profile, order, stats)?;
+        if found.is_empty() {
+            return Ok(found);
+        }
+        if i == 0 {
+            first = Some(found);
+        }
+    }
+    let mut findings = first.unwrap_or_default();
+    if orders.len() > 1 {
+        for f in &mut findings {
+            f.evidence["orders_tried"] = orders.len().into();
+        }
+    }
+    Ok(findings)
+}
+
+/// Replays `order` at transaction and statement level and compares.
+fn check_order(
+    engine: &mut dyn Engine,
+    case: &TestCase,
+    history: &History,
+    opts: &ExecOptions,
+    profile: &EngineProfile,
+    order: &[Unit],
+    stats: &mut CheckStats,
+) -> Result<Vec<Finding>, EngineError> {
     let compare_reads =
         case.isolation == Isolation::Serializable && profile.serializable_reads_in_commit_order;
     let mut out = Vec::new();
-
     let actual = Actual {
         case,
         history,
@@ -324,13 +435,13 @@ pub fn check(
             Verdict::Permitted
         },
     };
-    let tx = tx_level(case, &order);
+    let tx = tx_level(case, order);
     engine.reset()?;
     let tx_hist = execute(engine, &tx.case, opts)?;
     stats.replays += 1;
     actual.compare("tx", &tx, &tx_hist, compare_reads, stats, &mut out);
 
-    match stmt_level(case, &order) {
+    match stmt_level(case, order) {
         Some(st) => {
             engine.reset()?;
             let st_hist = execute(engine, &st.case, opts)?;
