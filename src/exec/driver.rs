@@ -110,13 +110,11 @@ impl<'a> Driver<'a> {
             }
             break;
         }
-        let mut dead = false;
         for (_, w) in self.workers.drain() {
+            // A session stuck in the engine is left behind rather than joined.
             let alive = self.state.get(&w.txn) != Some(&State::Dead);
-            dead |= !alive;
             w.close(alive);
         }
-        let _ = dead;
         // A server that went away mid-case still leaves a history (crash evidence).
         let (final_state, final_state_error) = match engine.final_state(&self.case.schema) {
             Ok(s) => (s, None),
@@ -268,11 +266,17 @@ impl<'a> Driver<'a> {
         if let Some(w) = self.workers.get(&txn) {
             w.canceller.cancel();
         }
+        self.wait_or_abandon(txn, |s| {
+            matches!(s, State::Running { .. } | State::Blocked { .. })
+        });
+    }
+
+    /// Waits while `txn`'s state satisfies `busy`; a session still busy after
+    /// the hang timeout is stuck in the engine and abandoned (its transaction
+    /// counts as aborted).
+    fn wait_or_abandon(&mut self, txn: u32, busy: fn(&State) -> bool) {
         let deadline = Instant::now() + self.opts.hang_timeout;
-        while matches!(
-            self.state.get(&txn),
-            Some(State::Running { .. } | State::Blocked { .. })
-        ) {
+        while self.state.get(&txn).is_some_and(busy) {
             if Instant::now() > deadline {
                 self.state.insert(txn, State::Dead);
                 self.ends.insert(txn, TxnEnd::Aborted);
@@ -344,16 +348,7 @@ impl<'a> Driver<'a> {
             self.on_rolled_back(txn);
             return;
         }
-        let deadline = Instant::now() + self.opts.hang_timeout;
-        while self.state.get(&txn) == Some(&State::RollingBack) {
-            if Instant::now() > deadline {
-                self.state.insert(txn, State::Dead);
-                self.ends.insert(txn, TxnEnd::Aborted);
-                self.skip_rest(txn);
-                return;
-            }
-            self.pump(POLL);
-        }
+        self.wait_or_abandon(txn, |s| *s == State::RollingBack);
     }
 
     fn on_rolled_back(&mut self, txn: u32) {
@@ -420,16 +415,7 @@ impl<'a> Driver<'a> {
             if let Some(w) = self.workers.get(&txn) {
                 w.canceller.cancel();
             }
-            let deadline = Instant::now() + self.opts.hang_timeout;
-            while matches!(self.state.get(&txn), Some(State::Blocked { .. })) {
-                if Instant::now() > deadline {
-                    self.state.insert(txn, State::Dead);
-                    self.ends.insert(txn, TxnEnd::Aborted);
-                    self.skip_rest(txn);
-                    return;
-                }
-                self.pump(POLL);
-            }
+            self.wait_or_abandon(txn, |s| matches!(s, State::Blocked { .. }));
         }
     }
 }
