@@ -33,6 +33,14 @@ pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
         (None, Some((o, _))) => vec![o.parse::<OracleKind>()?],
         (None, None) => OracleKind::ALL.to_vec(),
     };
+    if let (None, CaseFile::Finding(r)) = (&args.engine.db, &file) {
+        if r.engine.name != "sqlite" {
+            return Err(UsageError(format!(
+                "this finding was recorded on {} ({}); pass --db URL to replay it there",
+                r.engine.name, r.engine.url
+            )));
+        }
+    }
     let mut engine = args.engine.open(recorded_fault.as_deref())?;
     let case = file.case();
     for cs in case.txns.iter().flat_map(|t| &t.stmts) {
