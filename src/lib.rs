@@ -16,5 +16,6 @@ pub mod instrument;
 pub mod model;
 pub mod oracle;
 pub mod sql;
+pub mod stress;
 #[doc(hidden)]
 pub mod testkit;

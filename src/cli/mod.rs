@@ -4,6 +4,7 @@
 mod bench;
 mod replay;
 mod run;
+mod stress;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -28,6 +29,8 @@ pub enum Command {
     Replay(replay::ReplayArgs),
     /// Measure lock-wait detection latency and reset time on an engine.
     Bench(bench::BenchArgs),
+    /// Free-running concurrent sessions for a duration; check the one long history.
+    Stress(stress::StressArgs),
 }
 
 /// An error that ends the command with exit code 2 and a one-line message.
@@ -47,6 +50,7 @@ pub fn main() -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Replay(a) => replay::replay(a),
         Command::Bench(a) => bench::bench(a),
+        Command::Stress(a) => stress::stress(a),
     };
     match result {
         Ok(code) => code,

@@ -123,6 +123,49 @@ pub fn generate_case(seed: u64, index: u64, cfg: &GenConfig) -> TestCase {
     }
 }
 
+/// A workload for stress mode: one schema with rows and at least `txns`
+/// transactions over it (ids 1.., op ids and inserted row ids unique), meant to
+/// run free, not in a fixed interleaving. The submit order is transaction by
+/// transaction.
+pub fn generate_workload(seed: u64, cfg: &GenConfig, txns: usize) -> TestCase {
+    let mut g = Gen::new(Rng::new(seed, u64::MAX), cfg);
+    let isolation = g
+        .rng
+        .try_pick(&cfg.isolations)
+        .copied()
+        .unwrap_or(Isolation::Serializable);
+    g.gen_schema();
+    let data = g.gen_data();
+    let mut all: Vec<crate::model::Txn> = Vec::new();
+    let mut op = 0u32;
+    while all.len() < txns {
+        for mut t in g.gen_txns() {
+            t.id = all.len() as u32 + 1;
+            for s in &mut t.stmts {
+                op += 1;
+                s.op = op;
+            }
+            all.push(t);
+        }
+    }
+    let submit_order = all
+        .iter()
+        .flat_map(|t| {
+            (0..t.stmts.len() as u32).map(move |index| crate::model::StmtRef { txn: t.id, index })
+        })
+        .collect();
+    TestCase {
+        format: CASE_FORMAT,
+        seed,
+        index: u64::MAX,
+        isolation,
+        schema: g.schema,
+        data,
+        txns: all,
+        submit_order,
+    }
+}
+
 /// The generator state for one case.
 pub(crate) struct Gen<'c> {
     pub(crate) rng: Rng,

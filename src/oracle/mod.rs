@@ -44,6 +44,10 @@ pub enum OracleKind {
 
 impl OracleKind {
     pub const ALL: [OracleKind; 2] = [OracleKind::Wss, OracleKind::Crash];
+    /// Whether the oracle re-executes the case (and so needs a fixed interleaving).
+    pub fn replays(self) -> bool {
+        matches!(self, OracleKind::Wss)
+    }
     pub fn name(self) -> &'static str {
         match self {
             OracleKind::Wss => "wss",

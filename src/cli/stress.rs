@@ -1,0 +1,140 @@
+//! `txfuzz stress`: free-running concurrent sessions for a duration, one long
+//! history checked by the oracles that need no re-execution.
+
+use super::{parse_list, EngineArgs, UsageError};
+use crate::campaign::{features_for, resolve_isolations};
+use crate::exec::ExecOptions;
+use crate::finding::{render_script, write_atomic, FindingRecord, FindingStore, FINDING_FORMAT};
+use crate::gen::{generate_workload, GenConfig};
+use crate::model::{Isolation, TxnEnd};
+use crate::oracle::{self, CheckStats, OracleKind, Verdict};
+use crate::stress::{run_stress, StressConfig};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+pub struct StressArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// How long the sessions run: 90s, 10m, 1h.
+    #[arg(long, default_value = "30s")]
+    pub time: String,
+    /// Concurrent sessions.
+    #[arg(long, default_value_t = 4)]
+    pub sessions: usize,
+    /// One isolation level (default: the strongest the engine supports).
+    #[arg(long)]
+    pub isolation: Option<String>,
+    /// Oracles that check a history without re-executing it (default: all of them).
+    #[arg(long)]
+    pub oracle: Option<String>,
+    #[arg(long, default_value_os_t = super::default_out())]
+    pub out: PathBuf,
+}
+
+pub fn stress(args: StressArgs) -> Result<ExitCode, UsageError> {
+    let duration = humantime::parse_duration(&args.time)
+        .map_err(|e| UsageError(format!("invalid --time '{}': {e}", args.time)))?;
+    let oracles: Vec<OracleKind> = match args.oracle.as_deref() {
+        Some(list) => parse_list(list)?,
+        None => OracleKind::ALL
+            .into_iter()
+            .filter(|o| !o.replays())
+            .collect(),
+    };
+    if let Some(o) = oracles.iter().find(|o| o.replays()) {
+        return Err(UsageError(format!(
+            "oracle {o} re-executes cases and cannot check a free-running history"
+        )));
+    }
+    let mut engine = args.engine.open(None)?;
+    let requested = args
+        .isolation
+        .as_deref()
+        .map(str::parse::<Isolation>)
+        .transpose()?;
+    let levels = resolve_isolations(
+        engine.as_ref(),
+        requested.as_ref().map(std::slice::from_ref),
+    )
+    .map_err(UsageError)?;
+    let level = levels.into_iter().max().unwrap_or(Isolation::Serializable);
+    let gen = GenConfig {
+        isolations: vec![level],
+        features: features_for(engine.dialect()),
+        ..GenConfig::default()
+    };
+    // Enough transactions for the duration at a generous rate (the run ends
+    // early if the workload runs out).
+    let txns = (duration.as_secs_f64() * 5000.0).clamp(200.0, 2_000_000.0) as usize;
+    let workload = generate_workload(args.seed, &gen, txns);
+    let cfg = StressConfig {
+        sessions: args.sessions.max(1),
+        duration,
+    };
+    let (case, history) = run_stress(engine.as_mut(), &workload, &cfg)?;
+    std::fs::create_dir_all(&args.out)?;
+    let record = serde_json::json!({ "case": &case, "history": &history });
+    write_atomic(
+        &args.out.join("stress-history.json"),
+        &serde_json::to_vec(&record)?,
+    )?;
+    let mut stats = CheckStats::default();
+    let mut store = FindingStore::create(&args.out)?;
+    let mut violations = 0;
+    for o in &oracles {
+        for f in oracle::check(
+            *o,
+            engine.as_mut(),
+            &case,
+            &history,
+            &ExecOptions::default(),
+            &mut stats,
+        )? {
+            violations += usize::from(f.verdict == Verdict::Violation);
+            println!("  [{}:{}] {:?}: {}", f.oracle, f.kind, f.verdict, f.summary);
+            let rec = FindingRecord {
+                format: FINDING_FORMAT,
+                txfuzz_version: env!("CARGO_PKG_VERSION").into(),
+                finding: f,
+                engine: engine.info().clone(),
+                case: case.clone(),
+                history: history.clone(),
+                replay: String::new(),
+            };
+            let script = render_script(
+                engine.dialect(),
+                &case,
+                Some(&history),
+                "txfuzz stress finding",
+            );
+            store.write(rec, &script)?;
+        }
+    }
+    let ended = |how| history.txns.iter().filter(|t| t.end == Some(how)).count();
+    println!(
+        "stress on {} {} at {level}: {} sessions, {:?}, {} transactions ({} committed, {} rolled back, {} aborted, {} autocommit sessions), {} statements; {} violation(s)",
+        engine.info().name,
+        engine.info().version,
+        cfg.sessions,
+        duration,
+        case.txns.len(),
+        ended(TxnEnd::Committed),
+        ended(TxnEnd::RolledBack),
+        ended(TxnEnd::Aborted),
+        case.txns.iter().filter(|t| t.autocommit).count(),
+        history.outcomes.len(),
+        violations
+    );
+    println!(
+        "history: {}",
+        args.out.join("stress-history.json").display()
+    );
+    Ok(if violations > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
