@@ -179,3 +179,5 @@ pub fn value_of(state: &DbState, t: &str, k: i64) -> Option<Value> {
         .find(|r| r.get(2) == Some(&Value::Int(k)))
         .and_then(|r| r.get(3).cloned())
 }
+
+pub mod hermitage;
