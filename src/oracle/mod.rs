@@ -4,6 +4,7 @@
 
 pub mod compare;
 pub mod crash;
+pub mod graph;
 pub mod wss;
 
 use crate::engine::{Engine, EngineError};
@@ -39,14 +40,16 @@ pub struct Finding {
 #[serde(rename_all = "lowercase")]
 pub enum OracleKind {
     Wss,
+    Graph,
     Crash,
 }
 
 impl OracleKind {
-    pub const ALL: [OracleKind; 2] = [OracleKind::Wss, OracleKind::Crash];
+    pub const ALL: [OracleKind; 3] = [OracleKind::Wss, OracleKind::Graph, OracleKind::Crash];
     pub fn name(self) -> &'static str {
         match self {
             OracleKind::Wss => "wss",
+            OracleKind::Graph => "graph",
             OracleKind::Crash => "crash",
         }
     }
@@ -64,10 +67,13 @@ impl FromStr for OracleKind {
         match s.trim().to_ascii_lowercase().as_str() {
             "wss" => Ok(OracleKind::Wss),
             "crash" => Ok(OracleKind::Crash),
-            "graph" | "sdg" | "view" => Err(format!(
-                "oracle '{s}' is not implemented yet (available: wss, crash)"
+            "graph" => Ok(OracleKind::Graph),
+            "sdg" | "view" => Err(format!(
+                "oracle '{s}' is not implemented yet (available: wss, graph, crash)"
             )),
-            _ => Err(format!("unknown oracle '{s}' (available: wss, crash)")),
+            _ => Err(format!(
+                "unknown oracle '{s}' (available: wss, graph, crash)"
+            )),
         }
     }
 }
@@ -92,6 +98,7 @@ pub fn check(
 ) -> Result<Vec<Finding>, EngineError> {
     match kind {
         OracleKind::Wss => wss::check(engine, case, history, opts, stats),
+        OracleKind::Graph => Ok(graph::check(engine, case, history)),
         OracleKind::Crash => Ok(crash::check(history)),
     }
 }

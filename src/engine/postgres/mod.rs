@@ -80,6 +80,7 @@ pub fn profile() -> EngineProfile {
         wss_sound: vec![],
         read_only_at_snapshot: false,
         serializable_reads_in_commit_order: false,
+        permitted_anomalies: Vec::new(),
     }
 }
 
