@@ -447,3 +447,36 @@ fn lost_write_in_a_real_sqlite_history_is_caught() {
     assert_only(&f, "incompatible-order");
     assert!(f[0].summary.contains("lost"), "{}", f[0].summary);
 }
+
+#[test]
+fn check_command_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, text: &str, extra: &[&str]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_txfuzz"))
+            .arg("check")
+            .arg(&p)
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let lost = serde_json::to_string(&lost_update()).unwrap();
+    let (code, out, _) = run("lost.json", &lost, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("lost-update"), "{out}");
+    let (code, _, _) = run("lost.json", &lost, &["--isolation", "read-committed"]);
+    assert_eq!(code, 0);
+    let o = dir.path().join("out");
+    let (code, _, _) = run("lost.json", &lost, &["--out", o.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert_eq!(std::fs::read_dir(&o).unwrap().count(), 1);
+    let (code, _, err) = run("bad.json", "{\"txns\": 1}", &[]);
+    assert_eq!(code, 2);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}

@@ -2,6 +2,7 @@
 //! 1 violations found (or reproduced), 2 usage or connection errors.
 
 mod bench;
+pub mod check;
 mod replay;
 mod run;
 
@@ -28,6 +29,10 @@ pub enum Command {
     Replay(replay::ReplayArgs),
     /// Measure lock-wait detection latency and reset time on an engine.
     Bench(bench::BenchArgs),
+    /// Check a recorded history offline with the dependency-graph checker.
+    Check(check::CheckArgs),
+    /// Time the dependency-graph checker on a synthetic history.
+    BenchCheck(check::BenchCheckArgs),
 }
 
 /// An error that ends the command with exit code 2 and a one-line message.
@@ -47,6 +52,8 @@ pub fn main() -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Replay(a) => replay::replay(a),
         Command::Bench(a) => bench::bench(a),
+        Command::Check(a) => check::check(a),
+        Command::BenchCheck(a) => check::bench_check(a),
     };
     match result {
         Ok(code) => code,
