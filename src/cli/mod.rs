@@ -2,6 +2,7 @@
 //! 1 violations found (or reproduced), 2 usage or connection errors.
 
 mod bench;
+pub mod check;
 mod replay;
 mod run;
 mod stress;
@@ -31,6 +32,10 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Free-running concurrent sessions for a duration; check the one long history.
     Stress(stress::StressArgs),
+    /// Check a recorded history offline with the dependency-graph checker.
+    Check(check::CheckArgs),
+    /// Time the dependency-graph checker on a synthetic history.
+    BenchCheck(check::BenchCheckArgs),
 }
 
 /// An error that ends the command with exit code 2 and a one-line message.
@@ -51,6 +56,8 @@ pub fn main() -> ExitCode {
         Command::Replay(a) => replay::replay(a),
         Command::Bench(a) => bench::bench(a),
         Command::Stress(a) => stress::stress(a),
+        Command::Check(a) => check::check(a),
+        Command::BenchCheck(a) => check::bench_check(a),
     };
     match result {
         Ok(code) => code,

@@ -3,6 +3,7 @@
 //! state. Sessions run SQL text synchronously on their own thread; a session that
 //! waits for a lock says so through its [`WaitSignal`].
 
+pub mod anomalies;
 pub mod fault;
 pub mod mysql;
 pub mod postgres;

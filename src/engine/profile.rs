@@ -40,6 +40,13 @@ pub struct EngineProfile {
     /// reads too (false for PostgreSQL SSI, where a reader may serialise before a
     /// writer that committed first).
     pub serializable_reads_in_commit_order: bool,
+    /// Dependency-graph anomalies (see `oracle::graph::anomaly`) the engine's
+    /// design permits, per level; the `graph` oracle classifies them as
+    /// permitted. A level not listed falls back to
+    /// [`crate::engine::anomalies::permitted_for`] (which documents the
+    /// MariaDB and PostgreSQL values from ENGINE-FACTS.md).
+    #[serde(default)]
+    pub permitted_anomalies: Vec<(Isolation, Vec<String>)>,
 }
 
 impl EngineProfile {
@@ -70,6 +77,8 @@ impl EngineProfile {
             wss_sound: vec![Isolation::Serializable],
             read_only_at_snapshot: true,
             serializable_reads_in_commit_order: true,
+            // Serializable: no anomaly is permitted.
+            permitted_anomalies: vec![(Isolation::Serializable, Vec::new())],
         }
     }
 }

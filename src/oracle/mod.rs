@@ -4,6 +4,7 @@
 
 pub mod compare;
 pub mod crash;
+pub mod graph;
 pub mod wss;
 
 use crate::engine::{Engine, EngineError};
@@ -39,11 +40,12 @@ pub struct Finding {
 #[serde(rename_all = "lowercase")]
 pub enum OracleKind {
     Wss,
+    Graph,
     Crash,
 }
 
 impl OracleKind {
-    pub const ALL: [OracleKind; 2] = [OracleKind::Wss, OracleKind::Crash];
+    pub const ALL: [OracleKind; 3] = [OracleKind::Wss, OracleKind::Graph, OracleKind::Crash];
     /// Whether the oracle re-executes the case (and so needs a fixed interleaving).
     pub fn replays(self) -> bool {
         matches!(self, OracleKind::Wss)
@@ -51,6 +53,7 @@ impl OracleKind {
     pub fn name(self) -> &'static str {
         match self {
             OracleKind::Wss => "wss",
+            OracleKind::Graph => "graph",
             OracleKind::Crash => "crash",
         }
     }
@@ -68,10 +71,13 @@ impl FromStr for OracleKind {
         match s.trim().to_ascii_lowercase().as_str() {
             "wss" => Ok(OracleKind::Wss),
             "crash" => Ok(OracleKind::Crash),
-            "graph" | "sdg" | "view" => Err(format!(
-                "oracle '{s}' is not implemented yet (available: wss, crash)"
+            "graph" => Ok(OracleKind::Graph),
+            "sdg" | "view" => Err(format!(
+                "oracle '{s}' is not implemented yet (available: wss, graph, crash)"
             )),
-            _ => Err(format!("unknown oracle '{s}' (available: wss, crash)")),
+            _ => Err(format!(
+                "unknown oracle '{s}' (available: wss, graph, crash)"
+            )),
         }
     }
 }
@@ -96,6 +102,7 @@ pub fn check(
 ) -> Result<Vec<Finding>, EngineError> {
     match kind {
         OracleKind::Wss => wss::check(engine, case, history, opts, stats),
+        OracleKind::Graph => Ok(graph::check(engine, case, history)),
         OracleKind::Crash => Ok(crash::check(history)),
     }
 }

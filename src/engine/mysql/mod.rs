@@ -269,7 +269,26 @@ fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
         wss_sound: vec![Isolation::RepeatableRead, Isolation::Serializable],
         read_only_at_snapshot: false,
         serializable_reads_in_commit_order: true,
+        permitted_anomalies: permitted_anomalies(settings),
     }
+}
+
+/// ENGINE-FACTS.md: with `innodb_snapshot_isolation=ON`, REPEATABLE READ is
+/// snapshot isolation (a write to a row changed since the read view fails with
+/// 1020), so it permits write skew only.
+fn permitted_anomalies(settings: &BTreeMap<String, String>) -> Vec<(Isolation, Vec<String>)> {
+    let si = settings
+        .get("innodb_snapshot_isolation")
+        .is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1");
+    let mut table = super::anomalies::table("mariadb", &Isolation::ALL);
+    if si {
+        for (level, names) in &mut table {
+            if *level == Isolation::RepeatableRead {
+                *names = vec!["G2-item".into(), "write-skew".into()];
+            }
+        }
+    }
+    table
 }
 
 impl Engine for MysqlEngine {

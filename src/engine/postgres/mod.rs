@@ -80,6 +80,14 @@ pub fn profile() -> EngineProfile {
         wss_sound: vec![],
         read_only_at_snapshot: false,
         serializable_reads_in_commit_order: false,
+        permitted_anomalies: super::anomalies::table(
+            "postgres",
+            &[
+                Isolation::ReadCommitted,
+                Isolation::RepeatableRead,
+                Isolation::Serializable,
+            ],
+        ),
     }
 }
 

@@ -1,0 +1,227 @@
+//! `txfuzz check HISTORY.json`: the offline dependency-graph checker (Elle-like),
+//! and `txfuzz bench-check`: its scalability benchmark on synthetic histories.
+
+use super::UsageError;
+use crate::finding::FindingRecord;
+use crate::model::Isolation;
+use crate::oracle::graph::{self, CheckHistory, CheckTxn, FinalRow, Op, TxnStatus};
+use crate::oracle::Verdict;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(clap::Args, Debug)]
+pub struct CheckArgs {
+    /// A checker history (docs/history-format.md) or a txfuzz finding file.
+    pub history: PathBuf,
+    /// Level to check against (default: the history's, else serializable).
+    #[arg(long)]
+    pub isolation: Option<String>,
+    /// Write one JSON file per finding into this directory.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// Loads either format; the error is one line.
+pub fn load(path: &std::path::Path) -> Result<CheckHistory, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not valid JSON: {e}", path.display()))?;
+    if value.get("finding").is_some() && value.get("history").is_some() {
+        let r: FindingRecord = serde_json::from_value(value)
+            .map_err(|e| format!("{} is not a txfuzz finding file: {e}", path.display()))?;
+        r.case
+            .validate()
+            .map_err(|e| format!("{}: invalid case: {e}", path.display()))?;
+        Ok(CheckHistory::from_case(
+            &r.case,
+            &r.history,
+            Some(&r.engine.name),
+        ))
+    } else {
+        CheckHistory::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
+    let h = load(&args.history).map_err(UsageError)?;
+    let level = match &args.isolation {
+        Some(l) => l.parse::<Isolation>()?,
+        None => h.isolation.unwrap_or(Isolation::Serializable),
+    };
+    let engine = h.engine.clone().unwrap_or_default();
+    let permitted = crate::engine::anomalies::permitted_for(&engine, level);
+    let start = Instant::now();
+    let analysis = graph::analyse(&h);
+    let findings = graph::to_findings(&analysis, level, &permitted);
+    println!(
+        "checked {} transactions ({} committed, {} rows, {} edges) at {level} in {:.3} s",
+        analysis.stats.txns,
+        analysis.stats.committed,
+        analysis.stats.rows,
+        analysis.stats.edges,
+        start.elapsed().as_secs_f64()
+    );
+    for f in &findings {
+        println!("[graph:{}] {:?}: {}", f.kind, f.verdict, f.summary);
+        if let Some(ex) = f.evidence["explanation"].as_array() {
+            for s in ex {
+                println!("    {}", s.as_str().unwrap_or_default());
+            }
+        }
+        if let Some(n) = f.evidence["unobserved_reads"].as_str() {
+            println!("    note: {n}");
+        }
+    }
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir)?;
+        for (i, f) in findings.iter().enumerate() {
+            let p = dir.join(format!("{:04}-graph-{}.json", i + 1, f.kind));
+            std::fs::write(&p, serde_json::to_string_pretty(f)?)?;
+        }
+    }
+    let violations = findings
+        .iter()
+        .filter(|f| f.verdict == Verdict::Violation)
+        .count();
+    println!(
+        "{violations} violation(s), {} permitted",
+        findings.len() - violations
+    );
+    Ok(if violations > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BenchCheckArgs {
+    /// Committed transactions in the synthetic history.
+    #[arg(long, default_value_t = 100_000)]
+    pub txns: usize,
+    /// Also time JSON serialisation and parsing of the history.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A serial (hence acyclic) synthetic history: `n` transactions of 3 reads and
+/// 2 updates over `n / 10` rows, in 64 sessions.
+pub fn synthetic(n: usize, seed: u64) -> CheckHistory {
+    let rows = (n / 10).max(10);
+    let mut wl: Vec<String> = vec!["0".to_string(); rows];
+    let mut x = seed | 1;
+    let mut rnd = move |m: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % m as u64) as usize
+    };
+    let mut op = 0u32;
+    let mut txns = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut ops = Vec::with_capacity(5);
+        for _ in 0..3 {
+            let r = rnd(rows);
+            op += 1;
+            ops.push(Op::Read {
+                table: "t".into(),
+                rid: r as i64,
+                wl: wl[r].clone(),
+                op: Some(op),
+            });
+        }
+        for _ in 0..2 {
+            let r = rnd(rows);
+            op += 1;
+            let before = wl[r].clone();
+            wl[r].push_str(&format!(",{op}"));
+            ops.push(Op::Write {
+                op,
+                table: "t".into(),
+                rid: r as i64,
+                before: Some(before),
+                after: Some(wl[r].clone()),
+                undone: false,
+            });
+        }
+        txns.push(CheckTxn {
+            id: i as u64 + 1,
+            session: (i % 64) as u64,
+            status: TxnStatus::Committed,
+            label: None,
+            savepoint_rollback: false,
+            ops,
+        });
+    }
+    let final_state = wl
+        .into_iter()
+        .enumerate()
+        .map(|(r, wl)| FinalRow {
+            table: "t".into(),
+            rid: r as i64,
+            wl,
+        })
+        .collect();
+    CheckHistory {
+        format: graph::history::CHECK_FORMAT,
+        isolation: Some(Isolation::Serializable),
+        engine: None,
+        txns,
+        final_state: Some(final_state),
+    }
+}
+
+/// Peak resident memory (VmHWM) in MiB.
+pub fn peak_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|k| k.parse::<f64>().ok())
+            })
+        })
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(0.0)
+}
+
+pub fn bench_check(args: BenchCheckArgs) -> Result<ExitCode, UsageError> {
+    let t0 = Instant::now();
+    let mut h = synthetic(args.txns, 0x9e37_79b9_7f4a_7c15);
+    let gen_s = t0.elapsed().as_secs_f64();
+    let mut json_s = None;
+    if args.json {
+        let t = Instant::now();
+        let text = serde_json::to_string(&h)?;
+        drop(h);
+        h = CheckHistory::from_json(&text)?;
+        json_s = Some((text.len(), t.elapsed().as_secs_f64()));
+    }
+    let t = Instant::now();
+    let a = graph::analyse(&h);
+    let check_s = t.elapsed().as_secs_f64();
+    let found = a.anomalies.len();
+    println!(
+        "bench-check: {} txns, {} rows, {} reads, {} writes, {} edges: check {:.3} s (generate {:.3} s{}), peak RSS {:.0} MiB, {} anomalies",
+        a.stats.txns,
+        a.stats.rows,
+        a.stats.reads,
+        a.stats.writes,
+        a.stats.edges,
+        check_s,
+        gen_s,
+        json_s
+            .map(|(b, s)| format!(", JSON {:.0} MB serialise+parse {s:.3} s", b as f64 / 1e6))
+            .unwrap_or_default(),
+        peak_mib(),
+        found
+    );
+    Ok(if found > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,356 @@
+//! The checker history format: what `txfuzz check` reads and what the `graph`
+//! oracle checks. It is engine-neutral, so histories recorded by other tools can
+//! be checked too (see `docs/history-format.md`).
+//!
+//! ```json
+//! {
+//!   "isolation": "serializable",
+//!   "engine": "sqlite",
+//!   "txns": [
+//!     {"id": 1, "session": 1, "status": "committed", "ops": [
+//!       {"type": "read",  "table": "t", "rid": 1, "wl": "0"},
+//!       {"type": "write", "op": 3, "table": "t", "rid": 1, "before": "0", "after": "0,3"}
+//!     ]},
+//!     {"id": 2, "session": 2, "status": "aborted", "ops": [
+//!       {"type": "write", "op": 5, "table": "t", "rid": 2, "before": "0", "after": "0,5"},
+//!       {"type": "unobserved-read", "op": 6}
+//!     ]}
+//!   ],
+//!   "final_state": [{"table": "t", "rid": 1, "wl": "0,3"}]
+//! }
+//! ```
+//!
+//! - A transaction is `committed` or `aborted`; transactions of one `session`
+//!   are listed in session order.
+//! - `wl` is a row's write list: `0` is the initial version, each later entry is
+//!   the id of the write operation that produced the next version.
+//! - `write` ops: `before` absent = INSERT, `after` absent = DELETE; `undone`
+//!   marks a write rolled back by ROLLBACK TO SAVEPOINT or a failed statement.
+//! - `unobserved-read`: operation `op` read rows the history does not show
+//!   (predicate evaluation, aggregates, subqueries).
+//! - `savepoint_rollback`: the transaction rolled back to a savepoint.
+
+use crate::model::{History, Isolation, Stmt, StmtKind, TestCase, TxnEnd, Value};
+use serde::{Deserialize, Serialize};
+
+pub const CHECK_FORMAT: u32 = 1;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TxnStatus {
+    Committed,
+    Aborted,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "type")]
+pub enum Op {
+    /// Row `rid` of `table` was read at version `wl`.
+    Read {
+        table: String,
+        rid: i64,
+        wl: String,
+        /// The statement that read it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        op: Option<u32>,
+    },
+    /// Write operation `op` replaced version `before` by `after`.
+    Write {
+        op: u32,
+        table: String,
+        rid: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        before: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after: Option<String>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        undone: bool,
+    },
+    /// Operation `op` read rows that were not observed.
+    UnobservedRead { op: u32 },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckTxn {
+    pub id: u64,
+    pub session: u64,
+    pub status: TxnStatus,
+    /// Display name (`T2`, `T3#1` for an autocommit statement); default `T{id}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub savepoint_rollback: bool,
+    #[serde(default)]
+    pub ops: Vec<Op>,
+}
+
+impl CheckTxn {
+    pub fn label(&self) -> String {
+        self.label
+            .clone()
+            .unwrap_or_else(|| format!("T{}", self.id))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FinalRow {
+    pub table: String,
+    pub rid: i64,
+    pub wl: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckHistory {
+    #[serde(default = "default_format")]
+    pub format: u32,
+    /// The level the history ran at (`txfuzz check --isolation` overrides it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<Isolation>,
+    /// `sqlite`, `mariadb`, `postgres`: selects the anomalies the engine permits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    pub txns: Vec<CheckTxn>,
+    /// The final state's row versions, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_state: Option<Vec<FinalRow>>,
+}
+
+fn default_format() -> u32 {
+    CHECK_FORMAT
+}
+
+impl CheckHistory {
+    /// Parses and validates a checker history; the error is one line.
+    pub fn from_json(text: &str) -> Result<CheckHistory, String> {
+        let h: CheckHistory =
+            serde_json::from_str(text).map_err(|e| format!("not a checker history: {e}"))?;
+        h.validate()?;
+        Ok(h)
+    }
+
+    /// Structural checks: unique transaction ids, write op ids not shared
+    /// between transactions, no empty write lists.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.format != CHECK_FORMAT {
+            return Err(format!(
+                "unsupported checker history format {} (expected {CHECK_FORMAT})",
+                self.format
+            ));
+        }
+        let mut ids = std::collections::HashSet::new();
+        let mut owner = std::collections::HashMap::new();
+        for t in &self.txns {
+            if !ids.insert(t.id) {
+                return Err(format!("duplicate transaction id {}", t.id));
+            }
+            for op in &t.ops {
+                let (wls, wop): (Vec<&str>, Option<u32>) = match op {
+                    Op::Read { wl, .. } => (vec![wl], None),
+                    Op::Write {
+                        op, before, after, ..
+                    } => {
+                        if before.is_none() && after.is_none() {
+                            return Err(format!("write op {op} has neither before nor after"));
+                        }
+                        (
+                            before
+                                .iter()
+                                .chain(after.iter())
+                                .map(|s| s.as_str())
+                                .collect(),
+                            Some(*op),
+                        )
+                    }
+                    Op::UnobservedRead { .. } => (vec![], None),
+                };
+                for wl in wls {
+                    if wl.trim().is_empty() {
+                        return Err(format!("empty write list in transaction {}", t.id));
+                    }
+                }
+                if let Some(o) = wop {
+                    if o == 0 {
+                        return Err("write op id 0 is reserved for initial versions".into());
+                    }
+                    if let Some(prev) = owner.insert(o, t.id) {
+                        if prev != t.id {
+                            return Err(format!(
+                                "write op {o} appears in transactions {prev} and {}",
+                                t.id
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Converts an executed txfuzz case: each autocommit statement is its own
+    /// transaction (its session is the autocommit session); an explicit
+    /// transaction is its own session. Writes of failed statements and writes
+    /// undone by ROLLBACK TO SAVEPOINT are marked `undone`.
+    pub fn from_case(case: &TestCase, history: &History, engine: Option<&str>) -> CheckHistory {
+        let mut txns = Vec::new();
+        let mut next_id = 1u64;
+        for t in &case.txns {
+            if t.autocommit {
+                for (i, cs) in t.stmts.iter().enumerate() {
+                    let r = crate::model::StmtRef {
+                        txn: t.id,
+                        index: i as u32,
+                    };
+                    let Some(out) = history.outcome(r) else {
+                        continue;
+                    };
+                    let committed = out.error.as_ref().is_none_or(|e| !e.class.is_concurrency());
+                    let mut ops = Vec::new();
+                    push_ops(&mut ops, cs.op, out, out.error.is_some());
+                    txns.push(CheckTxn {
+                        id: next_id,
+                        session: t.id as u64,
+                        status: if committed {
+                            TxnStatus::Committed
+                        } else {
+                            TxnStatus::Aborted
+                        },
+                        label: Some(format!("T{}#{}", t.id, i + 1)),
+                        savepoint_rollback: false,
+                        ops,
+                    });
+                    next_id += 1;
+                }
+            } else {
+                let status = match history.txn_end(t.id) {
+                    Some(TxnEnd::Committed) => TxnStatus::Committed,
+                    _ => TxnStatus::Aborted,
+                };
+                let mut ops: Vec<Op> = Vec::new();
+                let mut savepoints: Vec<(String, usize)> = Vec::new();
+                let mut rolled_back = false;
+                for (i, cs) in t.stmts.iter().enumerate() {
+                    let r = crate::model::StmtRef {
+                        txn: t.id,
+                        index: i as u32,
+                    };
+                    let Some(out) = history.outcome(r) else {
+                        continue;
+                    };
+                    match &cs.stmt {
+                        Stmt::Savepoint(name) if out.ok() => {
+                            savepoints.retain(|(n, _)| n != name);
+                            savepoints.push((name.clone(), ops.len()));
+                        }
+                        Stmt::RollbackTo(name) if out.ok() => {
+                            if let Some(p) = savepoints.iter().position(|(n, _)| n == name) {
+                                let start = savepoints[p].1;
+                                savepoints.truncate(p + 1);
+                                rolled_back = true;
+                                for op in &mut ops[start..] {
+                                    if let Op::Write { undone, .. } = op {
+                                        *undone = true;
+                                    }
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                    if matches!(
+                        cs.stmt.kind(),
+                        StmtKind::Select | StmtKind::Insert | StmtKind::Update | StmtKind::Delete
+                    ) {
+                        push_ops(&mut ops, cs.op, out, out.error.is_some());
+                    }
+                }
+                txns.push(CheckTxn {
+                    id: next_id,
+                    session: t.id as u64,
+                    status,
+                    label: Some(format!("T{}", t.id)),
+                    savepoint_rollback: rolled_back,
+                    ops,
+                });
+                next_id += 1;
+            }
+        }
+        // Sessions are the case's transaction/session ids (unique per case).
+        let final_state = if history.final_state_error.is_some() {
+            None
+        } else {
+            let mut rows = Vec::new();
+            for (table, rs) in &history.final_state {
+                for r in rs {
+                    let (Some(rid), Some(wl)) = (r.first(), r.get(1)) else {
+                        continue;
+                    };
+                    let rid = match rid {
+                        Value::Int(i) => *i,
+                        Value::Text(s) => match s.parse() {
+                            Ok(i) => i,
+                            Err(_) => continue,
+                        },
+                        _ => continue,
+                    };
+                    let wl = match wl {
+                        Value::Int(i) => i.to_string(),
+                        Value::Text(s) => s.clone(),
+                        Value::Real(s) => s.clone(),
+                        _ => continue,
+                    };
+                    rows.push(FinalRow {
+                        table: table.clone(),
+                        rid,
+                        wl,
+                    });
+                }
+            }
+            Some(rows)
+        };
+        CheckHistory {
+            format: CHECK_FORMAT,
+            isolation: Some(case.isolation),
+            engine: engine.map(str::to_string),
+            txns,
+            final_state,
+        }
+    }
+}
+
+fn push_ops(ops: &mut Vec<Op>, op: u32, out: &crate::model::Outcome, failed: bool) {
+    if failed {
+        // A failed statement's effects are rolled back; what it read is not
+        // part of the transaction's result.
+        for w in &out.writes {
+            ops.push(Op::Write {
+                op,
+                table: w.table.clone(),
+                rid: w.rid,
+                before: w.before.clone(),
+                after: w.after.clone(),
+                undone: true,
+            });
+        }
+        return;
+    }
+    for r in &out.reads {
+        ops.push(Op::Read {
+            table: r.table.clone(),
+            rid: r.rid,
+            wl: r.wl.clone(),
+            op: Some(op),
+        });
+    }
+    if !out.reads_complete {
+        ops.push(Op::UnobservedRead { op });
+    }
+    for w in &out.writes {
+        ops.push(Op::Write {
+            op,
+            table: w.table.clone(),
+            rid: w.rid,
+            before: w.before.clone(),
+            after: w.after.clone(),
+            undone: false,
+        });
+    }
+}
