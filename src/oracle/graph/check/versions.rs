@@ -1,0 +1,379 @@
+//! Version chains: placing each observed write list on its row's chain,
+//! reads of aborted, intermediate or never-existing versions, diverging
+//! orders, own writes and deletes.
+
+use super::*;
+
+impl<'a> Checker<'a> {
+    /// Places `wl` of `row` on the row's chain: Some(version length), or None
+    /// (anomaly recorded) when it names an unknown/aborted write or diverges.
+    pub(super) fn observe(&mut self, txn: u32, row: u32, wl: &str, src: Src) -> Option<u32> {
+        let mut buf = std::mem::take(&mut self.scratch);
+        let r = self.observe_parsed(txn, row, wl, src, &mut buf);
+        self.scratch = buf;
+        r
+    }
+
+    pub(super) fn observe_parsed(
+        &mut self,
+        txn: u32,
+        row: u32,
+        wl: &str,
+        src: Src,
+        buf: &mut Vec<u32>,
+    ) -> Option<u32> {
+        let who = match src {
+            Src::Final => "the final state".to_string(),
+            Src::Read(_) | Src::Before(_) | Src::After(_) => self.label(txn),
+        };
+        let how = match src {
+            Src::Read(0) => "read".to_string(),
+            Src::Read(op) => format!("read (op {op})"),
+            Src::Before(op) => format!("overwrote (op {op})"),
+            Src::After(op) => format!("wrote (op {op})"),
+            Src::Final => "holds".to_string(),
+        };
+        if !parse_wl(wl, buf) {
+            let s = format!(
+                "{who} {how} {} with write list '{wl}', which is not a list of operation ids",
+                self.row_name(row)
+            );
+            self.simple(NEVER_EXISTED, vec![who], s);
+            return None;
+        }
+        let chain = &self.chains[row as usize];
+        let common = chain
+            .iter()
+            .zip(buf.iter())
+            .take_while(|(a, b)| a == b)
+            .count();
+        if common == buf.len() {
+            return Some(buf.len() as u32);
+        }
+        // Validate the entries not yet on the chain.
+        for (pos, &op) in buf.iter().enumerate().skip(common) {
+            let valid_kind = if op == 0 {
+                if pos == 0 {
+                    continue;
+                }
+                None
+            } else {
+                self.wrote.get(&(((op as u64) << 32) | row as u64)).copied()
+            };
+            let Some(k) = valid_kind else {
+                let why = if op == 0 {
+                    "the initial version 0 in the middle".to_string()
+                } else {
+                    match self.ops.get(op) {
+                        None => format!("op {op}, which is not a write of this history"),
+                        Some(i) => format!(
+                            "op {op} of {}, which did not write this row",
+                            self.label(i.txn)
+                        ),
+                    }
+                };
+                let s = format!(
+                    "{who} {how} {} version {wl}, which never existed: it names {why}",
+                    self.row_name(row)
+                );
+                self.simple(NEVER_EXISTED, vec![who], s);
+                return None;
+            };
+            if k & K_ABORTED != 0 {
+                let w = self.ops.get(op).map(|i| i.txn).unwrap_or(0);
+                if w == txn && !matches!(src, Src::Final) {
+                    // Its own write, later undone by ROLLBACK TO SAVEPOINT: a
+                    // legitimate read, but not a version of the chain.
+                    return None;
+                }
+                let wlabel = self.label(w);
+                let aborted_why = if self.h.txns[w as usize].status == TxnStatus::Aborted {
+                    format!("aborted transaction {wlabel}")
+                } else {
+                    format!("{wlabel}, whose write was undone")
+                };
+                if let Src::Final = src {
+                    let s = format!(
+                        "the final state holds {} version {wl}, which contains op {op} of {aborted_why}",
+                        self.row_name(row)
+                    );
+                    self.simple(ABORTED_SURVIVES, vec![wlabel], s);
+                } else {
+                    let s = format!(
+                        "{who} {how} {} version {wl}, which contains op {op} of {aborted_why}",
+                        self.row_name(row)
+                    );
+                    self.simple(G1A, vec![who, wlabel], s);
+                }
+                return None;
+            }
+            if pos == 0 && k & K_INSERT == 0 {
+                let s = format!(
+                    "{who} {how} {} version {wl}, which never existed: op {op} did not insert the row",
+                    self.row_name(row)
+                );
+                self.simple(NEVER_EXISTED, vec![who], s);
+                return None;
+            }
+        }
+        let chain = &self.chains[row as usize];
+        if common < chain.len() || (self.deleted[row as usize] != 0) {
+            if !self.incompatible_rows[row as usize] {
+                self.incompatible_rows[row as usize] = true;
+                let known = chain
+                    .iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",");
+                let s = format!(
+                    "{who} {how} {} version {wl}, incompatible with version {known} seen elsewhere: neither extends the other, so a write was lost or overwritten",
+                    self.row_name(row)
+                );
+                let mut txns = vec![who];
+                for &op in buf[common..].iter().chain(chain[common..].iter()) {
+                    if let Some(i) = self.ops.get(op) {
+                        txns.push(self.label(i.txn));
+                    }
+                }
+                txns.dedup();
+                self.simple(INCOMPATIBLE_ORDER, txns, s);
+            }
+            return None;
+        }
+        self.chains[row as usize].extend_from_slice(&buf[common..]);
+        Some(buf.len() as u32)
+    }
+
+    /// Pass 2: observe every version seen by committed transactions and the
+    /// final state; record reads and writes per node; own-write checks.
+    pub(super) fn observe_all(&mut self) {
+        let h = self.h;
+        let mut own: Vec<(u32, u32)> = Vec::new(); // (row, op; 0 = deleted marker via op|DEL)
+        let mut deletes: Vec<(u32, u32, u32)> = Vec::new();
+        for (ti, t) in h.txns.iter().enumerate() {
+            if t.status != TxnStatus::Committed {
+                continue;
+            }
+            let ti = ti as u32;
+            own.clear();
+            let check_own = !t.savepoint_rollback;
+            for op in &t.ops {
+                match op {
+                    Op::Read { table, rid, wl, op } => {
+                        let row = self.row(table, *rid);
+                        let len = self.observe(ti, row, wl, Src::Read(op.unwrap_or(0)));
+                        if check_own {
+                            self.own_check(ti, &own, row, wl, *op);
+                        }
+                        if let Some(len) = len {
+                            self.reads.push(ReadRec { row, len });
+                        }
+                    }
+                    Op::Write {
+                        op,
+                        table,
+                        rid,
+                        before,
+                        after,
+                        undone,
+                    } => {
+                        if *undone {
+                            continue;
+                        }
+                        let row = self.row(table, *rid);
+                        if let Some(b) = before {
+                            if check_own {
+                                self.own_check(ti, &own, row, b, Some(*op));
+                            }
+                            let len = self.observe(ti, row, b, Src::Before(*op));
+                            if after.is_none() {
+                                if let Some(len) = len {
+                                    deletes.push((row, len, *op));
+                                }
+                            }
+                        }
+                        if let Some(a) = after {
+                            self.observe(ti, row, a, Src::After(*op));
+                        }
+                        self.writes.push((row, *op));
+                        match own.iter_mut().find(|(r, _)| *r == row) {
+                            Some(e) => e.1 = *op | if after.is_none() { 1 << 31 } else { 0 },
+                            None => {
+                                own.push((row, *op | if after.is_none() { 1 << 31 } else { 0 }))
+                            }
+                        }
+                    }
+                    Op::UnobservedRead { .. } => {}
+                }
+            }
+            self.read_off.push(self.reads.len() as u32);
+            self.write_off.push(self.writes.len() as u32);
+        }
+        let mut final_versions = Vec::new();
+        if let Some(fs) = &h.final_state {
+            for r in fs {
+                let row = self.row(&r.table, r.rid);
+                if let Some(len) = self.observe(0, row, &r.wl, Src::Final) {
+                    final_versions.push((row, len));
+                }
+            }
+        }
+        // The final state must hold the last committed version of each row.
+        for (row, len) in final_versions {
+            let clen = self.chains[row as usize].len() as u32;
+            if len < clen && !self.incompatible_rows[row as usize] {
+                self.incompatible_rows[row as usize] = true;
+                let lost: Vec<String> = self.chains[row as usize][len as usize..]
+                    .iter()
+                    .map(|op| {
+                        let t = self
+                            .ops
+                            .get(*op)
+                            .map(|i| self.label(i.txn))
+                            .unwrap_or_default();
+                        format!("op {op} of {t}")
+                    })
+                    .collect();
+                let s = format!(
+                    "the final state holds {} version {}, older than committed version {}: {} lost",
+                    self.row_name(row),
+                    self.version(row, len),
+                    self.version(row, clen),
+                    lost.join(", ")
+                );
+                let txns = self.chains[row as usize][len as usize..]
+                    .iter()
+                    .filter_map(|op| self.ops.get(*op).map(|i| self.label(i.txn)))
+                    .collect();
+                self.simple(INCOMPATIBLE_ORDER, txns, s);
+            }
+        }
+        self.pending_deletes = deletes;
+    }
+
+    pub(super) fn own_check(
+        &mut self,
+        ti: u32,
+        own: &[(u32, u32)],
+        row: u32,
+        wl: &str,
+        op: Option<u32>,
+    ) {
+        let Some(&(_, w)) = own.iter().find(|(r, _)| *r == row) else {
+            return;
+        };
+        let deleted = w & (1 << 31) != 0;
+        let wop = w & !(1 << 31);
+        let tip = wl
+            .rsplit(',')
+            .next()
+            .and_then(|x| x.trim().parse::<u32>().ok());
+        let at = op.map(|o| format!(" (op {o})")).unwrap_or_default();
+        let s = if deleted {
+            format!(
+                "{} deleted {} (op {wop}) but later{at} saw it again at version {wl}",
+                self.label(ti),
+                self.row_name(row)
+            )
+        } else if tip != Some(wop) && (op.is_none() || tip != op) {
+            format!(
+                "{} wrote {} (op {wop}) but later{at} saw version {wl}, which does not end with its own write",
+                self.label(ti),
+                self.row_name(row)
+            )
+        } else {
+            return;
+        };
+        let l = self.label(ti);
+        self.simple(OWN_WRITE, vec![l], s);
+    }
+}
+
+impl Checker<'_> {
+    pub(super) fn entry(&self, row: u32, j: u32) -> Option<u32> {
+        let c = &self.chains[row as usize];
+        if (j as usize) < c.len() {
+            Some(c[j as usize])
+        } else if j as usize == c.len() && self.deleted[row as usize] != 0 {
+            Some(self.deleted[row as usize])
+        } else {
+            None
+        }
+    }
+
+    /// The node that wrote the first version after version `len` (skipping
+    /// further writes by the version's own writer `w`).
+    pub(super) fn next_writer(&self, row: u32, len: u32, w: u32) -> Option<(u32, u32)> {
+        let mut j = len;
+        while let Some(op) = self.entry(row, j) {
+            let x = self.writer_node(op);
+            if x == w && w != NONE {
+                j += 1;
+                continue;
+            }
+            return Some((x, op));
+        }
+        None
+    }
+
+    pub(super) fn check_deletes(&mut self) {
+        let deletes = std::mem::take(&mut self.pending_deletes);
+        for (row, len, op) in deletes {
+            let clen = self.chains[row as usize].len() as u32;
+            let prev = self.deleted[row as usize];
+            if len == clen && prev == 0 {
+                self.deleted[row as usize] = op;
+                continue;
+            }
+            if self.incompatible_rows[row as usize] {
+                continue;
+            }
+            self.incompatible_rows[row as usize] = true;
+            let v = self.version(row, len);
+            let who = self
+                .ops
+                .get(op)
+                .map(|i| self.label(i.txn))
+                .unwrap_or_default();
+            let s = if prev != 0 {
+                format!(
+                    "{who}'s DELETE (op {op}) removed {} version {v}, which op {prev} had already deleted",
+                    self.row_name(row)
+                )
+            } else {
+                format!(
+                    "{who}'s DELETE (op {op}) removed {} version {v}, but later versions of the row exist (up to {})",
+                    self.row_name(row),
+                    self.version(row, clen)
+                )
+            };
+            self.simple(INCOMPATIBLE_ORDER, vec![who], s);
+        }
+        // Rows deleted at the end of their chain must not be in the final state.
+        if let Some(fs) = &self.h.final_state {
+            for r in fs {
+                let Some(&t) = self.table_ix.get(r.table.as_str()) else {
+                    continue;
+                };
+                let Some(&row) = self.row_ix.get(&(t, r.rid)) else {
+                    continue;
+                };
+                let d = self.deleted[row as usize];
+                if d != 0 && !self.incompatible_rows[row as usize] {
+                    self.incompatible_rows[row as usize] = true;
+                    let who = self
+                        .ops
+                        .get(d)
+                        .map(|i| self.label(i.txn))
+                        .unwrap_or_default();
+                    let s = format!(
+                        "{who}'s DELETE (op {d}) removed {}, yet the final state holds it at version {}",
+                        self.row_name(row),
+                        r.wl
+                    );
+                    self.simple(INCOMPATIBLE_ORDER, vec![who], s);
+                }
+            }
+        }
+    }
+}
