@@ -480,3 +480,35 @@ fn check_command_exit_codes() {
     assert_eq!(code, 2);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+#[test]
+fn unobserved_writes_are_accepted_not_invented() {
+    let unobserved = |op| Op::UnobservedWrite {
+        op,
+        table: "t".into(),
+        undone: false,
+    };
+    // Op 5 inserted row 7 without the history showing it (a MariaDB upsert);
+    // T2 updates that row: no "never existed", and the chain gives a ww edge.
+    let h = hist(vec![
+        (true, vec![unobserved(5)]),
+        (true, vec![w(6, 7, Some("5"), Some("5,6"))]),
+    ]);
+    assert!(check(&h).is_empty(), "{:#?}", check(&h));
+    // Still an op of another table, or an unknown op, never existed.
+    let h = hist(vec![
+        (
+            true,
+            vec![Op::UnobservedWrite {
+                op: 5,
+                table: "other".into(),
+                undone: false,
+            }],
+        ),
+        (true, vec![w(6, 7, Some("5"), Some("5,6"))]),
+    ]);
+    assert_only(&check(&h), "never-existed");
+    // An unobserved write of an aborted transaction that someone read is G1a.
+    let h = hist(vec![(false, vec![unobserved(5)]), (true, vec![r(7, "5")])]);
+    assert!(kinds(&check(&h)).contains(&"G1a"), "{:#?}", check(&h));
+}

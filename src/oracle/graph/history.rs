@@ -68,6 +68,15 @@ pub enum Op {
     },
     /// Operation `op` read rows that were not observed.
     UnobservedRead { op: u32 },
+    /// Operation `op` may have written rows of `table` that were not observed
+    /// (e.g. rows a MariaDB upsert inserted, rows SQLite's REPLACE deleted):
+    /// versions naming it are accepted as its writes, never invented.
+    UnobservedWrite {
+        op: u32,
+        table: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        undone: bool,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -161,7 +170,7 @@ impl CheckHistory {
                             Some(*op),
                         )
                     }
-                    Op::UnobservedRead { .. } => (vec![], None),
+                    Op::UnobservedRead { .. } | Op::UnobservedWrite { .. } => (vec![], None),
                 };
                 for wl in wls {
                     if wl.trim().is_empty() {
@@ -205,7 +214,7 @@ impl CheckHistory {
                     };
                     let committed = out.error.as_ref().is_none_or(|e| !e.class.is_concurrency());
                     let mut ops = Vec::new();
-                    push_ops(&mut ops, cs.op, out, out.error.is_some());
+                    push_ops(&mut ops, cs, out, out.error.is_some());
                     txns.push(CheckTxn {
                         id: next_id,
                         session: t.id as u64,
@@ -247,7 +256,9 @@ impl CheckHistory {
                                 savepoints.truncate(p + 1);
                                 rolled_back = true;
                                 for op in &mut ops[start..] {
-                                    if let Op::Write { undone, .. } = op {
+                                    if let Op::Write { undone, .. }
+                                    | Op::UnobservedWrite { undone, .. } = op
+                                    {
                                         *undone = true;
                                     }
                                 }
@@ -259,7 +270,7 @@ impl CheckHistory {
                         cs.stmt.kind(),
                         StmtKind::Select | StmtKind::Insert | StmtKind::Update | StmtKind::Delete
                     ) {
-                        push_ops(&mut ops, cs.op, out, out.error.is_some());
+                        push_ops(&mut ops, cs, out, out.error.is_some());
                     }
                 }
                 txns.push(CheckTxn {
@@ -316,7 +327,26 @@ impl CheckHistory {
     }
 }
 
-fn push_ops(ops: &mut Vec<Op>, op: u32, out: &crate::model::Outcome, failed: bool) {
+fn push_ops(
+    ops: &mut Vec<Op>,
+    cs: &crate::model::CaseStmt,
+    out: &crate::model::Outcome,
+    failed: bool,
+) {
+    let op = cs.op;
+    let written_table = match &cs.stmt {
+        Stmt::Insert(i) => Some(&i.table),
+        Stmt::Update(u) => Some(&u.table),
+        Stmt::Delete(d) => Some(&d.table),
+        _ => None,
+    };
+    if let (Some(table), false) = (written_table, out.writes_complete) {
+        ops.push(Op::UnobservedWrite {
+            op,
+            table: table.clone(),
+            undone: failed,
+        });
+    }
     if failed {
         // A failed statement's effects are rolled back; what it read is not
         // part of the transaction's result.

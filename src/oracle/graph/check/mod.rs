@@ -142,6 +142,9 @@ struct Checker<'a> {
     ops: OpMap,
     /// (op << 32 | row) -> write kind.
     wrote: FxMap<u64, u8>,
+    /// (op << 32 | table) -> write kind, for ops whose writes were not all
+    /// observed (`Op::UnobservedWrite`).
+    partial: FxMap<u64, u8>,
     chains: Vec<Vec<u32>>,
     /// Deleting op per row (0: not deleted).
     deleted: Vec<u32>,
@@ -233,6 +236,7 @@ impl<'a> Checker<'a> {
                 sparse: FxMap::default(),
             },
             wrote: FxMap::default(),
+            partial: FxMap::default(),
             chains: Vec::new(),
             deleted: Vec::new(),
             reads: Vec::new(),
@@ -255,8 +259,8 @@ impl<'a> Checker<'a> {
         self.label(self.txn_of_node[node as usize])
     }
 
-    fn row(&mut self, table: &'a str, rid: i64) -> u32 {
-        let t = match self.table_ix.get(table) {
+    fn table_id(&mut self, table: &'a str) -> u32 {
+        match self.table_ix.get(table) {
             Some(&t) => t,
             None => {
                 let t = self.tables.len() as u32;
@@ -264,7 +268,11 @@ impl<'a> Checker<'a> {
                 self.table_ix.insert(table, t);
                 t
             }
-        };
+        }
+    }
+
+    fn row(&mut self, table: &'a str, rid: i64) -> u32 {
+        let t = self.table_id(table);
         let next = self.row_key.len() as u32;
         let r = *self.row_ix.entry((t, rid)).or_insert(next);
         if r == next {
@@ -320,7 +328,7 @@ impl<'a> Checker<'a> {
         let mut n = 0usize;
         for t in &h.txns {
             for op in &t.ops {
-                if let Op::Write { op, .. } = op {
+                if let Op::Write { op, .. } | Op::UnobservedWrite { op, .. } = op {
                     max_op = max_op.max(*op);
                     n += 1;
                 }
@@ -339,6 +347,14 @@ impl<'a> Checker<'a> {
         self.wrote.reserve(n);
         for (ti, t) in h.txns.iter().enumerate() {
             for op in &t.ops {
+                if let Op::UnobservedWrite { op, table, undone } = op {
+                    let aborted = *undone || t.status == TxnStatus::Aborted;
+                    self.register_op(*op, ti as u32, aborted, dense);
+                    let key = ((*op as u64) << 32) | self.table_id(table) as u64;
+                    let kind = K_INSERT | K_UPDATE | if aborted { K_ABORTED } else { 0 };
+                    self.partial.insert(key, kind);
+                    continue;
+                }
                 let Op::Write {
                     op,
                     table,
@@ -351,23 +367,7 @@ impl<'a> Checker<'a> {
                     continue;
                 };
                 let aborted = *undone || t.status == TxnStatus::Aborted;
-                let info = OpInfo {
-                    txn: ti as u32,
-                    aborted,
-                };
-                if dense {
-                    let slot = &mut self.ops.dense[*op as usize];
-                    // An op with some undone rows stays aborted only if all are.
-                    if slot.txn == NONE || slot.aborted {
-                        *slot = info;
-                    }
-                } else {
-                    self.ops
-                        .sparse
-                        .entry(*op)
-                        .and_modify(|s| s.aborted &= aborted)
-                        .or_insert(info);
-                }
+                self.register_op(*op, ti as u32, aborted, dense);
                 let row = self.row(table, *rid);
                 let kind = match (before, after) {
                     (None, _) => K_INSERT,
@@ -388,6 +388,32 @@ impl<'a> Checker<'a> {
                 }
             }
         }
+    }
+
+    fn register_op(&mut self, op: u32, txn: u32, aborted: bool, dense: bool) {
+        let info = OpInfo { txn, aborted };
+        if dense {
+            let slot = &mut self.ops.dense[op as usize];
+            // An op with some undone rows stays aborted only if all are.
+            if slot.txn == NONE || slot.aborted {
+                *slot = info;
+            }
+        } else {
+            self.ops
+                .sparse
+                .entry(op)
+                .and_modify(|s| s.aborted &= aborted)
+                .or_insert(info);
+        }
+    }
+
+    /// The write kind of `op` on `row` when `op` wrote rows of the row's table
+    /// that were not observed; the write is then recorded as observed.
+    fn unobserved_write(&mut self, op: u32, row: u32) -> Option<u8> {
+        let (table, _) = self.row_key[row as usize];
+        let kind = *self.partial.get(&(((op as u64) << 32) | table as u64))?;
+        self.wrote.insert(((op as u64) << 32) | row as u64, kind);
+        Some(kind)
     }
 
     fn writer_node(&self, op: u32) -> u32 {

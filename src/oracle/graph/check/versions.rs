@@ -58,7 +58,11 @@ impl<'a> Checker<'a> {
                 }
                 None
             } else {
-                self.wrote.get(&(((op as u64) << 32) | row as u64)).copied()
+                let key = ((op as u64) << 32) | row as u64;
+                self.wrote
+                    .get(&key)
+                    .copied()
+                    .or_else(|| self.unobserved_write(op, row))
             };
             let Some(k) = valid_kind else {
                 let why = if op == 0 {
@@ -203,7 +207,7 @@ impl<'a> Checker<'a> {
                             }
                         }
                     }
-                    Op::UnobservedRead { .. } => {}
+                    Op::UnobservedRead { .. } | Op::UnobservedWrite { .. } => {}
                 }
             }
             self.read_off.push(self.reads.len() as u32);
