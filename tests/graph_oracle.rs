@@ -495,6 +495,13 @@ fn unobserved_writes_are_accepted_not_invented() {
         (true, vec![w(6, 7, Some("5"), Some("5,6"))]),
     ]);
     assert!(check(&h).is_empty(), "{:#?}", check(&h));
+    // A multi-row upsert that inserted row 7 and then updated it in the same
+    // statement shows only the update (before = its own insert).
+    let h = hist(vec![(
+        true,
+        vec![unobserved(5), w(5, 7, Some("5"), Some("5,5"))],
+    )]);
+    assert!(check(&h).is_empty(), "{:#?}", check(&h));
     // Still an op of another table, or an unknown op, never existed.
     let h = hist(vec![
         (

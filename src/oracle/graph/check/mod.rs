@@ -412,7 +412,11 @@ impl<'a> Checker<'a> {
     fn unobserved_write(&mut self, op: u32, row: u32) -> Option<u8> {
         let (table, _) = self.row_key[row as usize];
         let kind = *self.partial.get(&(((op as u64) << 32) | table as u64))?;
-        self.wrote.insert(((op as u64) << 32) | row as u64, kind);
+        let e = self
+            .wrote
+            .entry(((op as u64) << 32) | row as u64)
+            .or_insert(kind);
+        *e |= kind & !K_ABORTED;
         Some(kind)
     }
 

@@ -59,10 +59,14 @@ impl<'a> Checker<'a> {
                 None
             } else {
                 let key = ((op as u64) << 32) | row as u64;
-                self.wrote
-                    .get(&key)
-                    .copied()
-                    .or_else(|| self.unobserved_write(op, row))
+                // Observed writes of `op` on this row, plus what it may have
+                // written unobserved (a MariaDB upsert that inserts a row and
+                // updates it again in the same statement shows only the update).
+                let seen = self.wrote.get(&key).copied();
+                match (seen, self.unobserved_write(op, row)) {
+                    (Some(a), Some(b)) => Some((a | b) & !(K_ABORTED & !(a & b))),
+                    (a, b) => a.or(b),
+                }
             };
             let Some(k) = valid_kind else {
                 let why = if op == 0 {
