@@ -138,7 +138,15 @@ pub fn generate_workload(seed: u64, cfg: &GenConfig, txns: usize) -> TestCase {
     let data = g.gen_data();
     let mut all: Vec<crate::model::Txn> = Vec::new();
     let mut op = 0u32;
+    let initial: Vec<usize> = g.known.iter().map(Vec::len).collect();
     while all.len() < txns {
+        // Keep the known rows bounded (initial rows plus the latest inserts), so
+        // long workloads are generated in linear time.
+        for (rows, &keep) in g.known.iter_mut().zip(&initial) {
+            if rows.len() > keep + 200 {
+                rows.drain(keep..rows.len() - 200);
+            }
+        }
         for mut t in g.gen_txns() {
             t.id = all.len() as u32 + 1;
             for s in &mut t.stmts {
