@@ -113,12 +113,20 @@ pub fn cycle(edges: &serde_json::Value) -> Option<String> {
         } else {
             (shorten(x1, y1), shorten(x2, y2))
         };
+        // The label sits at the curve's midpoint, on its outer side.
+        let (tx, ty) = ((x1 + x2) / 4.0 + mx / 2.0, (y1 + y2) / 4.0 + my / 2.0);
+        let side = mx - (x1 + x2) / 2.0;
+        let (anchor, tx) = if side < -1.0 {
+            ("end", tx - 5.0)
+        } else if side > 1.0 {
+            ("start", tx + 5.0)
+        } else {
+            ("middle", tx)
+        };
         let _ = write!(
             s,
-            r##"<path d="M {sx:.1} {sy:.1} Q {mx:.1} {my:.1} {ex:.1} {ey:.1}" fill="none" stroke="#444" stroke-width="1.5" marker-end="url(#arrow)"/><text x="{tx:.1}" y="{ty:.1}" font-size="12" text-anchor="middle" fill="#8250df">{}</text>"##,
+            r##"<path d="M {sx:.1} {sy:.1} Q {mx:.1} {my:.1} {ex:.1} {ey:.1}" fill="none" stroke="#444" stroke-width="1.5" marker-end="url(#arrow)"/><text x="{tx:.1}" y="{ty:.1}" font-size="12" text-anchor="{anchor}" fill="#8250df">{}</text>"##,
             esc(label),
-            tx = (x1 + x2) / 4.0 + mx / 2.0,
-            ty = (y1 + y2) / 4.0 + my / 2.0,
         );
     }
     for (i, n) in nodes.iter().enumerate() {
