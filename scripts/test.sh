@@ -15,6 +15,8 @@ if ! command -v cc >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
 fi
 
 eval "$(scripts/provision.sh)"
+# Headless Chromium renders the HTML report in tests/report.rs.
+scripts/install-chromium.sh
 echo "scripts/test.sh: MariaDB and PostgreSQL are reachable; server tests will run" >&2
 
 cargo fmt --all -- --check

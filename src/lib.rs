@@ -15,6 +15,8 @@ pub mod gen;
 pub mod instrument;
 pub mod model;
 pub mod oracle;
+pub mod reduce;
+pub mod report;
 pub mod sql;
 pub mod stress;
 #[doc(hidden)]

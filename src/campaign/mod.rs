@@ -172,6 +172,13 @@ pub fn run_campaign(
                 ));
             }
             summary.note_finding(&rec.finding, &path);
+            crate::finding::note_distinct(
+                &mut summary.distinct,
+                &rec.finding,
+                &case,
+                engine.info(),
+                &path,
+            );
         }
         index += 1;
         progress.set_position(index);

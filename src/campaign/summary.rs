@@ -35,6 +35,12 @@ pub struct Summary {
     pub transactions_per_hour: f64,
     /// FNV-1a over every generated case's JSON: equal digests, equal cases.
     pub case_digest: String,
+    /// One entry per distinct finding signature: count and smallest example.
+    #[serde(default)]
+    pub distinct: Vec<crate::finding::Distinct>,
+    /// `(elapsed seconds, cases, findings)` at each summary flush.
+    #[serde(default)]
+    pub timeline: Vec<(f64, u64, u64)>,
     /// Why the campaign stopped early (e.g. the server did not come back).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
@@ -110,6 +116,14 @@ impl Summary {
         self.cases_per_s = self.cases as f64 / secs;
         self.transactions_per_hour = self.transactions as f64 / secs * 3600.0;
         self.case_digest = format!("{:016x}", self.digest);
+        let point = (self.elapsed_s, self.cases, self.violations + self.permitted);
+        if self
+            .timeline
+            .last()
+            .is_none_or(|l| l.1 != point.1 || l.0 < point.0)
+        {
+            self.timeline.push(point);
+        }
     }
 
     /// The human-readable summary printed at the end of `txfuzz run`.

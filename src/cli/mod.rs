@@ -3,7 +3,9 @@
 
 mod bench;
 pub mod check;
+mod reduce;
 mod replay;
+mod report;
 mod run;
 mod stress;
 
@@ -28,6 +30,10 @@ pub enum Command {
     Run(run::RunArgs),
     /// Re-execute a stored finding (or case) and re-check it.
     Replay(replay::ReplayArgs),
+    /// Shrink a finding's case while it keeps its signature.
+    Reduce(reduce::ReduceArgs),
+    /// Write DIR/report.html for a campaign output directory.
+    Report(report::ReportArgs),
     /// Measure lock-wait detection latency and reset time on an engine.
     Bench(bench::BenchArgs),
     /// Free-running concurrent sessions for a duration; check the one long history.
@@ -54,6 +60,8 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Replay(a) => replay::replay(a),
+        Command::Reduce(a) => reduce::reduce_cmd(a),
+        Command::Report(a) => report::report(a),
         Command::Bench(a) => bench::bench(a),
         Command::Stress(a) => stress::stress(a),
         Command::Check(a) => check::check(a),

@@ -21,43 +21,17 @@ pub struct ReplayArgs {
 
 pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
     let file = load_case_file(&args.case).map_err(UsageError)?;
-    let (expected, recorded_fault) = match &file {
-        CaseFile::Finding(r) => (
-            Some((r.finding.oracle.clone(), r.finding.kind.clone())),
-            r.engine.settings.get("fault").cloned(),
-        ),
-        CaseFile::Case(_) => (None, None),
+    let expected = match &file {
+        CaseFile::Finding(r) => Some((r.finding.oracle.clone(), r.finding.kind.clone())),
+        CaseFile::Case(_) => None,
     };
     let oracles = match (&args.oracle, &expected) {
         (Some(list), _) => parse_list::<OracleKind>(list)?,
         (None, Some((o, _))) => vec![o.parse::<OracleKind>()?],
         (None, None) => OracleKind::ALL.to_vec(),
     };
-    if let (None, CaseFile::Finding(r)) = (&args.engine.db, &file) {
-        if r.engine.name != "sqlite" {
-            return Err(UsageError(format!(
-                "this finding was recorded on {} ({}); pass --db URL to replay it there",
-                r.engine.name, r.engine.url
-            )));
-        }
-    }
-    let mut engine = args.engine.open(recorded_fault.as_deref())?;
+    let mut engine = open_for(&args.engine, &file)?;
     let case = file.case();
-    for cs in case.txns.iter().flat_map(|t| &t.stmts) {
-        if let Some(why) = crate::sql::unsupported(engine.dialect(), &cs.stmt) {
-            return Err(UsageError(format!(
-                "op {} cannot run on this engine: {why}",
-                cs.op
-            )));
-        }
-    }
-    if !engine.profile().isolations.contains(&case.isolation) {
-        return Err(UsageError(format!(
-            "{} does not support isolation level {}",
-            engine.info().name,
-            case.isolation
-        )));
-    }
     let mut stats = CheckStats::default();
     let (history, findings) = run_case(
         engine.as_mut(),
@@ -94,4 +68,43 @@ pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Opens the engine a stored finding or case runs on: `--db` (required for a
+/// finding recorded on a server), wrapped in the fault recorded in the
+/// finding's engine settings; checks that the case can run there.
+pub(super) fn open_for(
+    args: &EngineArgs,
+    file: &CaseFile,
+) -> Result<Box<dyn crate::engine::Engine>, UsageError> {
+    let recorded_fault = match file {
+        CaseFile::Finding(r) => r.engine.settings.get("fault").cloned(),
+        CaseFile::Case(_) => None,
+    };
+    if let (None, CaseFile::Finding(r)) = (&args.db, file) {
+        if r.engine.name != "sqlite" {
+            return Err(UsageError(format!(
+                "this finding was recorded on {} ({}); pass --db URL to replay it there",
+                r.engine.name, r.engine.url
+            )));
+        }
+    }
+    let engine = args.open(recorded_fault.as_deref())?;
+    let case = file.case();
+    for cs in case.txns.iter().flat_map(|t| &t.stmts) {
+        if let Some(why) = crate::sql::unsupported(engine.dialect(), &cs.stmt) {
+            return Err(UsageError(format!(
+                "op {} cannot run on this engine: {why}",
+                cs.op
+            )));
+        }
+    }
+    if !engine.profile().isolations.contains(&case.isolation) {
+        return Err(UsageError(format!(
+            "{} does not support isolation level {}",
+            engine.info().name,
+            case.isolation
+        )));
+    }
+    Ok(engine)
 }

@@ -40,6 +40,10 @@ pub struct RunArgs {
     /// After the server went away: how long to wait for it to come back.
     #[arg(long, default_value = "60s")]
     pub recover_wait: String,
+    /// After the campaign, reduce each distinct finding's smallest example
+    /// (writes `*-reduced.json` / `*-reduced.sql` next to it).
+    #[arg(long)]
+    pub reduce: bool,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -104,6 +108,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
     };
     let summary = run_campaign(engine.as_mut(), &cfg)?;
     print!("{}", summary.render());
+    if args.reduce {
+        super::reduce::after_campaign(engine.as_mut(), &summary, &cfg.exec)?;
+    }
     println!("summary: {}", args.out.join("summary.json").display());
     Ok(if summary.violations > 0 {
         ExitCode::from(1)

@@ -3,8 +3,10 @@
 //! sessions. `txfuzz replay` reads the JSON back.
 
 mod script;
+pub mod signature;
 
 pub use script::render_script;
+pub use signature::{data_stmts, note_distinct, signature, Distinct, Signature};
 
 use crate::model::{EngineInfo, History, TestCase};
 use crate::oracle::Finding;

@@ -1,0 +1,271 @@
+//! Finding signatures: what makes two findings "the same problem", for
+//! deduplication (one entry per signature in `summary.json` and the report) and
+//! for reduction (a reduced case must keep the signature).
+//!
+//! A signature is: oracle, kind (anomaly), verdict, engine (with any injected
+//! fault), isolation level, and the sorted set of statement kinds and clause
+//! features of the statements the finding involves. Involved statements: for
+//! `graph` findings, every statement of the transactions the evidence names
+//! (`T1`, or `T1#2` for an autocommit statement); for findings whose evidence
+//! lists statement references (`wss` write/read differences, `crash`), those
+//! statements; for `wss` final-state findings, the write statements of the case
+//! (only writes change a final state); otherwise every statement of the case.
+
+use crate::model::{EngineInfo, Expr, OnConflict, Select, Stmt, StmtRef, TestCase};
+use crate::oracle::{Finding, Verdict};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Signature {
+    pub oracle: String,
+    pub kind: String,
+    pub verdict: String,
+    pub engine: String,
+    pub isolation: String,
+    /// Sorted statement kinds (`select`, `update`, `rollback`, ...) and clause
+    /// features (`join`, `subquery`, `aggregate`, `locking`, `upsert`, `ignore`,
+    /// `replace`, `savepoint`).
+    pub features: Vec<String>,
+}
+
+impl Signature {
+    /// The stable text form, e.g.
+    /// `graph/lost-update/permitted/mariadb/repeatable-read/select,update`.
+    pub fn key(&self) -> String {
+        format!(
+            "{}/{}/{}/{}/{}/{}",
+            self.oracle,
+            self.kind,
+            self.verdict,
+            self.engine,
+            self.isolation,
+            self.features.join(",")
+        )
+    }
+    /// The part reduction keeps by default (the issue's "oracle, anomaly kind,
+    /// engine behaviour"): oracle, kind, verdict, engine, level — without the
+    /// statement kinds and clauses, which a smaller case may legitimately lose.
+    pub fn core(&self) -> String {
+        format!(
+            "{}/{}/{}/{}/{}",
+            self.oracle, self.kind, self.verdict, self.engine, self.isolation
+        )
+    }
+    /// A short stable id: FNV-1a of [`Signature::key`], 16 hex digits.
+    pub fn id(&self) -> String {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in self.key().bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        format!("{h:016x}")
+    }
+}
+
+/// The signature of `finding` made on `engine` for `case`.
+pub fn signature(finding: &Finding, case: &TestCase, engine: &EngineInfo) -> Signature {
+    let mut features = BTreeSet::new();
+    for r in involved(finding, case) {
+        if let Some(cs) = case.stmt(r) {
+            stmt_features(&cs.stmt, &mut features);
+        }
+    }
+    let engine = match engine.settings.get("fault") {
+        Some(f) => format!("{}+{f}", engine.name),
+        None => engine.name.clone(),
+    };
+    Signature {
+        oracle: finding.oracle.clone(),
+        kind: finding.kind.clone(),
+        verdict: match finding.verdict {
+            Verdict::Violation => "violation".into(),
+            Verdict::Permitted => "permitted".into(),
+        },
+        engine,
+        isolation: case.isolation.name().into(),
+        features: features.into_iter().map(str::to_string).collect(),
+    }
+}
+
+/// Data statements of a case (BEGIN/COMMIT/ROLLBACK/SAVEPOINT not counted): the
+/// size measure used by deduplication and reduction.
+pub fn data_stmts(case: &TestCase) -> usize {
+    case.txns
+        .iter()
+        .flat_map(|t| &t.stmts)
+        .filter(|s| s.stmt.kind().is_data())
+        .count()
+}
+
+/// The statements a finding involves (see the module documentation).
+pub fn involved(finding: &Finding, case: &TestCase) -> Vec<StmtRef> {
+    let ev = &finding.evidence;
+    if let Some(txns) = ev.get("transactions").and_then(|t| t.as_array()) {
+        let mut out = Vec::new();
+        for label in txns.iter().filter_map(|l| l.as_str()) {
+            let label = label.trim_start_matches('T');
+            let (id, index) = match label.split_once('#') {
+                Some((id, i)) => (id.parse::<u32>().ok(), i.parse::<u32>().ok()),
+                None => (label.parse().ok(), None),
+            };
+            let Some(t) = id.and_then(|id| case.txn(id)) else {
+                continue;
+            };
+            match index {
+                Some(i) if i >= 1 => out.push(StmtRef {
+                    txn: t.id,
+                    index: i - 1,
+                }),
+                _ => out.extend((0..t.stmts.len() as u32).map(|i| StmtRef {
+                    txn: t.id,
+                    index: i,
+                })),
+            }
+        }
+        if !out.is_empty() {
+            return out;
+        }
+    }
+    let mut refs = Vec::new();
+    for key in ["writes", "reads"] {
+        for item in ev.get(key).and_then(|w| w.as_array()).into_iter().flatten() {
+            if let Some(r) = item.get("stmt").and_then(|s| StmtRef::deserialize(s).ok()) {
+                refs.push(r);
+            }
+        }
+    }
+    for key in ["stmt", "statements"] {
+        match ev.get(key) {
+            Some(serde_json::Value::Array(a)) => {
+                refs.extend(a.iter().filter_map(|s| StmtRef::deserialize(s).ok()))
+            }
+            Some(s) => refs.extend(StmtRef::deserialize(s).ok()),
+            None => {}
+        }
+    }
+    if !refs.is_empty() {
+        return refs;
+    }
+    let only_writes = finding.oracle == "wss" && finding.kind.ends_with("final-state");
+    case.all_refs()
+        .filter(|r| !only_writes || case.stmt(*r).is_some_and(|cs| cs.stmt.kind().is_write()))
+        .collect()
+}
+
+/// Adds the statement kind and clause features of `stmt` (BEGIN and COMMIT add
+/// nothing: every explicit transaction has them).
+pub fn stmt_features(stmt: &Stmt, out: &mut BTreeSet<&'static str>) {
+    match stmt {
+        Stmt::Begin | Stmt::Commit => {}
+        Stmt::Rollback => {
+            out.insert("rollback");
+        }
+        Stmt::Savepoint(_) | Stmt::RollbackTo(_) => {
+            out.insert("savepoint");
+        }
+        Stmt::Select(s) => {
+            out.insert("select");
+            select_features(s, out);
+        }
+        Stmt::Insert(i) => {
+            out.insert("insert");
+            match &i.on_conflict {
+                OnConflict::Error => {}
+                OnConflict::Ignore => {
+                    out.insert("ignore");
+                }
+                OnConflict::Replace => {
+                    out.insert("replace");
+                }
+                OnConflict::Update { assignments, .. } => {
+                    out.insert("upsert");
+                    assignments
+                        .iter()
+                        .for_each(|a| expr_features(&a.value, out));
+                }
+            }
+            i.rows.iter().flatten().for_each(|e| expr_features(e, out));
+        }
+        Stmt::Update(u) => {
+            out.insert("update");
+            u.assignments
+                .iter()
+                .for_each(|a| expr_features(&a.value, out));
+            u.where_.iter().for_each(|e| expr_features(e, out));
+        }
+        Stmt::Delete(d) => {
+            out.insert("delete");
+            d.where_.iter().for_each(|e| expr_features(e, out));
+        }
+    }
+}
+
+fn select_features(s: &Select, out: &mut BTreeSet<&'static str>) {
+    if s.from.len() > 1 {
+        out.insert("join");
+    }
+    if s.lock.is_some() {
+        out.insert("locking");
+    }
+    if s.is_aggregate() {
+        out.insert("aggregate");
+    }
+    s.items.iter().for_each(|i| expr_features(&i.expr, out));
+    s.where_.iter().for_each(|e| expr_features(e, out));
+    for f in &s.from {
+        if let Some(j) = &f.join {
+            expr_features(&j.on, out);
+        }
+    }
+}
+
+fn expr_features(e: &Expr, out: &mut BTreeSet<&'static str>) {
+    if e.has_subquery() {
+        out.insert("subquery");
+    }
+    if e.has_aggregate() {
+        out.insert("aggregate");
+    }
+}
+
+/// One distinct problem of a campaign: its signature, how many findings had it,
+/// and the smallest example (fewest data statements).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Distinct {
+    pub signature: String,
+    pub id: String,
+    pub count: u64,
+    pub example: String,
+    pub statements: usize,
+}
+
+/// Counts `finding` (written to `path`) under its signature in `list`.
+pub fn note_distinct(
+    list: &mut Vec<Distinct>,
+    finding: &Finding,
+    case: &TestCase,
+    engine: &EngineInfo,
+    path: &Path,
+) {
+    let sig = signature(finding, case, engine);
+    let n = data_stmts(case);
+    let example = path.display().to_string();
+    match list.iter_mut().find(|d| d.signature == sig.key()) {
+        Some(d) => {
+            d.count += 1;
+            if n < d.statements {
+                d.statements = n;
+                d.example = example;
+            }
+        }
+        None => list.push(Distinct {
+            signature: sig.key(),
+            id: sig.id(),
+            count: 1,
+            example,
+            statements: n,
+        }),
+    }
+}

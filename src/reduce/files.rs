@@ -1,0 +1,78 @@
+//! Writing reduced cases next to findings, and reducing a campaign's distinct
+//! findings (`txfuzz run --reduce`).
+
+use super::{reduce, ReduceConfig, ReduceError, Reduced};
+use crate::engine::Engine;
+use crate::finding::{load_case_file, render_script, write_atomic, CaseFile, Distinct};
+use std::path::{Path, PathBuf};
+
+/// Writes the reduced record as `json` (with its replay command) and its `.sql`
+/// script next to it.
+pub fn write_reduced(engine: &dyn Engine, r: &Reduced, json: &Path) -> std::io::Result<()> {
+    let mut rec = r.record.clone();
+    rec.replay = match rec.engine.name.as_str() {
+        "sqlite" => format!("txfuzz replay {}", json.display()),
+        _ => format!("txfuzz replay {} --db '{}'", json.display(), rec.engine.url),
+    };
+    let header = format!(
+        "txfuzz reduced finding: {} [{}:{}]\nengine: {} {}\nsignature: {}\nreduced from {} to {} data statement(s), {} to {} transaction(s) in {} run(s)",
+        rec.finding.summary,
+        rec.finding.oracle,
+        rec.finding.kind,
+        rec.engine.name,
+        rec.engine.version,
+        r.signature.key(),
+        r.stmts_before,
+        r.stmts_after,
+        r.txns_before,
+        r.txns_after,
+        r.runs
+    );
+    let script = render_script(engine.dialect(), &rec.case, Some(&rec.history), &header);
+    write_atomic(&json.with_extension("sql"), script.as_bytes())?;
+    let bytes = serde_json::to_vec_pretty(&rec).map_err(std::io::Error::other)?;
+    write_atomic(json, &bytes)
+}
+
+/// `X.json` -> `X-reduced.json`.
+pub fn reduced_path(finding: &Path) -> PathBuf {
+    crate::report::reduced_path(finding)
+}
+
+/// Reduces the example of every distinct signature and writes
+/// `<example>-reduced.json/.sql`. Returns one line per signature for the user;
+/// only engine failures stop it.
+pub fn reduce_distinct(
+    engine: &mut dyn Engine,
+    distinct: &[Distinct],
+    cfg: &ReduceConfig,
+) -> Result<Vec<String>, crate::engine::EngineError> {
+    let mut lines = Vec::new();
+    for d in distinct {
+        let path = Path::new(&d.example);
+        let rec = match load_case_file(path) {
+            Ok(CaseFile::Finding(rec)) => rec,
+            Ok(CaseFile::Case(_)) => continue,
+            Err(e) => {
+                lines.push(format!("{}: {e}", d.signature));
+                continue;
+            }
+        };
+        match reduce(engine, &rec, cfg) {
+            Ok(r) => {
+                let out = reduced_path(path);
+                let note = match write_reduced(engine, &r, &out) {
+                    Ok(()) => out.display().to_string(),
+                    Err(e) => format!("cannot write {}: {e}", out.display()),
+                };
+                lines.push(format!(
+                    "{}: {} -> {} data statement(s), {} -> {} transaction(s) ({} runs): {note}",
+                    d.signature, r.stmts_before, r.stmts_after, r.txns_before, r.txns_after, r.runs
+                ));
+            }
+            Err(ReduceError::Usage(e)) => lines.push(format!("{}: not reduced: {e}", d.signature)),
+            Err(ReduceError::Engine(e)) => return Err(e),
+        }
+    }
+    Ok(lines)
+}

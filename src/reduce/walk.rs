@@ -1,0 +1,163 @@
+//! Walks over the statement IR: which tables and columns a statement mentions.
+
+use crate::model::{Expr, OnConflict, Select, Stmt};
+use std::collections::BTreeSet;
+
+/// Every table a statement mentions (FROM items, subqueries, targets).
+pub fn tables(stmt: &Stmt) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut exprs: Vec<&Expr> = Vec::new();
+    match stmt {
+        Stmt::Select(s) => select_tables(s, &mut out),
+        Stmt::Insert(i) => {
+            out.insert(i.table.clone());
+            exprs.extend(i.rows.iter().flatten());
+            if let OnConflict::Update { assignments, .. } = &i.on_conflict {
+                exprs.extend(assignments.iter().map(|a| &a.value));
+            }
+        }
+        Stmt::Update(u) => {
+            out.insert(u.table.clone());
+            exprs.extend(u.assignments.iter().map(|a| &a.value));
+            exprs.extend(u.where_.iter());
+        }
+        Stmt::Delete(d) => {
+            out.insert(d.table.clone());
+            exprs.extend(d.where_.iter());
+        }
+        _ => {}
+    }
+    for e in exprs {
+        expr_tables(e, &mut out);
+    }
+    out
+}
+
+fn select_tables(s: &Select, out: &mut BTreeSet<String>) {
+    for f in &s.from {
+        out.insert(f.table.clone());
+        if let Some(j) = &f.join {
+            expr_tables(&j.on, out);
+        }
+    }
+    for e in select_exprs(s) {
+        expr_tables(e, out);
+    }
+}
+
+fn select_exprs(s: &Select) -> Vec<&Expr> {
+    let mut v: Vec<&Expr> = s.items.iter().map(|i| &i.expr).collect();
+    v.extend(s.where_.iter());
+    v.extend(s.group_by.iter());
+    v.extend(s.order_by.iter().map(|o| &o.expr));
+    v.extend(s.from.iter().filter_map(|f| f.join.as_ref().map(|j| &j.on)));
+    v
+}
+
+fn expr_tables(e: &Expr, out: &mut BTreeSet<String>) {
+    visit(e, &mut |x| match x {
+        Expr::InSubquery { query, .. } | Expr::Exists { query, .. } => select_tables(query, out),
+        _ => {}
+    });
+}
+
+/// Every column name a statement mentions in an expression, a SET target or an
+/// upsert target. The column list of an INSERT does not count (removing a
+/// column removes it from INSERTs).
+pub fn columns(stmt: &Stmt) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    match stmt {
+        Stmt::Select(s) => select_columns(s, &mut out),
+        Stmt::Insert(i) => {
+            i.rows
+                .iter()
+                .flatten()
+                .for_each(|e| expr_columns(e, &mut out));
+            if let OnConflict::Update {
+                target,
+                assignments,
+            } = &i.on_conflict
+            {
+                out.extend(target.iter().cloned());
+                for a in assignments {
+                    out.insert(a.column.clone());
+                    expr_columns(&a.value, &mut out);
+                }
+            }
+        }
+        Stmt::Update(u) => {
+            for a in &u.assignments {
+                out.insert(a.column.clone());
+                expr_columns(&a.value, &mut out);
+            }
+            u.where_.iter().for_each(|e| expr_columns(e, &mut out));
+        }
+        Stmt::Delete(d) => d.where_.iter().for_each(|e| expr_columns(e, &mut out)),
+        _ => {}
+    }
+    out
+}
+
+fn select_columns(s: &Select, out: &mut BTreeSet<String>) {
+    for e in select_exprs(s) {
+        expr_columns(e, out);
+    }
+}
+
+/// Column names in an expression, subqueries included.
+pub fn expr_columns(e: &Expr, out: &mut BTreeSet<String>) {
+    visit(e, &mut |x| match x {
+        Expr::Col { name, .. } | Expr::Excluded(name) => {
+            out.insert(name.clone());
+        }
+        Expr::InSubquery { query, .. } | Expr::Exists { query, .. } => select_columns(query, out),
+        _ => {}
+    });
+}
+
+/// Calls `f` on `e` and every sub-expression (not descending into subqueries).
+fn visit(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    match e {
+        Expr::Col { .. } | Expr::Lit(_) | Expr::Excluded(_) | Expr::Exists { .. } => {}
+        Expr::Bin { left, right, .. } | Expr::Concat(left, right) | Expr::Coalesce(left, right) => {
+            visit(left, f);
+            visit(right, f);
+        }
+        Expr::Not(x) => visit(x, f),
+        Expr::IsNull { expr, .. } | Expr::InSubquery { expr, .. } => visit(expr, f),
+        Expr::InList { expr, list, .. } => {
+            visit(expr, f);
+            list.iter().for_each(|x| visit(x, f));
+        }
+        Expr::Between { expr, low, high } => {
+            visit(expr, f);
+            visit(low, f);
+            visit(high, f);
+        }
+        Expr::Agg { arg, .. } => {
+            if let Some(a) = arg {
+                visit(a, f);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit;
+
+    #[test]
+    fn tables_and_columns_of_kv_statements() {
+        let s = testkit::add("t", 1, 5);
+        assert_eq!(tables(&s).into_iter().collect::<Vec<_>>(), vec!["t"]);
+        assert_eq!(
+            columns(&s).into_iter().collect::<Vec<_>>(),
+            vec!["k".to_string(), "v".to_string()]
+        );
+        let sel = testkit::select("t", None);
+        assert!(columns(&sel).contains("v"));
+        assert!(tables(&Stmt::Begin).is_empty());
+    }
+}

@@ -1,0 +1,188 @@
+//! The report page: plain HTML with inline CSS and SVG. Every text that comes
+//! from a case or an engine (SQL strings included) is escaped.
+
+use super::{svg, Group, Report};
+use crate::finding::render_script;
+use crate::sql::Dialect;
+use std::fmt::Write;
+
+/// Escapes text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:24px;color:#1f2328;max-width:1100px}\
+h1{font-size:26px}h2{font-size:20px;border-bottom:1px solid #d0d7de;padding-bottom:4px;margin-top:28px}\
+h3{font-size:17px;margin:0 0 6px}table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:3px 10px;text-align:left}\
+th{background:#f6f8fa}section.finding{border:1px solid #d0d7de;border-radius:6px;padding:12px 16px;margin:14px 0}\
+.violation{color:#d1242f}.permitted{color:#9a6700}code.sig{font-size:12px;background:#f6f8fa;padding:2px 4px}\
+pre{background:#f6f8fa;padding:10px;overflow-x:auto;font-size:12px;white-space:pre-wrap}.muted{color:#59636e}";
+
+fn dialect_of(engine: &str) -> Dialect {
+    match engine {
+        "mariadb" | "mysql" => Dialect::Mysql,
+        "postgres" | "postgresql" => Dialect::Postgres,
+        _ => Dialect::Sqlite,
+    }
+}
+
+pub fn render(r: &Report) -> String {
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>txfuzz report: {}</title><style>{STYLE}</style></head><body>\n<h1>txfuzz report</h1>\n<p class=\"muted\">{}</p>\n",
+        esc(&r.dir.display().to_string()),
+        esc(&r.dir.display().to_string())
+    );
+    summary(&mut s, r);
+    let _ = writeln!(
+        s,
+        "<h2 id=\"findings\">Findings: {} distinct problem(s), {} finding(s)</h2>",
+        r.groups.len(),
+        r.groups.iter().map(|g| g.count).sum::<usize>()
+    );
+    if r.groups.is_empty() {
+        s.push_str("<p>No findings.</p>\n");
+    }
+    for g in &r.groups {
+        group(&mut s, g);
+    }
+    s.push_str("</body></html>\n");
+    s
+}
+
+fn summary(s: &mut String, r: &Report) {
+    s.push_str("<h2 id=\"summary\">Campaign summary</h2>\n");
+    let Some(sm) = &r.summary else {
+        s.push_str("<p>No summary.json in this directory.</p>\n");
+        return;
+    };
+    let levels: Vec<&str> = sm.isolations.iter().map(|i| i.name()).collect();
+    let rows: Vec<(&str, String)> = vec![
+        (
+            "engine",
+            format!("{} {}", sm.engine.name, sm.engine.version),
+        ),
+        ("seed", sm.seed.to_string()),
+        ("isolation levels", levels.join(", ")),
+        ("oracles", sm.oracles.join(", ")),
+        ("cases", sm.cases.to_string()),
+        ("transactions", sm.transactions.to_string()),
+        ("statements", sm.statements.to_string()),
+        ("blocked events", sm.blocked_events.to_string()),
+        ("aborts", sm.aborts.to_string()),
+        ("replays", sm.replays.to_string()),
+        ("violations", sm.violations.to_string()),
+        ("permitted", sm.permitted.to_string()),
+        ("distinct problems", r.groups.len().to_string()),
+        ("elapsed", format!("{:.1} s", sm.elapsed_s)),
+        ("cases/s", format!("{:.1}", sm.cases_per_s)),
+        (
+            "transactions/hour",
+            format!("{:.0}", sm.transactions_per_hour),
+        ),
+    ];
+    s.push_str("<table id=\"summary-table\">\n");
+    for (k, v) in rows {
+        let _ = writeln!(s, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
+    }
+    s.push_str("</table>\n");
+    if let Some(why) = &sm.stopped {
+        let _ = writeln!(s, "<p class=\"violation\">Stopped early: {}</p>", esc(why));
+    }
+    s.push_str("<h2 id=\"throughput\">Throughput over time</h2>\n");
+    s.push_str(&svg::throughput(&sm.timeline));
+    s.push('\n');
+}
+
+fn group(s: &mut String, g: &Group) {
+    let sig = &g.signature;
+    let rec = &g.shown;
+    let _ = write!(
+        s,
+        "<section class=\"finding\" id=\"sig-{}\">\n<h3><span class=\"{}\">{}</span> {}:{} on {} at {} &mdash; {} finding(s)</h3>\n<p><code class=\"sig\">{}</code></p>\n<p>{}</p>\n",
+        esc(&sig.id()),
+        esc(&sig.verdict),
+        esc(&sig.verdict),
+        esc(&sig.oracle),
+        esc(&sig.kind),
+        esc(&sig.engine),
+        esc(&sig.isolation),
+        g.count,
+        esc(&sig.key()),
+        esc(&rec.finding.summary)
+    );
+    let _ = write!(
+        s,
+        "<p class=\"muted\">smallest example: {}",
+        esc(&g.example.display().to_string())
+    );
+    match g.reduced {
+        Some((b, a)) => {
+            let _ = write!(
+                s,
+                "; reduced from {b} to {a} data statement(s), {} transaction(s)",
+                rec.case.txns.len()
+            );
+        }
+        None => s.push_str("; not reduced"),
+    }
+    s.push_str("</p>\n");
+    if let Some(ex) = rec
+        .finding
+        .evidence
+        .get("explanation")
+        .and_then(|e| e.as_array())
+    {
+        s.push_str("<ol class=\"explanation\">\n");
+        for line in ex.iter().filter_map(|l| l.as_str()) {
+            let _ = writeln!(s, "<li>{}</li>", esc(line));
+        }
+        s.push_str("</ol>\n");
+    }
+    if let Some(edges) = rec.finding.evidence.get("edges") {
+        if let Some(svg) = svg::cycle(edges) {
+            s.push_str(&svg);
+            s.push('\n');
+        }
+    }
+    let header = format!(
+        "txfuzz finding: {} [{}:{}]\nengine: {} {}",
+        rec.finding.summary,
+        rec.finding.oracle,
+        rec.finding.kind,
+        rec.engine.name,
+        rec.engine.version
+    );
+    let script = render_script(
+        dialect_of(&rec.engine.name),
+        &rec.case,
+        Some(&rec.history),
+        &header,
+    );
+    let _ = write!(s, "<pre class=\"sql\">{}</pre>\n</section>\n", esc(&script));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(
+            esc("<script>alert('x') & \"y\"</script>"),
+            "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;"
+        );
+    }
+}

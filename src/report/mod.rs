@@ -1,0 +1,129 @@
+//! `txfuzz report DIR`: one self-contained static HTML page, `DIR/report.html`
+//! (inline CSS and SVG, no scripts, no external resources): the campaign
+//! summary, throughput over time, and the findings grouped by signature, each
+//! with its (reduced, when `run --reduce` or `txfuzz reduce` wrote one) case as
+//! a SQL script, the explanation and the dependency cycle.
+
+pub mod html;
+pub mod svg;
+
+use crate::campaign::Summary;
+use crate::finding::{data_stmts, signature, FindingRecord, Signature};
+use std::path::{Path, PathBuf};
+
+/// Findings that share a signature.
+pub struct Group {
+    pub signature: Signature,
+    pub count: usize,
+    /// The smallest finding file of the group (fewest data statements).
+    pub example: PathBuf,
+    /// What the page shows: the reduced record if one exists, else the example.
+    pub shown: FindingRecord,
+    /// `(data statements before, after)` when `shown` is a reduced case.
+    pub reduced: Option<(usize, usize)>,
+}
+
+pub struct Report {
+    pub dir: PathBuf,
+    pub summary: Option<Summary>,
+    pub groups: Vec<Group>,
+}
+
+/// The reduced sibling of a finding file: `X.json` -> `X-reduced.json`.
+pub fn reduced_path(finding: &Path) -> PathBuf {
+    let stem = finding
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    finding.with_file_name(format!("{stem}-reduced.json"))
+}
+
+fn read_record(path: &Path) -> Result<FindingRecord, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not a finding file: {e}", path.display()))
+}
+
+/// Reads `DIR/summary.json` (if any) and every finding under `DIR/findings/`.
+pub fn load(dir: &Path) -> Result<Report, String> {
+    if !dir.is_dir() {
+        return Err(format!("{} is not a directory", dir.display()));
+    }
+    let summary = match std::fs::read_to_string(dir.join("summary.json")) {
+        Ok(text) => Some(
+            serde_json::from_str::<Summary>(&text)
+                .map_err(|e| format!("{}/summary.json: {e}", dir.display()))?,
+        ),
+        Err(_) => None,
+    };
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(dir.join("findings")) {
+        Ok(rd) => rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+                name.is_some_and(|n| n.ends_with(".json") && !n.ends_with("-reduced.json"))
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    files.sort();
+    let mut groups: Vec<Group> = Vec::new();
+    for path in files {
+        let rec = read_record(&path)?;
+        let sig = signature(&rec.finding, &rec.case, &rec.engine);
+        let n = data_stmts(&rec.case);
+        match groups.iter_mut().find(|g| g.signature == sig) {
+            Some(g) => {
+                g.count += 1;
+                if n < data_stmts(&g.shown.case) {
+                    g.example = path;
+                    g.shown = rec;
+                }
+            }
+            None => groups.push(Group {
+                signature: sig,
+                count: 1,
+                example: path,
+                shown: rec,
+                reduced: None,
+            }),
+        }
+    }
+    for g in &mut groups {
+        // Prefer a reduced case of any member; the example's own first.
+        let red = reduced_path(&g.example);
+        if let Ok(r) = read_record(&red) {
+            g.reduced = Some((data_stmts(&g.shown.case), data_stmts(&r.case)));
+            g.shown = r;
+        }
+    }
+    // Violations first, then by count.
+    groups.sort_by(|a, b| {
+        (
+            a.signature.verdict != "violation",
+            std::cmp::Reverse(a.count),
+            a.signature.key(),
+        )
+            .cmp(&(
+                b.signature.verdict != "violation",
+                std::cmp::Reverse(b.count),
+                b.signature.key(),
+            ))
+    });
+    Ok(Report {
+        dir: dir.to_path_buf(),
+        summary,
+        groups,
+    })
+}
+
+/// Writes `DIR/report.html`; returns its path.
+pub fn write_report(dir: &Path) -> Result<PathBuf, String> {
+    let report = load(dir)?;
+    let page = html::render(&report);
+    let path = dir.join("report.html");
+    crate::finding::write_atomic(&path, page.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
