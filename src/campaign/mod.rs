@@ -2,6 +2,7 @@
 //! reached, writing each finding the moment it is made and `summary.json` as the
 //! campaign goes.
 
+mod pattern_stats;
 mod summary;
 
 pub use summary::Summary;
@@ -9,7 +10,8 @@ pub use summary::Summary;
 use crate::engine::{Engine, EngineError};
 use crate::exec::{execute, ExecOptions};
 use crate::finding::{render_script, write_atomic, FindingRecord, FindingStore, FINDING_FORMAT};
-use crate::gen::{generate_case, Features, GenConfig};
+use crate::gen::pattern::Generation;
+use crate::gen::{Features, GenConfig};
 use crate::model::{History, Isolation, TestCase};
 use crate::oracle::{self, CheckStats, Finding, OracleKind, Verdict};
 use crate::sql::Dialect;
@@ -107,6 +109,23 @@ pub fn run_campaign(
     engine: &mut dyn Engine,
     cfg: &CampaignConfig,
 ) -> Result<Summary, CampaignError> {
+    run_campaign_with(engine, cfg, &Generation::Random)
+}
+
+/// [`run_campaign`] with a chosen generator (`--generator random|pattern|mixed`).
+/// Pattern cases run the crash oracle first (explicit detection), then the
+/// others; their `graph` findings carry the pattern report (implicit detection,
+/// [`crate::gen::pattern::annotate`]); `DIR/patterns.json` counts path hits.
+pub fn run_campaign_with(
+    engine: &mut dyn Engine,
+    cfg: &CampaignConfig,
+    generation: &Generation,
+) -> Result<Summary, CampaignError> {
+    let mut oracles = cfg.oracles.clone();
+    if !matches!(generation, Generation::Random) {
+        oracles.sort_by_key(|o| *o != OracleKind::Crash);
+    }
+    let mut hits = pattern_stats::Hits::default();
     let isolations =
         resolve_isolations(engine, cfg.isolations.as_deref()).map_err(CampaignError::Usage)?;
     let gen_cfg = GenConfig {
@@ -129,11 +148,11 @@ pub fn run_campaign(
         if done {
             break;
         }
-        let case = generate_case(cfg.seed, index, &gen_cfg);
+        let (case, pattern) = generation.case(cfg.seed, index, &gen_cfg);
         summary.note_case(&case);
         let mut stats = CheckStats::default();
         let case_start = Instant::now();
-        let (history, findings) = match run_case(engine, &case, &cfg.oracles, &cfg.exec, &mut stats)
+        let (history, mut findings) = match run_case(engine, &case, &oracles, &cfg.exec, &mut stats)
         {
             Ok(done) => done,
             Err(e @ (EngineError::Lost(_) | EngineError::Connect { .. })) => {
@@ -142,6 +161,11 @@ pub fn run_campaign(
             Err(e) => return Err(e.into()),
         };
         let crashed = history.lost_connection();
+        if let (Some((p, b)), false) = (&pattern, crashed) {
+            let report = crate::gen::pattern::detect::check(p, b, &case, &history);
+            hits.note(p, &case, &report);
+            crate::gen::pattern::annotate(&mut findings, &report, p);
+        }
         tracing::debug!(
             case = case.index,
             ms = case_start.elapsed().as_millis() as u64,
@@ -199,6 +223,7 @@ pub fn run_campaign(
         }
     }
     progress.finish_and_clear();
+    hits.write(&cfg.out, generation.name())?;
     summary.finish(start.elapsed());
     write_summary(&cfg.out, &summary)?;
     Ok(summary)

@@ -1,7 +1,7 @@
 //! `txfuzz run`.
 
 use super::{parse_list, EngineArgs, UsageError};
-use crate::campaign::{run_campaign, CampaignConfig, Limit};
+use crate::campaign::{run_campaign_with, CampaignConfig, Limit};
 use crate::exec::ExecOptions;
 use crate::model::Isolation;
 use crate::oracle::OracleKind;
@@ -28,9 +28,14 @@ pub struct RunArgs {
     /// Comma list of oracles (default: all that apply): wss, crash.
     #[arg(long)]
     pub oracle: Option<String>,
-    /// Case generator: random (pattern and mixed come later).
+    /// Case generator: random, pattern (APTrans anomaly patterns) or mixed
+    /// (alternating).
     #[arg(long, default_value = "random")]
     pub generator: String,
+    /// With --generator pattern|mixed: a built-in pattern name (or comma list)
+    /// or a file of `name: pattern` lines (default: every built-in).
+    #[arg(long)]
+    pub pattern: Option<String>,
     /// Output directory for findings and summary.json.
     #[arg(long, default_value_os_t = super::default_out())]
     pub out: PathBuf,
@@ -62,12 +67,11 @@ fn limit(args: &RunArgs) -> Result<Limit, UsageError> {
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
-    if args.generator != "random" {
-        return Err(UsageError(format!(
-            "generator '{}' is not available yet (available: random)",
-            args.generator
-        )));
-    }
+    let generation = crate::gen::pattern::Generation::from_args(
+        args.generator.parse().map_err(UsageError)?,
+        args.pattern.as_deref(),
+    )
+    .map_err(UsageError)?;
     let limit = limit(&args)?;
     let isolations = args
         .isolation
@@ -106,7 +110,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
             ))
         })?,
     };
-    let summary = run_campaign(engine.as_mut(), &cfg)?;
+    let summary = run_campaign_with(engine.as_mut(), &cfg, &generation)?;
     print!("{}", summary.render());
     if args.reduce {
         super::reduce::after_campaign(engine.as_mut(), &summary, &cfg.exec)?;

@@ -12,6 +12,7 @@
 //! by statements generated earlier), so later statements reuse those values and
 //! statements of different transactions collide on the same rows.
 
+pub mod pattern;
 pub mod rng;
 
 mod dml;

@@ -1,0 +1,148 @@
+//! Anomaly-pattern-guided generation (APTrans): patterns such as
+//! `R1[x0] W2[x1] C2 W1[x2] C1` ([`parser`]), the built-in catalogue
+//! ([`catalogue`]), constraint extraction and the dependency path a pattern
+//! prescribes ([`path`]), cases whose statements are aligned on the items'
+//! rows ([`generate`]), which engine levels run a pattern as written
+//! ([`levels`]), and the check that an executed case produced the path
+//! ([`detect`]).
+
+pub mod catalogue;
+pub mod detect;
+pub mod generate;
+pub mod levels;
+pub mod parser;
+pub mod path;
+
+pub use detect::PatternReport;
+pub use generate::Binding;
+pub use parser::{parse, parse_file, OpKind, PatOp, Pattern, PatternError};
+
+use super::rng::Rng;
+use super::GenConfig;
+use crate::model::TestCase;
+use crate::oracle::{Finding, Verdict};
+use std::str::FromStr;
+
+/// Which generator a campaign uses (`--generator`).
+#[derive(Clone, Debug, Default)]
+pub enum Generation {
+    #[default]
+    Random,
+    /// Every case from a pattern (chosen per case from the list).
+    Pattern(Vec<Pattern>),
+    /// Even case indexes random, odd ones from a pattern.
+    Mixed(Vec<Pattern>),
+}
+
+/// `--generator` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GeneratorKind {
+    Random,
+    Pattern,
+    Mixed,
+}
+
+impl FromStr for GeneratorKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "random" => Ok(GeneratorKind::Random),
+            "pattern" => Ok(GeneratorKind::Pattern),
+            "mixed" => Ok(GeneratorKind::Mixed),
+            _ => Err(format!(
+                "unknown generator '{s}' (available: random, pattern, mixed)"
+            )),
+        }
+    }
+}
+
+/// The patterns `--pattern SPEC` names: a built-in name, a comma list of
+/// them, or a file of `name: pattern` lines; every built-in when `None`.
+pub fn resolve(spec: Option<&str>) -> Result<Vec<Pattern>, String> {
+    let Some(spec) = spec else {
+        return Ok(catalogue::patterns());
+    };
+    let names: Vec<&str> = spec.split(',').map(str::trim).collect();
+    if names.iter().all(|n| catalogue::builtin(n).is_some()) {
+        return Ok(names
+            .iter()
+            .filter_map(|n| catalogue::builtin(n))
+            .map(|b| b.pattern())
+            .collect());
+    }
+    let path = std::path::Path::new(spec);
+    if path.exists() {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read pattern file {spec}: {e}"))?;
+        return parse_file(&text).map_err(|e| format!("{spec}: {e}"));
+    }
+    Err(format!(
+        "--pattern '{spec}' is neither a built-in pattern nor a file (built-ins: {} ...; see README)",
+        catalogue::CLASSIC.map(|b| b.name).join(", ")
+    ))
+}
+
+impl Generation {
+    pub fn from_args(kind: GeneratorKind, pattern: Option<&str>) -> Result<Generation, String> {
+        Ok(match kind {
+            GeneratorKind::Random if pattern.is_some() => {
+                return Err("--pattern needs --generator pattern or mixed".into())
+            }
+            GeneratorKind::Random => Generation::Random,
+            GeneratorKind::Pattern => Generation::Pattern(resolve(pattern)?),
+            GeneratorKind::Mixed => Generation::Mixed(resolve(pattern)?),
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Generation::Random => "random",
+            Generation::Pattern(_) => "pattern",
+            Generation::Mixed(_) => "mixed",
+        }
+    }
+
+    /// Case `index`: a pure function of `(seed, index, cfg, self)`. Pattern
+    /// cases come with their pattern and binding.
+    pub fn case(
+        &self,
+        seed: u64,
+        index: u64,
+        cfg: &GenConfig,
+    ) -> (TestCase, Option<(Pattern, Binding)>) {
+        let patterns = match self {
+            Generation::Pattern(ps) => ps,
+            Generation::Mixed(ps) if index % 2 == 1 => ps,
+            _ => return (super::generate_case(seed, index, cfg), None),
+        };
+        let mut pick = Rng::new(seed ^ 0x5041_5454_4552_4e00, index);
+        let p = &patterns[pick.below(patterns.len() as u64) as usize];
+        let (case, b) = generate::generate(seed, index, p, &cfg.isolations);
+        (case, Some((p.clone(), b)))
+    }
+}
+
+/// Two-phase detection's implicit step for a pattern case: attaches the
+/// pattern report (`evidence.pattern`) to the `graph` findings, and reports a
+/// dirty write (P0, which no engine permits and which the graph cannot show
+/// without a cycle) when the pattern's dirty-write path occurred.
+pub fn annotate(findings: &mut Vec<Finding>, report: &PatternReport, p: &Pattern) {
+    let ev = serde_json::to_value(report).unwrap_or_default();
+    for f in findings.iter_mut().filter(|f| f.oracle == "graph") {
+        if f.evidence.is_object() {
+            f.evidence["pattern"] = ev.clone();
+        }
+    }
+    if report.path_hit && path::dirty_write(p) && report.expected_anomaly.is_none() {
+        findings.push(Finding {
+            oracle: "graph".into(),
+            kind: "dirty-write".into(),
+            verdict: Verdict::Violation,
+            summary: format!(
+                "dirty write: pattern {} ({}) ran as written: a write completed while another transaction's write of the same row was uncommitted",
+                report.name, report.pattern
+            ),
+            evidence: serde_json::json!({ "pattern": ev }),
+        });
+    }
+}
