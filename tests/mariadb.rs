@@ -415,3 +415,50 @@ fn wss_finds_nothing_on_serialisable_cases() {
         }
     }
 }
+
+/// The fact behind `EngineProfile::savepoint_rollback_releases_locks`: at
+/// SERIALIZABLE, T1's read after a savepoint takes a shared lock that blocks T2's
+/// UPDATE; ROLLBACK TO SAVEPOINT releases it, so T2 commits before T1 does.
+#[test]
+fn rollback_to_savepoint_releases_the_locks_taken_after_it() {
+    use txfuzz::model::Stmt;
+    let case = with_iso(
+        kv_case(
+            &[(1, 10), (2, 20)],
+            vec![
+                (
+                    false,
+                    vec![
+                        Stmt::Begin,
+                        Stmt::Savepoint("sp1".into()),
+                        select("t", Some(1)),
+                        Stmt::RollbackTo("sp1".into()),
+                        select("t", Some(2)),
+                        Stmt::Commit,
+                    ],
+                ),
+                autocommit(vec![add("t", 1, 5)]),
+            ],
+            "1 1 1 2 1 1 1",
+        ),
+        Isolation::Serializable,
+    );
+    let h = run(&case);
+    assert!(
+        event_at(&h, at(2, 0), |k| matches!(k, EventKind::Blocked { .. })).is_some(),
+        "T2 must first wait for T1's shared lock: {:#?}",
+        h.events
+    );
+    let t2_done = completed(&h, at(2, 0)).unwrap();
+    let t1_commit = completed(&h, at(1, 5)).unwrap();
+    assert!(
+        t2_done < t1_commit,
+        "T2's UPDATE resumed only at T1's COMMIT: MariaDB kept the lock (update the profile)"
+    );
+    assert!(
+        MysqlEngine::connect(&url())
+            .unwrap()
+            .profile()
+            .savepoint_rollback_releases_locks
+    );
+}

@@ -2,8 +2,8 @@
 //! and `txfuzz bench-check`: its scalability benchmark on synthetic histories.
 
 use super::UsageError;
-use crate::finding::FindingRecord;
 use crate::model::Isolation;
+use crate::model::{History, TestCase};
 use crate::oracle::graph::{self, CheckHistory, CheckTxn, FinalRow, Op, TxnStatus};
 use crate::oracle::Verdict;
 use std::path::PathBuf;
@@ -12,7 +12,8 @@ use std::time::Instant;
 
 #[derive(clap::Args, Debug)]
 pub struct CheckArgs {
-    /// A checker history (docs/history-format.md) or a txfuzz finding file.
+    /// A checker history (docs/history-format.md), a txfuzz finding file or a
+    /// stress history (`stress-history.json`).
     pub history: PathBuf,
     /// Level to check against (default: the history's, else serializable).
     #[arg(long)]
@@ -28,17 +29,16 @@ pub fn load(path: &std::path::Path) -> Result<CheckHistory, String> {
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| format!("{} is not valid JSON: {e}", path.display()))?;
-    if value.get("finding").is_some() && value.get("history").is_some() {
-        let r: FindingRecord = serde_json::from_value(value)
-            .map_err(|e| format!("{} is not a txfuzz finding file: {e}", path.display()))?;
-        r.case
-            .validate()
+    if value.get("case").is_some() && value.get("history").is_some() {
+        // A finding file or a stress history: a case plus what happened.
+        let case: TestCase = serde_json::from_value(value["case"].clone())
             .map_err(|e| format!("{}: invalid case: {e}", path.display()))?;
-        Ok(CheckHistory::from_case(
-            &r.case,
-            &r.history,
-            Some(&r.engine.name),
-        ))
+        let history: History = serde_json::from_value(value["history"].clone())
+            .map_err(|e| format!("{}: invalid history: {e}", path.display()))?;
+        case.validate()
+            .map_err(|e| format!("{}: invalid case: {e}", path.display()))?;
+        let engine = value.pointer("/engine/name").and_then(|v| v.as_str());
+        Ok(CheckHistory::from_case(&case, &history, engine))
     } else {
         CheckHistory::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
     }

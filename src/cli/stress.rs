@@ -76,7 +76,7 @@ pub fn stress(args: StressArgs) -> Result<ExitCode, UsageError> {
     };
     let (case, history) = run_stress(engine.as_mut(), &workload, &cfg)?;
     std::fs::create_dir_all(&args.out)?;
-    let record = serde_json::json!({ "case": &case, "history": &history });
+    let record = serde_json::json!({ "engine": engine.info(), "case": &case, "history": &history });
     write_atomic(
         &args.out.join("stress-history.json"),
         &serde_json::to_vec(&record)?,

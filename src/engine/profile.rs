@@ -36,6 +36,13 @@ pub struct EngineProfile {
     /// classified as permitted.
     #[serde(default)]
     pub wss_sound: Vec<Isolation>,
+    /// ROLLBACK TO SAVEPOINT releases the locks taken after the savepoint, so
+    /// what the transaction read there is no longer protected (observed on
+    /// MariaDB 10.11 — tests/mariadb.rs — although its documentation says such
+    /// locks survive). Findings that rest on such a transaction are classified
+    /// as permitted, with a note.
+    #[serde(default)]
+    pub savepoint_rollback_releases_locks: bool,
     /// At SERIALIZABLE, the commit/rollback order is a valid serial order for
     /// reads too (false for PostgreSQL SSI, where a reader may serialise before a
     /// writer that committed first).
@@ -76,6 +83,7 @@ impl EngineProfile {
             all_errors_abort: false,
             wss_sound: vec![Isolation::Serializable],
             read_only_at_snapshot: true,
+            savepoint_rollback_releases_locks: false,
             serializable_reads_in_commit_order: true,
             // Serializable: no anomaly is permitted.
             permitted_anomalies: vec![(Isolation::Serializable, Vec::new())],

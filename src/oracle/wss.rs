@@ -304,7 +304,7 @@ impl Actual<'_> {
     ) {
         let (case, actual, serial) = (self.case, self.history, &self.serial);
         let note = (self.verdict == Verdict::Permitted).then_some(
-            "permitted: at this isolation level the engine's design does not identify every write-write conflict (engine profile wss_sound)",
+            "permitted: at this isolation level the engine's design does not identify every write-write conflict (engine profile wss_sound), or a transaction rolled back to a savepoint on an engine that then releases its locks (savepoint_rollback_releases_locks)",
         );
         if let Some(diff) = state_diff(&actual.final_state, &replayed.final_state) {
             out.push(Finding {
@@ -412,6 +412,16 @@ pub fn check(
     Ok(findings)
 }
 
+/// Whether a committed transaction of `order` rolled back to a savepoint.
+fn rolls_back_to_savepoint(case: &TestCase, history: &History, order: &[Unit]) -> bool {
+    order.iter().any(|u| match u {
+        Unit::Txn(id) => txn_stmts(case, *id).iter().any(|(r, s)| {
+            s.stmt.kind() == StmtKind::RollbackTo && history.outcome(*r).is_some_and(|o| o.ok())
+        }),
+        Unit::Autocommit(_) => false,
+    })
+}
+
 /// Replays `order` at transaction and statement level and compares.
 fn check_order(
     engine: &mut dyn Engine,
@@ -429,7 +439,10 @@ fn check_order(
         case,
         history,
         serial: order.iter().map(Unit::label).collect(),
-        verdict: if profile.wss_sound.contains(&case.isolation) {
+        verdict: if profile.wss_sound.contains(&case.isolation)
+            && !(profile.savepoint_rollback_releases_locks
+                && rolls_back_to_savepoint(case, history, order))
+        {
             Verdict::Violation
         } else {
             Verdict::Permitted

@@ -268,6 +268,7 @@ fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
         // may miss rows a serial execution would hit (WriteCheck 6.4).
         wss_sound: vec![Isolation::RepeatableRead, Isolation::Serializable],
         read_only_at_snapshot: false,
+        savepoint_rollback_releases_locks: true,
         serializable_reads_in_commit_order: true,
         permitted_anomalies: permitted_anomalies(settings),
     }

@@ -79,6 +79,7 @@ pub fn profile() -> EngineProfile {
         // bug among its 26 such findings).
         wss_sound: vec![],
         read_only_at_snapshot: false,
+        savepoint_rollback_releases_locks: false,
         serializable_reads_in_commit_order: false,
         permitted_anomalies: super::anomalies::table(
             "postgres",

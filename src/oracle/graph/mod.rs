@@ -102,5 +102,29 @@ pub fn check(
         .filter(|(l, _)| *l == level)
         .flat_map(|(_, list)| list.iter().map(String::as_str))
         .collect();
-    findings(&h, level, &permitted)
+    let mut out = findings(&h, level, &permitted);
+    if profile.savepoint_rollback_releases_locks {
+        let rolled_back: Vec<String> = h
+            .txns
+            .iter()
+            .filter(|t| t.savepoint_rollback)
+            .map(|t| t.label.clone().unwrap_or_else(|| format!("T{}", t.id)))
+            .collect();
+        for f in &mut out {
+            let involved = f.evidence["transactions"].as_array().is_some_and(|ts| {
+                ts.iter().any(|t| {
+                    t.as_str()
+                        .is_some_and(|t| rolled_back.iter().any(|r| r == t))
+                })
+            });
+            if involved && f.verdict == Verdict::Violation {
+                f.verdict = Verdict::Permitted;
+                f.evidence["note"] = SAVEPOINT_NOTE.into();
+            }
+        }
+    }
+    out
 }
+
+/// Why findings resting on a savepoint rollback are permitted on some engines.
+pub const SAVEPOINT_NOTE: &str = "permitted: a transaction involved rolled back to a savepoint, and this engine releases the locks taken after the savepoint (engine profile savepoint_rollback_releases_locks)";
