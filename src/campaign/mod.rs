@@ -9,7 +9,7 @@ pub use summary::Summary;
 
 use crate::engine::{Engine, EngineError};
 use crate::exec::{execute, ExecOptions};
-use crate::finding::{render_script, write_atomic, FindingRecord, FindingStore, FINDING_FORMAT};
+use crate::finding::{render_script, write_atomic, FindingRecord, FindingStore};
 use crate::gen::pattern::Generation;
 use crate::gen::{Features, GenConfig};
 use crate::model::{History, Isolation, TestCase};
@@ -174,15 +174,7 @@ pub fn run_campaign_with(
         );
         summary.note_history(&history, &stats);
         for f in findings {
-            let rec = FindingRecord {
-                format: FINDING_FORMAT,
-                txfuzz_version: env!("CARGO_PKG_VERSION").into(),
-                finding: f,
-                engine: engine.info().clone(),
-                case: case.clone(),
-                history: history.clone(),
-                replay: String::new(),
-            };
+            let rec = FindingRecord::new(f, engine.info().clone(), case.clone(), history.clone());
             let script = render_script(engine.dialect(), &case, Some(&history), &header(&rec));
             let path = store.write(rec.clone(), &script)?;
             if rec.finding.verdict == Verdict::Violation {

@@ -4,7 +4,7 @@
 use super::{parse_list, EngineArgs, UsageError};
 use crate::campaign::{features_for, resolve_isolations};
 use crate::exec::ExecOptions;
-use crate::finding::{render_script, write_atomic, FindingRecord, FindingStore, FINDING_FORMAT};
+use crate::finding::{render_script, write_atomic, FindingRecord, FindingStore};
 use crate::gen::{generate_workload, GenConfig};
 use crate::model::{Isolation, TxnEnd};
 use crate::oracle::{self, CheckStats, OracleKind, Verdict};
@@ -95,15 +95,7 @@ pub fn stress(args: StressArgs) -> Result<ExitCode, UsageError> {
         )? {
             violations += usize::from(f.verdict == Verdict::Violation);
             println!("  [{}:{}] {:?}: {}", f.oracle, f.kind, f.verdict, f.summary);
-            let rec = FindingRecord {
-                format: FINDING_FORMAT,
-                txfuzz_version: env!("CARGO_PKG_VERSION").into(),
-                finding: f,
-                engine: engine.info().clone(),
-                case: case.clone(),
-                history: history.clone(),
-                replay: String::new(),
-            };
+            let rec = FindingRecord::new(f, engine.info().clone(), case.clone(), history.clone());
             let script = render_script(
                 engine.dialect(),
                 &case,

@@ -30,6 +30,22 @@ pub struct FindingRecord {
     pub replay: String,
 }
 
+impl FindingRecord {
+    /// A record for `finding` on `case` (its replay command is filled in when
+    /// the record is written by a [`FindingStore`]).
+    pub fn new(finding: Finding, engine: EngineInfo, case: TestCase, history: History) -> Self {
+        FindingRecord {
+            format: FINDING_FORMAT,
+            txfuzz_version: env!("CARGO_PKG_VERSION").into(),
+            finding,
+            engine,
+            case,
+            history,
+            replay: String::new(),
+        }
+    }
+}
+
 /// What a case file may hold: a finding record or a bare test case.
 pub enum CaseFile {
     Finding(Box<FindingRecord>),

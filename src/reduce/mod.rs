@@ -20,7 +20,7 @@ pub mod walk;
 use crate::campaign::run_case;
 use crate::engine::{Engine, EngineError};
 use crate::exec::ExecOptions;
-use crate::finding::{data_stmts, signature, FindingRecord, Signature, FINDING_FORMAT};
+use crate::finding::{data_stmts, signature, FindingRecord, Signature};
 use crate::model::{EngineInfo, History, TestCase};
 use crate::oracle::{CheckStats, Finding, OracleKind};
 use std::time::{Duration, Instant};
@@ -134,16 +134,12 @@ pub fn reduce(
         }
     }
     let exhausted = !r.budget_left();
-    let (history, finding) = r.last.take().expect("the original case reproduced");
-    let record = FindingRecord {
-        format: FINDING_FORMAT,
-        txfuzz_version: env!("CARGO_PKG_VERSION").into(),
-        finding,
-        engine: r.info.clone(),
-        case: cur.clone(),
-        history,
-        replay: String::new(),
+    let Some((history, finding)) = r.last.take() else {
+        return Err(ReduceError::Usage(
+            "the finding did not reproduce on this engine; nothing to reduce".into(),
+        ));
     };
+    let record = FindingRecord::new(finding, r.info.clone(), cur.clone(), history);
     Ok(Reduced {
         signature: target,
         stmts_before: data_stmts(&rec.case),
