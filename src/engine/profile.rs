@@ -43,6 +43,12 @@ pub struct EngineProfile {
     /// as permitted, with a note.
     #[serde(default)]
     pub savepoint_rollback_releases_locks: bool,
+    /// Unique constraints are checked row by row during a statement (not at its
+    /// end), so a multi-row UPDATE of a key column succeeds or fails depending
+    /// on the order its plan visits rows (MariaDB/MySQL; PostgreSQL for
+    /// non-deferrable constraints).
+    #[serde(default)]
+    pub unique_checked_per_row: bool,
     /// At SERIALIZABLE, the commit/rollback order is a valid serial order for
     /// reads too (false for PostgreSQL SSI, where a reader may serialise before a
     /// writer that committed first).
@@ -84,6 +90,7 @@ impl EngineProfile {
             wss_sound: vec![Isolation::Serializable],
             read_only_at_snapshot: true,
             savepoint_rollback_releases_locks: false,
+            unique_checked_per_row: false,
             serializable_reads_in_commit_order: true,
             // Serializable: no anomaly is permitted.
             permitted_anomalies: vec![(Isolation::Serializable, Vec::new())],

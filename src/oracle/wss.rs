@@ -17,7 +17,7 @@ use super::{CheckStats, Finding, Verdict};
 use crate::engine::{Engine, EngineError, EngineProfile};
 use crate::exec::{execute, ExecOptions};
 use crate::model::{
-    EventKind, History, Isolation, Outcome, StmtKind, StmtRef, TestCase, Txn, TxnEnd,
+    ErrorClass, EventKind, History, Isolation, Outcome, StmtKind, StmtRef, TestCase, Txn, TxnEnd,
 };
 use serde::Serialize;
 use serde_json::json;
@@ -289,7 +289,27 @@ struct Actual<'a> {
     serial: Vec<String>,
     /// Violation, or permitted where the engine's design allows the deviation.
     verdict: Verdict,
+    /// The engine checks unique constraints row by row (profile).
+    unique_per_row: bool,
 }
+
+/// Whether `stmt` is an UPDATE that assigns a column of one of its table's
+/// unique keys: with row-by-row unique checks, whether it succeeds depends on
+/// the order the plan visits rows.
+fn updates_unique_key(case: &TestCase, stmt: StmtRef) -> bool {
+    let Some(crate::model::Stmt::Update(u)) = case.stmt(stmt).map(|s| &s.stmt) else {
+        return false;
+    };
+    let Some(t) = case.schema.table(&u.table) else {
+        return false;
+    };
+    t.unique_keys()
+        .iter()
+        .any(|k| u.assignments.iter().any(|a| k.contains(&a.column)))
+}
+
+/// Why findings of a level with an order-dependent unique check are permitted.
+const UNIQUE_ORDER_NOTE: &str = "permitted: an UPDATE of a unique key succeeded in one run and hit a duplicate key in the other; this engine checks unique constraints row by row, so the outcome depends on the order the plan visits rows (engine profile unique_checked_per_row)";
 
 impl Actual<'_> {
     /// Compares one replay with the actual history; pushes findings tagged `level`.
@@ -303,6 +323,8 @@ impl Actual<'_> {
         out: &mut Vec<Finding>,
     ) {
         let (case, actual, serial) = (self.case, self.history, &self.serial);
+        let first_new = out.len();
+        let mut order_dependent = false;
         let note = (self.verdict == Verdict::Permitted).then_some(
             "permitted: at this isolation level the engine's design does not identify every write-write conflict (engine profile wss_sound), or a transaction rolled back to a savepoint on an engine that then releases its locks (savepoint_rollback_releases_locks)",
         );
@@ -340,6 +362,9 @@ impl Actual<'_> {
                 let a_class = act.and_then(|a| a.error.as_ref().map(|e| e.class));
                 let r_class = o.outcome.error.as_ref().map(|e| e.class);
                 if act.is_none() || a_class != r_class {
+                    let dup = |c: Option<ErrorClass>| c == Some(ErrorClass::DuplicateKey);
+                    order_dependent |=
+                        (dup(a_class) || dup(r_class)) && updates_unique_key(case, *orig);
                     writes.push(json!({
                         "stmt": orig, "op": o.op,
                         "actual": describe(act), "serial": describe(Some(&o.outcome)),
@@ -380,6 +405,12 @@ impl Actual<'_> {
                 ),
                 evidence: json!({ "serial_order": serial, "reads": reads, "note": note }),
             });
+        }
+        if order_dependent && self.unique_per_row {
+            for f in &mut out[first_new..] {
+                f.verdict = Verdict::Permitted;
+                f.evidence["note"] = UNIQUE_ORDER_NOTE.into();
+            }
         }
     }
 }
@@ -447,6 +478,7 @@ fn check_order(
         } else {
             Verdict::Permitted
         },
+        unique_per_row: profile.unique_checked_per_row,
     };
     let tx = tx_level(case, order);
     engine.reset()?;

@@ -269,6 +269,7 @@ fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
         wss_sound: vec![Isolation::RepeatableRead, Isolation::Serializable],
         read_only_at_snapshot: false,
         savepoint_rollback_releases_locks: true,
+        unique_checked_per_row: true,
         serializable_reads_in_commit_order: true,
         permitted_anomalies: permitted_anomalies(settings),
     }

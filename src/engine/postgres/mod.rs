@@ -80,6 +80,7 @@ pub fn profile() -> EngineProfile {
         wss_sound: vec![],
         read_only_at_snapshot: false,
         savepoint_rollback_releases_locks: false,
+        unique_checked_per_row: true,
         serializable_reads_in_commit_order: false,
         permitted_anomalies: super::anomalies::table(
             "postgres",
