@@ -287,8 +287,8 @@ struct Actual<'a> {
     case: &'a TestCase,
     history: &'a History,
     serial: Vec<String>,
-    /// Violation, or permitted where the engine's design allows the deviation.
-    verdict: Verdict,
+    /// Why findings are permitted by the engine's design (`None`: violations).
+    permitted_because: Option<&'static str>,
     /// The engine checks unique constraints row by row (profile).
     unique_per_row: bool,
 }
@@ -325,14 +325,16 @@ impl Actual<'_> {
         let (case, actual, serial) = (self.case, self.history, &self.serial);
         let first_new = out.len();
         let mut order_dependent = false;
-        let note = (self.verdict == Verdict::Permitted).then_some(
-            "permitted: at this isolation level the engine's design does not identify every write-write conflict (engine profile wss_sound), or a transaction rolled back to a savepoint on an engine that then releases its locks (savepoint_rollback_releases_locks)",
-        );
+        let note = self.permitted_because;
+        let verdict = match note {
+            Some(_) => Verdict::Permitted,
+            None => Verdict::Violation,
+        };
         if let Some(diff) = state_diff(&actual.final_state, &replayed.final_state) {
             out.push(Finding {
                 oracle: "wss".into(),
                 kind: format!("{level}-final-state"),
-                verdict: self.verdict,
+                verdict,
                 summary: format!(
                     "final state differs from the {level}-level serial replay in order {}",
                     serial.join(" -> ")
@@ -386,7 +388,7 @@ impl Actual<'_> {
             out.push(Finding {
                 oracle: "wss".into(),
                 kind: format!("{level}-write-outcome"),
-                verdict: self.verdict,
+                verdict,
                 summary: format!(
                     "{} write(s) succeeded or failed differently than in the {level}-level serial replay",
                     writes.len()
@@ -398,7 +400,7 @@ impl Actual<'_> {
             out.push(Finding {
                 oracle: "wss".into(),
                 kind: format!("{level}-read-result"),
-                verdict: self.verdict,
+                verdict,
                 summary: format!(
                     "{} read(s) at SERIALIZABLE returned other rows than in the serial replay",
                     reads.len()
@@ -470,13 +472,14 @@ fn check_order(
         case,
         history,
         serial: order.iter().map(Unit::label).collect(),
-        verdict: if profile.wss_sound.contains(&case.isolation)
-            && !(profile.savepoint_rollback_releases_locks
-                && rolls_back_to_savepoint(case, history, order))
+        permitted_because: if !profile.wss_sound.contains(&case.isolation) {
+            Some("permitted: at this isolation level the engine's design does not identify every write-write conflict (engine profile wss_sound)")
+        } else if profile.savepoint_rollback_releases_locks
+            && rolls_back_to_savepoint(case, history, order)
         {
-            Verdict::Violation
+            Some(crate::oracle::graph::SAVEPOINT_NOTE)
         } else {
-            Verdict::Permitted
+            None
         },
         unique_per_row: profile.unique_checked_per_row,
     };
