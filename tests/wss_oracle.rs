@@ -245,7 +245,7 @@ fn statements_resumed_by_one_release_may_serialise_in_either_order() {
     );
     // A submission between the two completions orders them.
     let mut h2 = h.clone();
-    h2.events.insert(11, ev(r(1, 2), EventKind::Skipped));
+    h2.events.insert(11, ev(r(1, 2), EventKind::Submitted));
     assert_eq!(
         candidate_orders(&case, &h2, &EngineProfile::sqlite()).len(),
         1

@@ -62,7 +62,7 @@ pub fn candidate_orders(
     profile: &EngineProfile,
 ) -> Vec<Vec<Unit>> {
     let keyed = keyed_units(case, history, profile);
-    // Runs of consecutive resumed completions (blocked events may interleave).
+    // Runs of consecutive resumed completions.
     let mut run_of = HashMap::new();
     let mut run = 0usize;
     for (i, e) in history.events.iter().enumerate() {
@@ -70,7 +70,10 @@ pub fn candidate_orders(
             EventKind::Completed { resumed: true, .. } => {
                 run_of.insert(i, run);
             }
-            EventKind::Blocked { .. } => {}
+            // Lock waits, and ROLLBACKs txfuzz issued after errors (releases
+            // racing with the one that resumed these statements), leave the
+            // order open; a submission or an ordinary completion closes it.
+            EventKind::Blocked { .. } | EventKind::Aborted | EventKind::Skipped => {}
             _ => run += 1,
         }
     }
