@@ -110,6 +110,15 @@ impl Outcome {
     pub fn ok(&self) -> bool {
         self.error.is_none()
     }
+    /// For an autocommit statement: whether its transaction committed. A data
+    /// error (duplicate key, ...) still commits a no-op; a concurrency error
+    /// (deadlock, busy, cancelled, ...) aborts it.
+    pub fn autocommit_committed(&self) -> bool {
+        self.error
+            .as_ref()
+            .is_none_or(|e| !e.class.is_concurrency())
+    }
+
     pub fn failed(err: StmtError) -> Outcome {
         Outcome {
             error: Some(err),

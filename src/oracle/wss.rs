@@ -145,7 +145,7 @@ fn keyed_units(case: &TestCase, history: &History, profile: &EngineProfile) -> V
                 };
                 let committed = history
                     .outcome(r)
-                    .is_some_and(|o| o.error.as_ref().is_none_or(|e| !e.class.is_concurrency()));
+                    .is_some_and(Outcome::autocommit_committed);
                 if let (true, Some(&at)) = (committed, completed.get(&r)) {
                     keyed.push((at, Unit::Autocommit(r)));
                 }

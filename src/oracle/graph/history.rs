@@ -212,7 +212,7 @@ impl CheckHistory {
                     let Some(out) = history.outcome(r) else {
                         continue;
                     };
-                    let committed = out.error.as_ref().is_none_or(|e| !e.class.is_concurrency());
+                    let committed = out.autocommit_committed();
                     let mut ops = Vec::new();
                     push_ops(&mut ops, cs, out, out.error.is_some());
                     txns.push(CheckTxn {
