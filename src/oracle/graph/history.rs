@@ -202,6 +202,14 @@ impl CheckHistory {
     pub fn from_case(case: &TestCase, history: &History, engine: Option<&str>) -> CheckHistory {
         let mut txns = Vec::new();
         let mut next_id = 1u64;
+        // One index instead of a linear `History::outcome` per statement: stress
+        // histories hold tens of thousands of statements.
+        let outcomes: std::collections::HashMap<crate::model::StmtRef, &crate::model::Outcome> =
+            history
+                .outcomes
+                .iter()
+                .map(|o| (o.stmt, &o.outcome))
+                .collect();
         for t in &case.txns {
             if t.autocommit {
                 for (i, cs) in t.stmts.iter().enumerate() {
@@ -209,7 +217,7 @@ impl CheckHistory {
                         txn: t.id,
                         index: i as u32,
                     };
-                    let Some(out) = history.outcome(r) else {
+                    let Some(&out) = outcomes.get(&r) else {
                         continue;
                     };
                     let committed = out.autocommit_committed();
@@ -242,7 +250,7 @@ impl CheckHistory {
                         txn: t.id,
                         index: i as u32,
                     };
-                    let Some(out) = history.outcome(r) else {
+                    let Some(&out) = outcomes.get(&r) else {
                         continue;
                     };
                     match &cs.stmt {
