@@ -22,6 +22,9 @@ pub struct Summary {
     pub aborts: u64,
     pub replays: u64,
     pub undecided: u64,
+    /// Per-oracle counts (`sdg`, `view`): checked, undecided, discarded by reason.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub oracle_counts: BTreeMap<String, crate::oracle::OracleCounts>,
     pub violations: u64,
     pub permitted: u64,
     /// Findings by oracle, then by kind.
@@ -94,6 +97,9 @@ impl Summary {
         }
         self.replays += stats.replays;
         self.undecided += stats.undecided;
+        for (name, c) in &stats.per_oracle {
+            self.oracle_counts.entry(name.clone()).or_default().add(c);
+        }
     }
 
     pub fn note_finding(&mut self, f: &Finding, path: &Path) {
@@ -146,6 +152,23 @@ impl Summary {
             self.transactions_per_hour,
             self.elapsed_s,
         );
+        for (name, c) in &self.oracle_counts {
+            let discarded: Vec<String> = c
+                .discarded
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            s.push_str(&format!(
+                "{name}: checked {}  undecided {}  discarded {}\n",
+                c.checked,
+                c.undecided,
+                if discarded.is_empty() {
+                    "0".to_string()
+                } else {
+                    discarded.join(", ")
+                }
+            ));
+        }
         if let Some(why) = &self.stopped {
             s.push_str(&format!("stopped early: {why}\n"));
         }

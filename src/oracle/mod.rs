@@ -5,12 +5,15 @@
 pub mod compare;
 pub mod crash;
 pub mod graph;
+pub mod sdg;
+pub mod view;
 pub mod wss;
 
 use crate::engine::{Engine, EngineError};
 use crate::exec::ExecOptions;
 use crate::model::{History, TestCase};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -41,19 +44,29 @@ pub struct Finding {
 pub enum OracleKind {
     Wss,
     Graph,
+    Sdg,
+    View,
     Crash,
 }
 
 impl OracleKind {
-    pub const ALL: [OracleKind; 3] = [OracleKind::Wss, OracleKind::Graph, OracleKind::Crash];
+    pub const ALL: [OracleKind; 5] = [
+        OracleKind::Wss,
+        OracleKind::Graph,
+        OracleKind::Sdg,
+        OracleKind::View,
+        OracleKind::Crash,
+    ];
     /// Whether the oracle re-executes the case (and so needs a fixed interleaving).
     pub fn replays(self) -> bool {
-        matches!(self, OracleKind::Wss)
+        matches!(self, OracleKind::Wss | OracleKind::Sdg | OracleKind::View)
     }
     pub fn name(self) -> &'static str {
         match self {
             OracleKind::Wss => "wss",
             OracleKind::Graph => "graph",
+            OracleKind::Sdg => "sdg",
+            OracleKind::View => "view",
             OracleKind::Crash => "crash",
         }
     }
@@ -72,11 +85,10 @@ impl FromStr for OracleKind {
             "wss" => Ok(OracleKind::Wss),
             "crash" => Ok(OracleKind::Crash),
             "graph" => Ok(OracleKind::Graph),
-            "sdg" | "view" => Err(format!(
-                "oracle '{s}' is not implemented yet (available: wss, graph, crash)"
-            )),
+            "sdg" => Ok(OracleKind::Sdg),
+            "view" => Ok(OracleKind::View),
             _ => Err(format!(
-                "unknown oracle '{s}' (available: wss, graph, crash)"
+                "unknown oracle '{s}' (available: wss, graph, sdg, view, crash)"
             )),
         }
     }
@@ -89,6 +101,38 @@ pub struct CheckStats {
     pub replays: u64,
     /// Checks that could not be decided soundly (e.g. stmt-level with ROLLBACK TO).
     pub undecided: u64,
+    /// Per-oracle counts (`sdg`, `view`): cases checked, undecided, discarded by reason.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub per_oracle: BTreeMap<String, OracleCounts>,
+}
+
+/// What one oracle did with the cases it saw.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OracleCounts {
+    /// Cases the oracle decided (violation or not).
+    pub checked: u64,
+    /// Cases it could not compare soundly (counted, never reported as violations).
+    pub undecided: u64,
+    /// Cases it dropped before checking, by reason (`decycling`, `blocking`, ...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub discarded: BTreeMap<String, u64>,
+}
+
+impl OracleCounts {
+    pub fn add(&mut self, other: &OracleCounts) {
+        self.checked += other.checked;
+        self.undecided += other.undecided;
+        for (k, v) in &other.discarded {
+            *self.discarded.entry(k.clone()).or_default() += v;
+        }
+    }
+}
+
+impl CheckStats {
+    /// The counts of oracle `name`, created on first use.
+    pub fn oracle(&mut self, name: &str) -> &mut OracleCounts {
+        self.per_oracle.entry(name.to_string()).or_default()
+    }
 }
 
 /// Runs one oracle on an executed case. Oracles that re-execute reset `engine`.
@@ -103,6 +147,8 @@ pub fn check(
     match kind {
         OracleKind::Wss => wss::check(engine, case, history, opts, stats),
         OracleKind::Graph => Ok(graph::check(engine, case, history)),
+        OracleKind::Sdg => sdg::check(engine, case, history, opts, stats),
+        OracleKind::View => view::check(engine, case, history, opts, stats),
         OracleKind::Crash => Ok(crash::check(history)),
     }
 }
