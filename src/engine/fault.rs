@@ -7,6 +7,10 @@
 //!   silently not applied.
 //! - `stale-update`: an UPDATE computes its new values from the row versions as
 //!   they were when its transaction began (a lost update), not from the latest.
+//! - `stale-read`: a SELECT with a WHERE clause returns the column values the
+//!   rows had when its transaction began, while reporting (`rid`, `wl`) the
+//!   versions it should have read — a statement that reads a stale version
+//!   inside a transaction but not outside.
 
 use super::{Canceller, Engine, EngineError, EngineProfile, QueryResult, Session, WaitSignal};
 use crate::instrument::{run_prepared, Prepared};
@@ -21,6 +25,7 @@ use std::sync::{Arc, Mutex};
 pub enum Fault {
     LoseWrite,
     StaleUpdate,
+    StaleRead,
 }
 
 impl Fault {
@@ -28,6 +33,7 @@ impl Fault {
         match self {
             Fault::LoseWrite => "lose-write",
             Fault::StaleUpdate => "stale-update",
+            Fault::StaleRead => "stale-read",
         }
     }
 }
@@ -38,7 +44,10 @@ impl FromStr for Fault {
         match s {
             "lose-write" => Ok(Fault::LoseWrite),
             "stale-update" => Ok(Fault::StaleUpdate),
-            _ => Err(format!("unknown fault '{s}' (lose-write, stale-update)")),
+            "stale-read" => Ok(Fault::StaleRead),
+            _ => Err(format!(
+                "unknown fault '{s}' (lose-write, stale-update, stale-read)"
+            )),
         }
     }
 }
@@ -164,7 +173,7 @@ impl FaultySession {
         };
         let concurrent = match self.fault {
             Fault::LoseWrite => s.open >= 2,
-            Fault::StaleUpdate => s.commits > self.began_at,
+            Fault::StaleUpdate | Fault::StaleRead => s.commits > self.began_at,
         };
         if self.in_txn && concurrent && !s.fired {
             s.fired = true;
@@ -218,6 +227,28 @@ impl FaultySession {
     }
 }
 
+impl FaultySession {
+    /// Replaces a filtered SELECT's result rows by the same query over the
+    /// copies taken at BEGIN, when they differ (the fault fires once).
+    fn apply_stale_read(&mut self, p: &Prepared, out: &mut Outcome) {
+        let Stmt::Select(q) = &p.ir else { return };
+        if q.where_.is_none() || !self.in_txn {
+            return;
+        }
+        let mut stale = q.clone();
+        for f in &mut stale.from {
+            f.table = format!("temp.stale_{}", f.table);
+        }
+        let Ok(res) = self.inner.query(&sql::render_select(self.dialect, &stale)) else {
+            return;
+        };
+        if crate::oracle::compare::same_bag(&res.rows, &out.rows) || !self.claim() {
+            return;
+        }
+        out.rows = res.rows;
+    }
+}
+
 impl Session for FaultySession {
     fn query(&mut self, sql: &str) -> Result<QueryResult, StmtError> {
         let r = self.inner.query(sql);
@@ -228,7 +259,8 @@ impl Session for FaultySession {
     }
 
     fn run(&mut self, p: &Prepared) -> Outcome {
-        if p.kind == StmtKind::Begin && self.fault == Fault::StaleUpdate {
+        if p.kind == StmtKind::Begin && matches!(self.fault, Fault::StaleUpdate | Fault::StaleRead)
+        {
             self.snapshot_tables();
         }
         let lose = self.fault == Fault::LoseWrite
@@ -241,7 +273,10 @@ impl Session for FaultySession {
                 ..Outcome::default()
             }
         } else {
-            let out = run_prepared(self.inner.as_mut(), p);
+            let mut out = run_prepared(self.inner.as_mut(), p);
+            if self.fault == Fault::StaleRead && out.ok() {
+                self.apply_stale_read(p, &mut out);
+            }
             if self.fault == Fault::StaleUpdate
                 && p.kind == StmtKind::Update
                 && out.ok()

@@ -49,6 +49,12 @@ pub struct EngineProfile {
     /// non-deferrable constraints).
     #[serde(default)]
     pub unique_checked_per_row: bool,
+    /// Levels at which writes read the transaction's snapshot while their
+    /// unique and foreign-key checks see the latest committed rows (PostgreSQL
+    /// REPEATABLE READ and SERIALIZABLE): a constraint error there can come from
+    /// a row the statement's view does not contain.
+    #[serde(default)]
+    pub constraint_checks_outside_snapshot: Vec<Isolation>,
     /// At SERIALIZABLE, the commit/rollback order is a valid serial order for
     /// reads too (false for PostgreSQL SSI, where a reader may serialise before a
     /// writer that committed first).
@@ -91,6 +97,7 @@ impl EngineProfile {
             read_only_at_snapshot: true,
             savepoint_rollback_releases_locks: false,
             unique_checked_per_row: false,
+            constraint_checks_outside_snapshot: Vec::new(),
             serializable_reads_in_commit_order: true,
             // Serializable: no anomaly is permitted.
             permitted_anomalies: vec![(Isolation::Serializable, Vec::new())],

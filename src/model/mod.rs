@@ -5,6 +5,7 @@ pub mod history;
 pub mod schema;
 pub mod stmt;
 pub mod value;
+pub mod walk;
 
 pub use case::{CaseStmt, Isolation, StmtRef, TestCase, Txn, CASE_FORMAT};
 pub use history::{

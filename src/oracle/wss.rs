@@ -300,7 +300,13 @@ struct Actual<'a> {
 /// unique keys: with row-by-row unique checks, whether it succeeds depends on
 /// the order the plan visits rows.
 fn updates_unique_key(case: &TestCase, stmt: StmtRef) -> bool {
-    let Some(crate::model::Stmt::Update(u)) = case.stmt(stmt).map(|s| &s.stmt) else {
+    case.stmt(stmt)
+        .is_some_and(|s| stmt_updates_unique_key(case, &s.stmt))
+}
+
+/// Whether `stmt` is an UPDATE that assigns a column of a unique key.
+pub(crate) fn stmt_updates_unique_key(case: &TestCase, stmt: &crate::model::Stmt) -> bool {
+    let crate::model::Stmt::Update(u) = stmt else {
         return false;
     };
     let Some(t) = case.schema.table(&u.table) else {
@@ -312,7 +318,7 @@ fn updates_unique_key(case: &TestCase, stmt: StmtRef) -> bool {
 }
 
 /// Why findings of a level with an order-dependent unique check are permitted.
-const UNIQUE_ORDER_NOTE: &str = "permitted: an UPDATE of a unique key succeeded in one run and hit a duplicate key in the other; this engine checks unique constraints row by row, so the outcome depends on the order the plan visits rows (engine profile unique_checked_per_row)";
+pub(crate) const UNIQUE_ORDER_NOTE: &str = "permitted: an UPDATE of a unique key succeeded in one run and hit a duplicate key in the other; this engine checks unique constraints row by row, so the outcome depends on the order the plan visits rows (engine profile unique_checked_per_row)";
 
 impl Actual<'_> {
     /// Compares one replay with the actual history; pushes findings tagged `level`.

@@ -2,7 +2,7 @@
 //! removing transactions, statements, tables, rows, columns and constraints.
 //! Each returns `None` when the edit does not apply or would leave nothing.
 
-use super::walk;
+use crate::model::walk;
 use crate::model::{Stmt, StmtRef, TestCase};
 use std::collections::HashMap;
 

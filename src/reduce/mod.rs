@@ -15,7 +15,6 @@
 pub mod edit;
 pub mod files;
 pub mod simplify;
-pub mod walk;
 
 use crate::campaign::run_case;
 use crate::engine::{Engine, EngineError};

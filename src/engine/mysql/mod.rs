@@ -270,6 +270,7 @@ fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
         read_only_at_snapshot: false,
         savepoint_rollback_releases_locks: true,
         unique_checked_per_row: true,
+        constraint_checks_outside_snapshot: Vec::new(),
         serializable_reads_in_commit_order: true,
         permitted_anomalies: permitted_anomalies(settings),
     }

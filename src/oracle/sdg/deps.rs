@@ -1,0 +1,349 @@
+//! Statement dependencies (TxCheck §3.1) from an instrumented history.
+//!
+//! Every row's version chain comes from its write list (`wl`): the operation
+//! ids that produced its versions, in order, then the statement that deleted
+//! it. A statement is placed on each row of every table it can depend on:
+//! - rows it wrote: between the previous and the next writer (item ww);
+//! - rows it returned: after the writer of the version it read, before the
+//!   next writer (item wr / rw, exact);
+//! - every other row of those tables, as its VSRs saw it (predicate or value
+//!   wr / rw: a sound over-approximation, since the statement may not have
+//!   looked at that row; such edges only order the replay and never feed an
+//!   isolation check).
+//!
+//! Statements of transactions that rolled back or aborted, statements undone
+//! by ROLLBACK TO SAVEPOINT, and statements that failed with a concurrency
+//! error are not nodes: their effects are gone. A case whose committed
+//! statements observed a version written by such a statement (or whose chains
+//! branch, or whose views are missing) cannot be replayed soundly: it is
+//! [`Undecided`].
+
+use super::vsr::{view_tables, VsrCase};
+use crate::model::{History, Outcome, Stmt, StmtRef, TestCase, TxnEnd, Value};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DepKind {
+    /// Both statements wrote the row (version order).
+    Write,
+    /// The later statement read (or saw in its view) the earlier one's version.
+    Read,
+    /// The earlier statement read (or saw) a version the later one overwrote.
+    Anti,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Dep {
+    pub from: u32,
+    pub to: u32,
+    pub kind: DepKind,
+    /// Exact (the statement read or wrote the row itself) rather than from its
+    /// version-set reads.
+    pub item: bool,
+    pub table: String,
+    pub rid: i64,
+}
+
+/// The statement-dependency graph of one execution.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Sdg {
+    /// Operation ids of the statements that take part, in transaction order.
+    pub nodes: Vec<u32>,
+    pub deps: Vec<Dep>,
+}
+
+/// Why a history cannot be turned into a replayable graph.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Undecided(pub String);
+
+type RowKey = (String, i64);
+
+/// A row's writers in version order: `0` is the initial load.
+#[derive(Clone, Debug, Default)]
+struct Chain {
+    ops: Vec<u32>,
+    deleter: Option<u32>,
+}
+
+impl Chain {
+    /// The writer following position `i` (the next update, else the deleter).
+    fn next_after(&self, i: usize) -> Option<u32> {
+        self.ops.get(i + 1).copied().or(self.deleter)
+    }
+}
+
+fn parse_wl(wl: &str) -> Option<Vec<u32>> {
+    wl.split(',').map(|p| p.trim().parse().ok()).collect()
+}
+
+/// The statements whose effects are part of the committed outcome.
+pub fn included(case: &TestCase, history: &History, vsr: &VsrCase) -> BTreeSet<u32> {
+    let mut out = BTreeSet::new();
+    for t in &case.txns {
+        if !t.autocommit && history.txn_end(t.id) != Some(TxnEnd::Committed) {
+            continue;
+        }
+        let mut undone: BTreeSet<u32> = BTreeSet::new();
+        let mut savepoints: Vec<(String, usize)> = Vec::new();
+        for (i, s) in t.stmts.iter().enumerate() {
+            let r = StmtRef {
+                txn: t.id,
+                index: i as u32,
+            };
+            let ok = history.outcome(r).is_some_and(Outcome::ok);
+            match &s.stmt {
+                Stmt::Savepoint(name) if ok => savepoints.push((name.clone(), i)),
+                Stmt::RollbackTo(name) if ok => {
+                    if let Some(&(_, at)) = savepoints.iter().rev().find(|(n, _)| n == name) {
+                        undone.extend(t.stmts[at + 1..i].iter().map(|s| s.op));
+                        savepoints.retain(|(_, j)| *j <= at);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (i, s) in t.stmts.iter().enumerate() {
+            let r = StmtRef {
+                txn: t.id,
+                index: i as u32,
+            };
+            let Some(o) = history.outcome(r) else {
+                continue;
+            };
+            let concurrency = o.error.as_ref().is_some_and(|e| e.class.is_concurrency());
+            if s.stmt.kind().is_data() && !concurrency && !undone.contains(&s.op) && !vsr.is_vsr(s.op)
+            {
+                out.insert(s.op);
+            }
+        }
+    }
+    out
+}
+
+/// Builds the statement-dependency graph of `history`, an execution of `vsr.case`.
+pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
+    let case = &vsr.case;
+    let nodes = included(case, history, vsr);
+    let by_op: HashMap<u32, (StmtRef, &Stmt)> = case
+        .txns
+        .iter()
+        .flat_map(|t| {
+            t.stmts.iter().enumerate().map(move |(i, s)| {
+                (
+                    s.op,
+                    (
+                        StmtRef {
+                            txn: t.id,
+                            index: i as u32,
+                        },
+                        &s.stmt,
+                    ),
+                )
+            })
+        })
+        .collect();
+    let outcome = |op: u32| by_op.get(&op).and_then(|(r, _)| history.outcome(*r));
+
+    // Views: target -> table -> rid -> wl.
+    let mut views: HashMap<u32, BTreeMap<String, BTreeMap<i64, String>>> = HashMap::new();
+    for &op in &nodes {
+        let mut view: BTreeMap<String, BTreeMap<i64, String>> = BTreeMap::new();
+        for v in vsr.vsrs.get(&op).into_iter().flatten() {
+            let o = outcome(*v)
+                .filter(|o| o.ok())
+                .ok_or_else(|| Undecided(format!("the version-set read of op {op} did not run")))?;
+            let Some((_, Stmt::Select(q))) = by_op.get(v) else {
+                continue;
+            };
+            let table = q.from.first().map(|f| f.table.clone()).unwrap_or_default();
+            let rows = view.entry(table).or_default();
+            for r in &o.reads {
+                rows.insert(r.rid, r.wl.clone());
+            }
+        }
+        views.insert(op, view);
+    }
+
+    // Version chains from every observation of a committed statement.
+    let mut longest: BTreeMap<RowKey, Vec<u32>> = BTreeMap::new();
+    let mut observed: Vec<(RowKey, Vec<u32>)> = Vec::new();
+    let mut note = |table: &str, rid: i64, wl: &str| -> Result<(), Undecided> {
+        let ops = parse_wl(wl).ok_or_else(|| Undecided(format!("unparsable write list '{wl}'")))?;
+        let key = (table.to_string(), rid);
+        let e = longest.entry(key.clone()).or_default();
+        if ops.len() > e.len() {
+            *e = ops.clone();
+        }
+        observed.push((key, ops));
+        Ok(())
+    };
+    for (table, rows) in &history.final_state {
+        for row in rows {
+            if let (Some(rid), Some(wl)) = (row.first(), row.get(1)) {
+                if let (Value::Int(rid), Some(wl)) = (rid, wl.as_text()) {
+                    let rid = *rid;
+                    note(table, rid, wl)?;
+                }
+            }
+        }
+    }
+    let mut deleter: BTreeMap<RowKey, u32> = BTreeMap::new();
+    for &op in &nodes {
+        let Some(o) = outcome(op) else { continue };
+        let writes = by_op.get(&op).is_some_and(|(_, s)| s.kind().is_write());
+        if writes && !o.writes_complete && o.ok() {
+            return Err(Undecided(format!(
+                "op {op} wrote rows instrumentation cannot observe"
+            )));
+        }
+        for r in &o.reads {
+            note(&r.table, r.rid, &r.wl)?;
+        }
+        for w in &o.writes {
+            if let Some(b) = &w.before {
+                note(&w.table, w.rid, b)?;
+            }
+            match &w.after {
+                Some(a) => note(&w.table, w.rid, a)?,
+                None => {
+                    if deleter.insert((w.table.clone(), w.rid), op).is_some() {
+                        return Err(Undecided(format!(
+                            "row {}:{} deleted twice",
+                            w.table, w.rid
+                        )));
+                    }
+                }
+            }
+        }
+        for (table, rows) in &views[&op] {
+            for (rid, wl) in rows {
+                note(table, *rid, wl)?;
+            }
+        }
+    }
+    for (key, ops) in &observed {
+        if !longest[key].starts_with(ops) {
+            return Err(Undecided(format!(
+                "row {}:{} has branching versions",
+                key.0, key.1
+            )));
+        }
+    }
+    let mut chains: BTreeMap<RowKey, Chain> = BTreeMap::new();
+    for (key, ops) in longest {
+        if let Some(&op) = ops.iter().find(|&&op| op != 0 && !nodes.contains(&op)) {
+            return Err(Undecided(format!(
+                "row {}:{} has a version written by op {op}, which did not commit",
+                key.0, key.1
+            )));
+        }
+        chains.insert(key, Chain { ops, deleter: None });
+    }
+    for (key, op) in deleter {
+        chains.entry(key).or_default().deleter = Some(op);
+    }
+    // Initial rows nobody observed still exist in every view.
+    for d in &case.data {
+        for r in &d.rows {
+            chains
+                .entry((d.table.clone(), r.rid))
+                .or_insert_with(|| Chain {
+                    ops: vec![0],
+                    deleter: None,
+                });
+        }
+    }
+
+    let mut deps: BTreeSet<Dep> = BTreeSet::new();
+    for &op in &nodes {
+        let Some((_, stmt)) = by_op.get(&op) else {
+            continue;
+        };
+        let o = outcome(op).cloned().unwrap_or_default();
+        let written: BTreeSet<RowKey> = o
+            .writes
+            .iter()
+            .map(|w| (w.table.clone(), w.rid))
+            .collect();
+        let read: BTreeMap<RowKey, &str> = o
+            .reads
+            .iter()
+            .map(|r| ((r.table.clone(), r.rid), r.wl.as_str()))
+            .collect();
+        let view = &views[&op];
+        let mut edge = |from: u32, to: u32, kind: DepKind, item: bool, key: &RowKey| {
+            if from != 0 && from != to {
+                deps.insert(Dep {
+                    from,
+                    to,
+                    kind,
+                    item,
+                    table: key.0.clone(),
+                    rid: key.1,
+                });
+            }
+        };
+        for table in view_tables(stmt, &case.schema) {
+            for (key, chain) in chains.range((table.clone(), i64::MIN)..=(table.clone(), i64::MAX))
+            {
+                if written.contains(key) {
+                    if chain.deleter == Some(op) {
+                        if let Some(&last) = chain.ops.last() {
+                            edge(last, op, DepKind::Write, true, key);
+                        }
+                    } else if let Some(i) = chain.ops.iter().position(|&w| w == op) {
+                        if i > 0 {
+                            edge(chain.ops[i - 1], op, DepKind::Write, true, key);
+                        }
+                        if let Some(next) = chain.next_after(i) {
+                            edge(op, next, DepKind::Write, true, key);
+                        }
+                    }
+                    continue;
+                }
+                let (seen, item) = match read.get(key) {
+                    Some(wl) => (Some(*wl), true),
+                    None => (view.get(&table).and_then(|v| v.get(&key.1)).map(String::as_str), false),
+                };
+                match seen {
+                    Some(wl) => {
+                        let len = parse_wl(wl).map(|v| v.len()).unwrap_or(0);
+                        let i = len.saturating_sub(1);
+                        if let Some(&writer) = chain.ops.get(i) {
+                            edge(writer, op, DepKind::Read, item, key);
+                        }
+                        if let Some(next) = chain.next_after(i) {
+                            edge(op, next, DepKind::Anti, item, key);
+                        }
+                    }
+                    None => match (chain.ops.first(), chain.deleter) {
+                        (Some(0), Some(d)) => edge(d, op, DepKind::Read, false, key),
+                        (Some(&c), None) if c != 0 => edge(op, c, DepKind::Anti, false, key),
+                        (Some(0), None) => {
+                            return Err(Undecided(format!(
+                                "op {op} did not see row {}:{}, which was never deleted",
+                                key.0, key.1
+                            )))
+                        }
+                        _ => {
+                            return Err(Undecided(format!(
+                                "op {op} did not see row {}:{}, inserted and deleted in this case",
+                                key.0, key.1
+                            )))
+                        }
+                    },
+                }
+            }
+        }
+    }
+    let mut ordered: Vec<u32> = Vec::new();
+    for t in &case.txns {
+        ordered.extend(t.stmts.iter().map(|s| s.op).filter(|o| nodes.contains(o)));
+    }
+    Ok(Sdg {
+        nodes: ordered,
+        deps: deps.into_iter().collect(),
+    })
+}
