@@ -19,7 +19,7 @@
 //! [`Undecided`].
 
 use super::vsr::{view_tables, VsrCase};
-use crate::model::{History, Outcome, Stmt, StmtRef, TestCase, TxnEnd, Value};
+use crate::model::{History, OnConflict, Outcome, Stmt, StmtRef, TestCase, TxnEnd, Value};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -71,6 +71,87 @@ impl Chain {
     /// The writer following position `i` (the next update, else the deleter).
     fn next_after(&self, i: usize) -> Option<u32> {
         self.ops.get(i + 1).copied().or(self.deleter)
+    }
+}
+
+/// Where a statement that did not see a row stood: before the row was
+/// inserted, or after its deletion was visible to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    BeforeCreation,
+    AfterDeletion,
+}
+
+/// Positions in the (non-blocking, sequential) execution: when each statement
+/// completed, when its transaction began and committed.
+struct Clock {
+    done: HashMap<u32, usize>,
+    began: HashMap<u32, usize>,
+    committed: HashMap<u32, usize>,
+}
+
+impl Clock {
+    fn new(case: &TestCase, history: &History) -> Clock {
+        let mut at: HashMap<StmtRef, usize> = HashMap::new();
+        for (i, e) in history.events.iter().enumerate() {
+            if matches!(e.kind, crate::model::EventKind::Completed { .. }) {
+                at.entry(e.stmt).or_insert(i);
+            }
+        }
+        let (mut done, mut began, mut committed) = (HashMap::new(), HashMap::new(), HashMap::new());
+        for t in &case.txns {
+            let pos = |i: usize| {
+                at.get(&StmtRef {
+                    txn: t.id,
+                    index: i as u32,
+                })
+                .copied()
+            };
+            let first = pos(0);
+            let commit = t
+                .stmts
+                .iter()
+                .position(|s| matches!(s.stmt, Stmt::Commit))
+                .and_then(pos);
+            for (i, s) in t.stmts.iter().enumerate() {
+                let Some(p) = pos(i) else { continue };
+                done.insert(s.op, p);
+                if t.autocommit {
+                    began.insert(s.op, p);
+                    committed.insert(s.op, p);
+                } else {
+                    if let Some(f) = first {
+                        began.insert(s.op, f);
+                    }
+                    if let Some(c) = commit {
+                        committed.insert(s.op, c);
+                    }
+                }
+            }
+        }
+        Clock {
+            done,
+            began,
+            committed,
+        }
+    }
+
+    /// `op` saw neither the row `creator` inserted nor its deletion by
+    /// `deleter`'s absence: decide which side of the row's lifetime it was on.
+    fn absent_side(&self, op: u32, creator: u32, deleter: u32) -> Option<Side> {
+        let done = *self.done.get(&op)?;
+        if done < *self.done.get(&creator)? {
+            return Some(Side::BeforeCreation);
+        }
+        // The deletion committed before the statement's transaction began, so
+        // every snapshot the statement could use contains it.
+        let deleted = *self.committed.get(&deleter)?;
+        let same_txn = self.began.get(&deleter) == self.began.get(&op)
+            && self.committed.get(&deleter) == self.committed.get(&op);
+        if deleted < *self.began.get(&op)? || (same_txn && *self.done.get(&deleter)? < done) {
+            return Some(Side::AfterDeletion);
+        }
+        None
     }
 }
 
@@ -190,13 +271,14 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
         }
     }
     let mut deleter: BTreeMap<RowKey, u32> = BTreeMap::new();
+    // REPLACE statements, whose deletions instrumentation does not observe, by table.
+    let mut blind: BTreeMap<String, Vec<u32>> = BTreeMap::new();
     for &op in &nodes {
         let Some(o) = outcome(op) else { continue };
-        let writes = by_op.get(&op).is_some_and(|(_, s)| s.kind().is_write());
-        if writes && !o.writes_complete && o.ok() {
-            return Err(Undecided(format!(
-                "op {op} wrote rows instrumentation cannot observe"
-            )));
+        if let Some((_, Stmt::Insert(ins))) = by_op.get(&op) {
+            if !o.writes_complete && o.ok() && ins.on_conflict == OnConflict::Replace {
+                blind.entry(ins.table.clone()).or_default().push(op);
+            }
         }
         for r in &o.reads {
             note(&r.table, r.rid, &r.wl)?;
@@ -241,9 +323,6 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
         }
         chains.insert(key, Chain { ops, deleter: None });
     }
-    for (key, op) in deleter {
-        chains.entry(key).or_default().deleter = Some(op);
-    }
     // Initial rows nobody observed still exist in every view.
     for d in &case.data {
         for r in &d.rows {
@@ -256,6 +335,31 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
         }
     }
 
+    for (key, op) in deleter {
+        chains.entry(key).or_default().deleter = Some(op);
+    }
+    // A row gone from the final state without an observed DELETE was removed by
+    // the table's REPLACE, if there is exactly one (nothing else deletes).
+    for (key, chain) in chains.iter_mut() {
+        let present = history
+            .final_state
+            .get(&key.0)
+            .is_some_and(|rows| rows.iter().any(|r| r.first() == Some(&Value::Int(key.1))));
+        if chain.deleter.is_some() || present {
+            continue;
+        }
+        match blind.get(&key.0).map(Vec::as_slice) {
+            Some([op]) => chain.deleter = Some(*op),
+            Some(_) => {
+                return Err(Undecided(format!(
+                    "row {}:{} was removed by one of several REPLACE statements",
+                    key.0, key.1
+                )))
+            }
+            None => {}
+        }
+    }
+    let clock = Clock::new(case, history);
     let mut deps: BTreeSet<Dep> = BTreeSet::new();
     for &op in &nodes {
         let Some((_, stmt)) = by_op.get(&op) else {
@@ -318,21 +422,26 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
                             edge(op, next, DepKind::Anti, item, key);
                         }
                     }
-                    None => match (chain.ops.first(), chain.deleter) {
+                    None => match (chain.ops.first().copied(), chain.deleter) {
                         (Some(0), Some(d)) => edge(d, op, DepKind::Read, false, key),
-                        (Some(&c), None) if c != 0 => edge(op, c, DepKind::Anti, false, key),
                         (Some(0), None) => {
                             return Err(Undecided(format!(
                                 "op {op} did not see row {}:{}, which was never deleted",
                                 key.0, key.1
                             )))
                         }
-                        _ => {
-                            return Err(Undecided(format!(
-                                "op {op} did not see row {}:{}, inserted and deleted in this case",
-                                key.0, key.1
-                            )))
-                        }
+                        (Some(c), None) => edge(op, c, DepKind::Anti, false, key),
+                        (Some(c), Some(d)) => match clock.absent_side(op, c, d) {
+                            Some(Side::BeforeCreation) => edge(op, c, DepKind::Anti, false, key),
+                            Some(Side::AfterDeletion) => edge(d, op, DepKind::Read, false, key),
+                            None => {
+                                return Err(Undecided(format!(
+                                    "op {op} did not see row {}:{}, inserted and deleted in this case",
+                                    key.0, key.1
+                                )))
+                            }
+                        },
+                        (None, _) => {}
                     },
                 }
             }

@@ -142,6 +142,13 @@ fn remove_target(v: &VsrCase, op: u32) -> Option<VsrCase> {
     })
 }
 
+/// Counts a case that cannot be compared soundly; reports nothing.
+fn undecided(stats: &mut CheckStats, case: &TestCase, why: &str) -> Vec<Finding> {
+    tracing::debug!(case = case.index, why, "sdg undecided");
+    stats.oracle(NAME).undecided += 1;
+    Vec::new()
+}
+
 /// The statements of `order` as one autocommit session.
 pub fn replay_case(v: &VsrCase, order: &[u32]) -> TestCase {
     let by_op: HashMap<u32, &CaseStmt> = v
@@ -250,11 +257,7 @@ pub fn check(
             *stats.oracle(NAME).discarded.entry(why.name().into()).or_default() += 1;
             return Ok(Vec::new());
         }
-        Refinement::Undecided(why) => {
-            tracing::debug!(case = case.index, why, "sdg undecided");
-            stats.oracle(NAME).undecided += 1;
-            return Ok(Vec::new());
-        }
+        Refinement::Undecided(why) => return Ok(undecided(stats, case, &why)),
         Refinement::Lost(h) => {
             let mut found = super::crash::check(&h);
             for f in &mut found {
@@ -290,12 +293,14 @@ pub fn check_refined(
             })
         })
     {
-        stats.oracle(NAME).undecided += 1;
-        return Ok(Vec::new());
+        return Ok(undecided(
+            stats,
+            case,
+            "a constraint error may come from a row outside the statement's snapshot",
+        ));
     }
     let Some(order) = order::random_topological(&r.graph, rng) else {
-        stats.oracle(NAME).undecided += 1;
-        return Ok(Vec::new());
+        return Ok(undecided(stats, case, "the refined graph has a cycle"));
     };
     let replay = replay_case(&r.vsr, &order);
     engine.reset()?;
@@ -305,9 +310,11 @@ pub fn check_refined(
         return Ok(super::crash::check(&rep_hist));
     }
     let rep_out = outcome_by_op(&replay, &rep_hist);
-    if rep_out.values().any(|o| class(o).is_some_and(ErrorClass::is_concurrency)) {
-        stats.oracle(NAME).undecided += 1;
-        return Ok(Vec::new());
+    if rep_out
+        .values()
+        .any(|o| class(o).is_some_and(ErrorClass::is_concurrency))
+    {
+        return Ok(undecided(stats, case, "the replay hit a concurrency error"));
     }
     stats.oracle(NAME).checked += 1;
 
