@@ -25,7 +25,8 @@ pub struct RunArgs {
     /// (default: all the engine supports).
     #[arg(long)]
     pub isolation: Option<String>,
-    /// Comma list of oracles (default: all that apply): wss, crash.
+    /// Comma list of oracles (default: all that apply): wss, graph, sdg, view,
+    /// crash.
     #[arg(long)]
     pub oracle: Option<String>,
     /// Case generator: random, pattern (APTrans anomaly patterns) or mixed

@@ -171,6 +171,30 @@ pub fn kv_case(rows: &[(i64, i64)], txns: Vec<(bool, Vec<Stmt>)>, order: &str) -
     }
 }
 
+/// TxCheck's Figure 1 shape over key/value tables `t` (row 1: k=1) and `u`
+/// (row 2: k=2): T1 updates `t` and reads `u`; T2 reads `t`, then updates
+/// `u`. Each transaction reads what the other overwrites, so the transaction
+/// graph has a cycle (T1 -rw-> T2 -rw-> T1) while the statement graph does not.
+pub fn txcheck_figure1() -> TestCase {
+    let mut case = kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![set("t", 1, 162), select("u", None)]),
+            committed(vec![select("t", None), set("u", 2, 63)]),
+        ],
+        "1 1 2 2 1 2 1 2",
+    );
+    case.schema.tables.push(kv_table("u"));
+    case.data.push(TableData {
+        table: "u".into(),
+        rows: vec![Row {
+            rid: 2,
+            values: vec![Value::Int(2), Value::Int(20)],
+        }],
+    });
+    case
+}
+
 /// The `v` of key `k` in table `t` of a final state (`[rid, wl, k, v]` rows).
 pub fn value_of(state: &DbState, t: &str, k: i64) -> Option<Value> {
     state

@@ -81,7 +81,10 @@ pub fn profile() -> EngineProfile {
         read_only_at_snapshot: false,
         savepoint_rollback_releases_locks: false,
         unique_checked_per_row: true,
-        constraint_checks_outside_snapshot: vec![Isolation::RepeatableRead, Isolation::Serializable],
+        constraint_checks_outside_snapshot: vec![
+            Isolation::RepeatableRead,
+            Isolation::Serializable,
+        ],
         serializable_reads_in_commit_order: false,
         permitted_anomalies: super::anomalies::table(
             "postgres",

@@ -194,7 +194,10 @@ pub fn included(case: &TestCase, history: &History, vsr: &VsrCase) -> BTreeSet<u
                 continue;
             };
             let concurrency = o.error.as_ref().is_some_and(|e| e.class.is_concurrency());
-            if s.stmt.kind().is_data() && !concurrency && !undone.contains(&s.op) && !vsr.is_vsr(s.op)
+            if s.stmt.kind().is_data()
+                && !concurrency
+                && !undone.contains(&s.op)
+                && !vsr.is_vsr(s.op)
             {
                 out.insert(s.op);
             }
@@ -366,11 +369,7 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
             continue;
         };
         let o = outcome(op).cloned().unwrap_or_default();
-        let written: BTreeSet<RowKey> = o
-            .writes
-            .iter()
-            .map(|w| (w.table.clone(), w.rid))
-            .collect();
+        let written: BTreeSet<RowKey> = o.writes.iter().map(|w| (w.table.clone(), w.rid)).collect();
         let read: BTreeMap<RowKey, &str> = o
             .reads
             .iter()
@@ -409,7 +408,12 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
                 }
                 let (seen, item) = match read.get(key) {
                     Some(wl) => (Some(*wl), true),
-                    None => (view.get(&table).and_then(|v| v.get(&key.1)).map(String::as_str), false),
+                    None => (
+                        view.get(&table)
+                            .and_then(|v| v.get(&key.1))
+                            .map(String::as_str),
+                        false,
+                    ),
                 };
                 match seen {
                     Some(wl) => {
@@ -434,12 +438,10 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
                         (Some(c), Some(d)) => match clock.absent_side(op, c, d) {
                             Some(Side::BeforeCreation) => edge(op, c, DepKind::Anti, false, key),
                             Some(Side::AfterDeletion) => edge(d, op, DepKind::Read, false, key),
-                            None => {
-                                return Err(Undecided(format!(
-                                    "op {op} did not see row {}:{}, inserted and deleted in this case",
-                                    key.0, key.1
-                                )))
-                            }
+                            None => return Err(Undecided(format!(
+                                "op {op} did not see row {}:{}, inserted and deleted in this case",
+                                key.0, key.1
+                            ))),
                         },
                         (None, _) => {}
                     },

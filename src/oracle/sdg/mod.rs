@@ -28,9 +28,7 @@ use super::{CheckStats, Finding, Verdict};
 use crate::engine::{Engine, EngineError};
 use crate::exec::{execute, ExecOptions};
 use crate::gen::rng::Rng;
-use crate::model::{
-    CaseStmt, ErrorClass, History, Outcome, Stmt, StmtRef, TestCase, Txn,
-};
+use crate::model::{CaseStmt, ErrorClass, History, Outcome, Stmt, StmtRef, TestCase, Txn};
 use crate::reduce::edit::remove_ops;
 use deps::{Sdg, Undecided};
 use serde_json::json;
@@ -254,7 +252,11 @@ pub fn check(
     let refined = match refine(engine, case, opts, &mut rng, stats)? {
         Refinement::Done(r) => r,
         Refinement::Discarded(why) => {
-            *stats.oracle(NAME).discarded.entry(why.name().into()).or_default() += 1;
+            *stats
+                .oracle(NAME)
+                .discarded
+                .entry(why.name().into())
+                .or_default() += 1;
             return Ok(Vec::new());
         }
         Refinement::Undecided(why) => return Ok(undecided(stats, case, &why)),
@@ -429,7 +431,6 @@ pub fn check_refined(
     }
     Ok(out)
 }
-
 
 #[cfg(test)]
 mod tests;

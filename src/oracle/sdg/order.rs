@@ -6,7 +6,8 @@ use crate::gen::rng::Rng;
 use std::collections::{BTreeMap, BTreeSet};
 
 fn successors(g: &Sdg) -> BTreeMap<u32, BTreeSet<u32>> {
-    let mut succ: BTreeMap<u32, BTreeSet<u32>> = g.nodes.iter().map(|&n| (n, BTreeSet::new())).collect();
+    let mut succ: BTreeMap<u32, BTreeSet<u32>> =
+        g.nodes.iter().map(|&n| (n, BTreeSet::new())).collect();
     for d in &g.deps {
         if d.from != d.to && succ.contains_key(&d.from) && succ.contains_key(&d.to) {
             succ.entry(d.from).or_default().insert(d.to);

@@ -11,12 +11,9 @@ use std::collections::HashSet;
 
 /// An execution in which no statement waited for a lock or timed out.
 pub fn stable(h: &History) -> bool {
-    !h.events.iter().any(|e| {
-        matches!(
-            e.kind,
-            EventKind::Blocked { .. } | EventKind::TimedOut
-        )
-    })
+    !h.events
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::Blocked { .. } | EventKind::TimedOut))
 }
 
 /// The statements in the order they finished (completed, skipped or timed

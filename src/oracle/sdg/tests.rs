@@ -6,8 +6,7 @@ use super::vsr::{self, VsrCase};
 use super::*;
 use crate::engine::sqlite::SqliteEngine;
 use crate::model::{
-    DbState, Outcome, RowVersion, RowWrite, Stmt, StmtOutcome, TableData, TxnEnd, TxnOutcome,
-    Value,
+    DbState, Outcome, RowVersion, RowWrite, Stmt, StmtOutcome, TxnEnd, TxnOutcome, Value,
 };
 use crate::testkit::*;
 
@@ -15,7 +14,12 @@ use crate::testkit::*;
 struct Obs {
     op: u32,
     reads: Vec<(&'static str, i64, &'static str)>,
-    writes: Vec<(&'static str, i64, Option<&'static str>, Option<&'static str>)>,
+    writes: Vec<(
+        &'static str,
+        i64,
+        Option<&'static str>,
+        Option<&'static str>,
+    )>,
 }
 
 fn rv(t: &str, rid: i64, wl: &str) -> RowVersion {
@@ -108,33 +112,9 @@ fn row(rid: i64, wl: &str, k: i64, v: i64) -> Vec<Value> {
     ]
 }
 
-/// TxCheck's Figure 1 shape over tables `t` (row 1) and `u` (row 2):
-/// T1 updates `t` and reads `u`; T2 reads `t`, then updates `u`. Each
-/// transaction reads what the other overwrites: the transaction graph has a
-/// cycle (T1 -rw-> T2 -rw-> T1), the statement graph does not.
-fn figure1() -> TestCase {
-    let mut case = kv_case(
-        &[(1, 10)],
-        vec![
-            committed(vec![set("t", 1, 162), select("u", None)]),
-            committed(vec![select("t", None), set("u", 2, 63)]),
-        ],
-        "1 1 2 2 1 1 2 2",
-    );
-    case.schema.tables.push(kv_table("u"));
-    case.data.push(TableData {
-        table: "u".into(),
-        rows: vec![crate::model::Row {
-            rid: 2,
-            values: vec![Value::Int(2), Value::Int(20)],
-        }],
-    });
-    case
-}
-
 #[test]
 fn figure1_statement_graph_is_acyclic_though_transactions_form_a_cycle() {
-    let case = figure1();
+    let case = txcheck_figure1();
     case.validate().unwrap();
     let v = vsr::instrument(&case);
     // Ops: T1 = 1 BEGIN, 2 UPDATE t, 3 SELECT u, 4 COMMIT; T2 = 5 .. 8.
@@ -171,9 +151,19 @@ fn figure1_statement_graph_is_acyclic_though_transactions_form_a_cycle() {
     );
     let g = deps::build(&v, &h).unwrap();
     assert_eq!(g.nodes, vec![2, 3, 6, 7]);
-    let has = |from, to, kind| g.deps.iter().any(|d| d.from == from && d.to == to && d.kind == kind);
-    assert!(has(6, 2, DepKind::Anti), "T2's read of t precedes T1's update: {g:?}");
-    assert!(has(3, 7, DepKind::Anti), "T1's read of u precedes T2's update: {g:?}");
+    let has = |from, to, kind| {
+        g.deps
+            .iter()
+            .any(|d| d.from == from && d.to == to && d.kind == kind)
+    };
+    assert!(
+        has(6, 2, DepKind::Anti),
+        "T2's read of t precedes T1's update: {g:?}"
+    );
+    assert!(
+        has(3, 7, DepKind::Anti),
+        "T1's read of u precedes T2's update: {g:?}"
+    );
     assert!(order::cyclic_nodes(&g).is_empty(), "{g:?}");
     // Projected onto transactions, the same dependencies form a cycle.
     let txn_of = |op: u32| if op <= 4 { 1 } else { 2 };
@@ -274,7 +264,10 @@ fn views_give_predicate_dependencies_and_item_reads_override_them() {
     let g = deps::build(&v, &h).unwrap();
     let pred: Vec<_> = g.deps.iter().filter(|d| !d.item).collect();
     assert_eq!(pred.len(), 1, "{g:?}");
-    assert_eq!((pred[0].from, pred[0].to, pred[0].kind), (1, 2, DepKind::Read));
+    assert_eq!(
+        (pred[0].from, pred[0].to, pred[0].kind),
+        (1, 2, DepKind::Read)
+    );
     assert!(g.deps.iter().all(|d| d.rid == 1), "row 2 was never written");
 }
 
