@@ -462,3 +462,86 @@ fn rollback_to_savepoint_releases_the_locks_taken_after_it() {
             .savepoint_rollback_releases_locks
     );
 }
+
+/// `SELECT a.k, a.v FROM t AS a WHERE a.v IN (SELECT s.v FROM t AS s WHERE s.v = a.v AND s.k >= 1) FOR UPDATE`
+fn locking_read_with_subquery() -> Stmt {
+    use txfuzz::model::{BinOp, Expr, LockMode, SelectItem, Value};
+    let Stmt::Select(mut outer) = select("t", None) else {
+        unreachable!()
+    };
+    let Stmt::Select(mut sub) = select("t", None) else {
+        unreachable!()
+    };
+    outer.from[0].alias = "a".into();
+    sub.from[0].alias = "s".into();
+    sub.items = vec![SelectItem {
+        expr: Expr::qcol("s", "v"),
+        alias: None,
+    }];
+    sub.where_ = Some(Expr::bin(
+        BinOp::And,
+        Expr::eq(Expr::qcol("s", "v"), Expr::qcol("a", "v")),
+        Expr::bin(BinOp::Ge, Expr::qcol("s", "k"), Expr::Lit(Value::Int(1))),
+    ));
+    outer.items = ["k", "v"]
+        .iter()
+        .map(|c| SelectItem {
+            expr: Expr::qcol("a", c),
+            alias: None,
+        })
+        .collect();
+    outer.where_ = Some(Expr::InSubquery {
+        expr: Box::new(Expr::qcol("a", "v")),
+        query: Box::new(sub),
+        negated: false,
+    });
+    outer.lock = Some(LockMode::ForUpdate);
+    Stmt::Select(outer)
+}
+
+#[test]
+fn autocommit_locking_read_evaluates_its_subquery_in_an_earlier_read_view() {
+    // T1 sets k=1's v to 7 and inserts k=2 with v=7. T2's autocommit locking
+    // read scans k=0 (evaluating its subquery there), waits for k=1's row
+    // lock, then reads the outer rows current but evaluates the subquery in a
+    // read view from before T1 committed. Serial results: {(1,10)} (T2 first)
+    // or {(0,7),(1,7),(2,7)} (T1 first).
+    let case = with_iso(
+        kv_case(
+            &[(0, 7), (1, 10)],
+            vec![
+                committed(vec![set("t", 1, 7), insert("t", 3, 2, 7)]),
+                autocommit(vec![locking_read_with_subquery()]),
+            ],
+            "1 1 1 2 1",
+        ),
+        Isolation::Serializable,
+    );
+    let h = run(&case);
+    assert!(
+        event_at(&h, at(2, 0), |k| matches!(k, EventKind::Blocked { .. })).is_some(),
+        "the locking read must wait for T1's row lock: {:#?}",
+        h.events
+    );
+    let mut rows = h.outcome(at(2, 0)).unwrap().rows.clone();
+    rows.sort();
+    eprintln!("{rows:?}");
+    let serial = [
+        vec![vec![Value::Int(1), Value::Int(10)]],
+        vec![
+            vec![Value::Int(0), Value::Int(7)],
+            vec![Value::Int(1), Value::Int(7)],
+            vec![Value::Int(2), Value::Int(7)],
+        ],
+    ];
+    assert!(
+        !serial.contains(&rows),
+        "MariaDB's result {rows:?} is now serial (update the profile)"
+    );
+    assert!(
+        MysqlEngine::connect(&url())
+            .unwrap()
+            .profile()
+            .locking_read_subqueries_use_statement_snapshot
+    );
+}

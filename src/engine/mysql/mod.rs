@@ -271,6 +271,7 @@ fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
         savepoint_rollback_releases_locks: true,
         unique_checked_per_row: true,
         constraint_checks_outside_snapshot: Vec::new(),
+        locking_read_subqueries_use_statement_snapshot: true,
         serializable_reads_in_commit_order: true,
         permitted_anomalies: permitted_anomalies(settings),
     }

@@ -85,6 +85,7 @@ pub fn profile() -> EngineProfile {
             Isolation::RepeatableRead,
             Isolation::Serializable,
         ],
+        locking_read_subqueries_use_statement_snapshot: false,
         serializable_reads_in_commit_order: false,
         permitted_anomalies: super::anomalies::table(
             "postgres",

@@ -438,10 +438,12 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
                         (Some(c), Some(d)) => match clock.absent_side(op, c, d) {
                             Some(Side::BeforeCreation) => edge(op, c, DepKind::Anti, false, key),
                             Some(Side::AfterDeletion) => edge(d, op, DepKind::Read, false, key),
-                            None => return Err(Undecided(format!(
+                            None => {
+                                return Err(Undecided(format!(
                                 "op {op} did not see row {}:{}, inserted and deleted in this case",
                                 key.0, key.1
-                            ))),
+                            )))
+                            }
                         },
                         (None, _) => {}
                     },
