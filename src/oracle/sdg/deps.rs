@@ -18,6 +18,7 @@
 //! branch, or whose views are missing) cannot be replayed soundly: it is
 //! [`Undecided`].
 
+use super::clock::{Clock, Side};
 use super::vsr::{view_tables, VsrCase};
 use crate::model::{History, OnConflict, Outcome, Stmt, StmtRef, TestCase, TxnEnd, Value};
 use serde::Serialize;
@@ -71,87 +72,6 @@ impl Chain {
     /// The writer following position `i` (the next update, else the deleter).
     fn next_after(&self, i: usize) -> Option<u32> {
         self.ops.get(i + 1).copied().or(self.deleter)
-    }
-}
-
-/// Where a statement that did not see a row stood: before the row was
-/// inserted, or after its deletion was visible to it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Side {
-    BeforeCreation,
-    AfterDeletion,
-}
-
-/// Positions in the (non-blocking, sequential) execution: when each statement
-/// completed, when its transaction began and committed.
-struct Clock {
-    done: HashMap<u32, usize>,
-    began: HashMap<u32, usize>,
-    committed: HashMap<u32, usize>,
-}
-
-impl Clock {
-    fn new(case: &TestCase, history: &History) -> Clock {
-        let mut at: HashMap<StmtRef, usize> = HashMap::new();
-        for (i, e) in history.events.iter().enumerate() {
-            if matches!(e.kind, crate::model::EventKind::Completed { .. }) {
-                at.entry(e.stmt).or_insert(i);
-            }
-        }
-        let (mut done, mut began, mut committed) = (HashMap::new(), HashMap::new(), HashMap::new());
-        for t in &case.txns {
-            let pos = |i: usize| {
-                at.get(&StmtRef {
-                    txn: t.id,
-                    index: i as u32,
-                })
-                .copied()
-            };
-            let first = pos(0);
-            let commit = t
-                .stmts
-                .iter()
-                .position(|s| matches!(s.stmt, Stmt::Commit))
-                .and_then(pos);
-            for (i, s) in t.stmts.iter().enumerate() {
-                let Some(p) = pos(i) else { continue };
-                done.insert(s.op, p);
-                if t.autocommit {
-                    began.insert(s.op, p);
-                    committed.insert(s.op, p);
-                } else {
-                    if let Some(f) = first {
-                        began.insert(s.op, f);
-                    }
-                    if let Some(c) = commit {
-                        committed.insert(s.op, c);
-                    }
-                }
-            }
-        }
-        Clock {
-            done,
-            began,
-            committed,
-        }
-    }
-
-    /// `op` saw neither the row `creator` inserted nor its deletion by
-    /// `deleter`'s absence: decide which side of the row's lifetime it was on.
-    fn absent_side(&self, op: u32, creator: u32, deleter: u32) -> Option<Side> {
-        let done = *self.done.get(&op)?;
-        if done < *self.done.get(&creator)? {
-            return Some(Side::BeforeCreation);
-        }
-        // The deletion committed before the statement's transaction began, so
-        // every snapshot the statement could use contains it.
-        let deleted = *self.committed.get(&deleter)?;
-        let same_txn = self.began.get(&deleter) == self.began.get(&op)
-            && self.committed.get(&deleter) == self.committed.get(&op);
-        if deleted < *self.began.get(&op)? || (same_txn && *self.done.get(&deleter)? < done) {
-            return Some(Side::AfterDeletion);
-        }
-        None
     }
 }
 

@@ -6,8 +6,9 @@ use super::vsr::{self, VsrCase};
 use super::*;
 use crate::engine::sqlite::SqliteEngine;
 use crate::model::{
-    DbState, Outcome, RowVersion, RowWrite, Stmt, StmtOutcome, TxnEnd, TxnOutcome, Value,
+    DbState, Outcome, RowVersion, RowWrite, Stmt, StmtOutcome, StmtRef, TxnEnd, TxnOutcome, Value,
 };
+use crate::oracle::Verdict;
 use crate::testkit::*;
 
 /// Hand-written outcome of the statement with operation id `op`.

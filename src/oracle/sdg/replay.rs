@@ -1,0 +1,265 @@
+//! TxCheck's oracle check: the committed statements of a refined case run
+//! without transactions, in a random topological order of its statement-
+//! dependency graph, and must give the same result, error class and written
+//! rows each, and the same final state.
+
+use super::vsr::VsrCase;
+use super::{deps, order, undecided, Refined, NAME};
+use crate::engine::{Engine, EngineError};
+use crate::exec::{execute, ExecOptions};
+use crate::gen::rng::Rng;
+use crate::model::{CaseStmt, ErrorClass, History, Outcome, Stmt, StmtRef, TestCase, Txn};
+use crate::oracle::compare::{same_bag, state_diff};
+use crate::oracle::{CheckStats, Finding, Verdict};
+use serde_json::json;
+use std::collections::{BTreeMap, HashMap};
+
+/// The statements of `order` as one autocommit session.
+pub fn replay_case(v: &VsrCase, order: &[u32]) -> TestCase {
+    let by_op: HashMap<u32, &CaseStmt> = v
+        .case
+        .txns
+        .iter()
+        .flat_map(|t| t.stmts.iter().map(|s| (s.op, s)))
+        .collect();
+    let stmts: Vec<CaseStmt> = order
+        .iter()
+        .filter_map(|op| by_op.get(op).map(|s| (*s).clone()))
+        .collect();
+    let submit_order = (0..stmts.len() as u32)
+        .map(|index| StmtRef { txn: 1, index })
+        .collect();
+    TestCase {
+        txns: vec![Txn {
+            id: 1,
+            autocommit: true,
+            stmts,
+        }],
+        submit_order,
+        ..v.case.clone()
+    }
+}
+
+fn outcome_by_op<'a>(case: &TestCase, h: &'a History) -> HashMap<u32, &'a Outcome> {
+    h.outcomes
+        .iter()
+        .filter_map(|o| case.stmt(o.stmt).map(|s| (s.op, &o.outcome)))
+        .collect()
+}
+
+fn class(o: &Outcome) -> Option<ErrorClass> {
+    o.error.as_ref().map(|e| e.class)
+}
+
+fn describe(o: &Outcome) -> serde_json::Value {
+    json!({
+        "error": o.error.as_ref().map(|e| json!({"class": e.class, "code": e.code})),
+        "rows": o.rows,
+        "affected": o.affected,
+        "written": o.writes.iter().map(|w| format!("{}:{}", w.table, w.rid)).collect::<Vec<_>>(),
+    })
+}
+
+/// Why one statement's replayed outcome differs from its transactional one.
+fn mismatch(stmt: &Stmt, txn: &Outcome, rep: &Outcome) -> Option<&'static str> {
+    if class(txn) != class(rep) {
+        return Some("error");
+    }
+    if let Stmt::Select(q) = stmt {
+        // A LIMIT that cut the result keeps tied rows by physical order.
+        let cut = q.limit.is_some_and(|l| txn.rows.len() as u64 >= l);
+        if !cut && !same_bag(&txn.rows, &rep.rows) {
+            return Some("rows");
+        }
+    }
+    let written = |o: &Outcome| {
+        let mut w: Vec<(String, i64, Option<String>)> = o
+            .writes
+            .iter()
+            .map(|w| (w.table.clone(), w.rid, w.after.clone()))
+            .collect();
+        w.sort();
+        w
+    };
+    if stmt.kind().is_write() && written(txn) != written(rep) {
+        return Some("written rows");
+    }
+    None
+}
+
+/// The original statement reference of each operation id.
+fn labels(case: &TestCase) -> HashMap<u32, String> {
+    case.txns
+        .iter()
+        .flat_map(|t| {
+            t.stmts
+                .iter()
+                .enumerate()
+                .map(move |(i, s)| (s.op, format!("T{}#{}", t.id, i)))
+        })
+        .collect()
+}
+
+/// Replays a refined case in a random topological order and compares.
+pub fn check_refined(
+    engine: &mut dyn Engine,
+    case: &TestCase,
+    r: &Refined,
+    opts: &ExecOptions,
+    rng: &mut Rng,
+    stats: &mut CheckStats,
+) -> Result<Vec<Finding>, EngineError> {
+    let profile = engine.profile().clone();
+    let txn_out = outcome_by_op(&r.vsr.case, &r.history);
+    // Constraint checks that see rows outside the statement's snapshot.
+    if profile
+        .constraint_checks_outside_snapshot
+        .contains(&case.isolation)
+        && r.graph.nodes.iter().any(|op| {
+            txn_out.get(op).is_some_and(|o| {
+                matches!(
+                    class(o),
+                    Some(ErrorClass::DuplicateKey | ErrorClass::ForeignKeyViolation)
+                )
+            })
+        })
+    {
+        return Ok(undecided(
+            stats,
+            case,
+            "a constraint error may come from a row outside the statement's snapshot",
+        ));
+    }
+    let Some(order) = order::random_topological(&r.graph, rng) else {
+        return Ok(undecided(stats, case, "the refined graph has a cycle"));
+    };
+    let replay = replay_case(&r.vsr, &order);
+    engine.reset()?;
+    let rep_hist = execute(engine, &replay, opts)?;
+    stats.replays += 1;
+    if rep_hist.lost_connection() {
+        return Ok(crate::oracle::crash::check(&rep_hist));
+    }
+    let rep_out = outcome_by_op(&replay, &rep_hist);
+    if rep_out
+        .values()
+        .any(|o| class(o).is_some_and(ErrorClass::is_concurrency))
+    {
+        return Ok(undecided(stats, case, "the replay hit a concurrency error"));
+    }
+    stats.oracle(NAME).checked += 1;
+
+    let names = labels(case);
+    let label = |op: &u32| names.get(op).cloned().unwrap_or_else(|| format!("op{op}"));
+    let stmt_of: HashMap<u32, &Stmt> = r
+        .vsr
+        .case
+        .txns
+        .iter()
+        .flat_map(|t| t.stmts.iter().map(|s| (s.op, &s.stmt)))
+        .collect();
+    let mut mismatches = Vec::new();
+    let mut order_dependent = false;
+    for op in &order {
+        let (Some(t), Some(p), Some(stmt)) = (txn_out.get(op), rep_out.get(op), stmt_of.get(op))
+        else {
+            continue;
+        };
+        if let Some(what) = mismatch(stmt, t, p) {
+            let dup = |o: &Outcome| class(o) == Some(ErrorClass::DuplicateKey);
+            order_dependent |= what == "error"
+                && (dup(t) || dup(p))
+                && crate::oracle::wss::stmt_updates_unique_key(case, stmt);
+            mismatches.push(json!({
+                "stmt": label(op), "op": op, "differs_in": what,
+                "transactional": describe(t), "replayed": describe(p),
+            }));
+        }
+    }
+    let state = state_diff(&r.history.final_state, &rep_hist.final_state);
+    if mismatches.is_empty() && state.is_none() {
+        return Ok(Vec::new());
+    }
+    let (verdict, note) = if order_dependent && profile.unique_checked_per_row {
+        (
+            Verdict::Permitted,
+            Some(crate::oracle::wss::UNIQUE_ORDER_NOTE),
+        )
+    } else {
+        (Verdict::Violation, None)
+    };
+    let order_labels: Vec<String> = order.iter().map(label).collect();
+    let removed: Vec<serde_json::Value> = r
+        .removed
+        .iter()
+        .map(|(op, why)| json!({"stmt": label(op), "op": op, "by": why}))
+        .collect();
+    let deps: Vec<String> = r
+        .graph
+        .deps
+        .iter()
+        .map(|d| {
+            format!(
+                "{} -{}{}-> {} ({}:{})",
+                label(&d.from),
+                match d.kind {
+                    deps::DepKind::Write => "ww",
+                    deps::DepKind::Read => "wr",
+                    deps::DepKind::Anti => "rw",
+                },
+                if d.item { "" } else { "/pred" },
+                label(&d.to),
+                d.table,
+                d.rid
+            )
+        })
+        .collect();
+    let vsrs: BTreeMap<String, Vec<u32>> = r
+        .vsr
+        .vsrs
+        .iter()
+        .map(|(t, v)| (label(t), v.clone()))
+        .collect();
+    let evidence = |extra: serde_json::Value| {
+        let mut e = json!({
+            "replay_order": order_labels,
+            "removed": removed,
+            "dependencies": deps,
+            "vsrs": vsrs,
+            "refined_case": r.vsr.case,
+            "refined_history": r.history,
+            "note": note,
+        });
+        if let (Some(obj), serde_json::Value::Object(x)) = (e.as_object_mut(), extra) {
+            obj.extend(x);
+        }
+        e
+    };
+    let mut out = Vec::new();
+    if !mismatches.is_empty() {
+        out.push(Finding {
+            oracle: NAME.into(),
+            kind: "stmt-result".into(),
+            verdict,
+            summary: format!(
+                "{} statement(s) gave other results without transactions, in dependency order {}",
+                mismatches.len(),
+                order_labels.join(" -> ")
+            ),
+            evidence: evidence(json!({ "statements": mismatches })),
+        });
+    }
+    if let Some(diff) = state {
+        out.push(Finding {
+            oracle: NAME.into(),
+            kind: "final-state".into(),
+            verdict,
+            summary: format!(
+                "final state differs from the non-transactional replay in dependency order {}",
+                order_labels.join(" -> ")
+            ),
+            evidence: evidence(json!({ "tables": diff })),
+        });
+    }
+    Ok(out)
+}
