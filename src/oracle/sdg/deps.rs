@@ -186,9 +186,14 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
     for (table, rows) in &history.final_state {
         for row in rows {
             if let (Some(rid), Some(wl)) = (row.first(), row.get(1)) {
-                if let (Value::Int(rid), Some(wl)) = (rid, wl.as_text()) {
-                    let rid = *rid;
-                    note(table, rid, wl)?;
+                // A write list of one entry may come back as a number.
+                let wl = match wl {
+                    Value::Text(s) => Some(s.clone()),
+                    Value::Int(i) => Some(i.to_string()),
+                    _ => None,
+                };
+                if let (Value::Int(rid), Some(wl)) = (rid, wl) {
+                    note(table, *rid, &wl)?;
                 }
             }
         }

@@ -360,3 +360,43 @@ fn a_stale_read_inside_a_transaction_is_caught() {
     assert_eq!(f.verdict, Verdict::Violation);
     assert_eq!(f.evidence["statements"][0]["stmt"], "T1#1");
 }
+
+#[test]
+fn rows_seen_only_in_the_final_state_still_order_their_readers() {
+    // An upsert's inserted row is not returned (MariaDB ON DUPLICATE KEY UPDATE)
+    // and a one-entry write list reads back as a number: the final state alone
+    // must place the earlier SELECT before the INSERT.
+    let case = kv_case(
+        &[(1, 10)],
+        vec![
+            autocommit(vec![select("t", None)]),
+            autocommit(vec![insert("t", 3, 3, 30)]),
+        ],
+        "1 2",
+    );
+    let v = vsr::instrument(&case);
+    let h = history(
+        &v,
+        &[Obs {
+            op: 1,
+            reads: vec![("t", 1, "0")],
+            writes: vec![],
+        }],
+        &[("t", 1, "0")],
+        &[],
+        DbState::from([(
+            "t".to_string(),
+            vec![
+                vec![Value::Int(1), Value::Int(0), Value::Int(1), Value::Int(10)],
+                vec![Value::Int(3), Value::Int(2), Value::Int(3), Value::Int(30)],
+            ],
+        )]),
+    );
+    let g = deps::build(&v, &h).unwrap();
+    assert!(
+        g.deps
+            .iter()
+            .any(|d| d.from == 1 && d.to == 2 && d.kind == DepKind::Anti && d.rid == 3),
+        "{g:?}"
+    );
+}
