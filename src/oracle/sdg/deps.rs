@@ -75,6 +75,16 @@ impl Chain {
     }
 }
 
+/// A statement that saw one row at two versions: no sequential execution
+/// gives its result. MariaDB REPEATABLE READ does this when a transaction
+/// updates a row whose key a concurrent transaction changed after the
+/// snapshot: its reads see the old key's snapshot version and its own update.
+fn two_versions(op: u32, table: &str, rid: i64) -> Undecided {
+    Undecided(format!(
+        "op {op} saw row {table}:{rid} at two versions (a snapshot read mixed with its transaction's own update of a newer version)"
+    ))
+}
+
 fn parse_wl(wl: &str) -> Option<Vec<u32>> {
     wl.split(',').map(|p| p.trim().parse().ok()).collect()
 }
@@ -164,7 +174,9 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
             let table = q.from.first().map(|f| f.table.clone()).unwrap_or_default();
             let rows = view.entry(table).or_default();
             for r in &o.reads {
-                rows.insert(r.rid, r.wl.clone());
+                if rows.insert(r.rid, r.wl.clone()).is_some_and(|w| w != r.wl) {
+                    return Err(two_versions(op, &r.table, r.rid));
+                }
             }
         }
         views.insert(op, view);
@@ -295,11 +307,13 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
         };
         let o = outcome(op).cloned().unwrap_or_default();
         let written: BTreeSet<RowKey> = o.writes.iter().map(|w| (w.table.clone(), w.rid)).collect();
-        let read: BTreeMap<RowKey, &str> = o
-            .reads
-            .iter()
-            .map(|r| ((r.table.clone(), r.rid), r.wl.as_str()))
-            .collect();
+        let mut read: BTreeMap<RowKey, &str> = BTreeMap::new();
+        for r in &o.reads {
+            let prev = read.insert((r.table.clone(), r.rid), r.wl.as_str());
+            if prev.is_some_and(|w| w != r.wl) && !written.contains(&(r.table.clone(), r.rid)) {
+                return Err(two_versions(op, &r.table, r.rid));
+            }
+        }
         let view = &views[&op];
         let mut edge = |from: u32, to: u32, kind: DepKind, item: bool, key: &RowKey| {
             if from != 0 && from != to {

@@ -400,3 +400,28 @@ fn rows_seen_only_in_the_final_state_still_order_their_readers() {
         "{g:?}"
     );
 }
+
+#[test]
+fn a_statement_that_saw_one_row_twice_is_undecided() {
+    // MariaDB REPEATABLE READ: T1's snapshot still shows row 1 under its old key
+    // while T1's own update of the newer version is visible too.
+    let case = kv_case(
+        &[(1, 10)],
+        vec![committed(vec![add("t", 1, 1), select("t", None)])],
+        "1 1 1 1",
+    );
+    let v = vsr::instrument(&case);
+    let h = history(
+        &v,
+        &[Obs {
+            op: 2,
+            reads: vec![("t", 1, "0")],
+            writes: vec![("t", 1, Some("0"), Some("0,2"))],
+        }],
+        &[("t", 1, "0"), ("t", 1, "0,2")],
+        &[],
+        DbState::from([("t".to_string(), vec![row(1, "0,2", 1, 11)])]),
+    );
+    let err = deps::build(&v, &h).unwrap_err();
+    assert!(err.0.contains("two versions"), "{err:?}");
+}
