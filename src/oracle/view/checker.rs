@@ -1,0 +1,269 @@
+//! Walking the actual schedule: transaction control maintains the version
+//! history and the lock table; data statements are predicted and compared by
+//! [`super::statement`].
+
+use super::locks::LockTable;
+use super::scratch::Scratch;
+use super::versions::{Pos, VersionStore, Writer};
+use super::visibility::{rule, Family, Rule};
+use super::{Conclusion, ORACLE};
+use crate::engine::{Engine, EngineError};
+use crate::instrument::{prepare_case, Prepared};
+use crate::model::{EventKind, History, Stmt, StmtRef, TestCase};
+use crate::oracle::compare::state_diff;
+use crate::oracle::{Finding, Verdict};
+use serde_json::json;
+use std::collections::{HashMap, HashSet};
+
+/// Why the walk stopped early.
+#[derive(Debug)]
+pub enum Stop {
+    /// The model cannot compare the rest soundly.
+    Undecided(String),
+    /// A violation was recorded; the actual state has left the predicted one.
+    Violation,
+}
+
+pub fn undecided(reason: &str) -> Stop {
+    Stop::Undecided(reason.to_string())
+}
+
+#[derive(Debug, Default)]
+pub struct TxnState {
+    pub autocommit: bool,
+    /// Where the transaction's snapshot (read view) was taken.
+    pub snapshot: Option<Pos>,
+    pub savepoints: Vec<(String, Pos)>,
+}
+
+pub struct Checker<'a> {
+    pub case: &'a TestCase,
+    pub history: &'a History,
+    pub family: Family,
+    pub rule: Rule,
+    /// ROLLBACK TO SAVEPOINT releases row locks taken after the savepoint.
+    pub savepoint_releases_locks: bool,
+    pub scratch: Scratch,
+    pub prepared: HashMap<StmtRef, Prepared>,
+    pub store: VersionStore,
+    pub locks: LockTable,
+    pub txns: HashMap<u32, TxnState>,
+    pub submitted_at: HashMap<StmtRef, Pos>,
+    /// Statements the engine reported as waiting for a lock.
+    pub blocked: HashSet<StmtRef>,
+    pub findings: Vec<Finding>,
+}
+
+/// Runs the oracle on one executed case.
+pub fn run(
+    engine: &mut dyn Engine,
+    case: &TestCase,
+    history: &History,
+) -> Result<Conclusion, EngineError> {
+    let scratch = match Scratch::open(engine, &case.schema, case.isolation)? {
+        Ok(s) => s,
+        Err(_) => {
+            return Ok(Conclusion {
+                findings: Vec::new(),
+                undecided: Some("scratch-setup".into()),
+            })
+        }
+    };
+    let family = Family::of(engine.dialect());
+    let snapshot_isolation = engine
+        .info()
+        .settings
+        .get("innodb_snapshot_isolation")
+        .is_some_and(|v| v.eq_ignore_ascii_case("on") || v == "1");
+    let mut ck = Checker {
+        case,
+        history,
+        family,
+        rule: rule(family, history.isolation, snapshot_isolation),
+        savepoint_releases_locks: family == Family::Postgres
+            || engine.profile().savepoint_rollback_releases_locks,
+        scratch,
+        prepared: prepare_case(engine.dialect(), case),
+        store: VersionStore::initial(case),
+        locks: LockTable::default(),
+        txns: case
+            .txns
+            .iter()
+            .map(|t| {
+                (
+                    t.id,
+                    TxnState {
+                        autocommit: t.autocommit,
+                        ..TxnState::default()
+                    },
+                )
+            })
+            .collect(),
+        submitted_at: HashMap::new(),
+        blocked: history
+            .events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::Blocked { .. }))
+            .map(|e| e.stmt)
+            .collect(),
+        findings: Vec::new(),
+    };
+    let stop = ck.walk().err();
+    Ok(Conclusion {
+        findings: ck.findings,
+        undecided: match stop {
+            Some(Stop::Undecided(r)) => Some(r),
+            _ => None,
+        },
+    })
+}
+
+/// Statements whose completion was released together with another's, so their
+/// relative order is not observable (runs of consecutive resumed completions).
+fn ambiguous_resumes(history: &History) -> HashSet<StmtRef> {
+    let mut out = HashSet::new();
+    let mut run: Vec<StmtRef> = Vec::new();
+    for e in &history.events {
+        match e.kind {
+            EventKind::Completed { resumed: true, .. } => run.push(e.stmt),
+            EventKind::Blocked { .. } | EventKind::Aborted | EventKind::Skipped => {}
+            _ => {
+                if run.len() >= 2 {
+                    out.extend(run.iter().copied());
+                }
+                run.clear();
+            }
+        }
+    }
+    if run.len() >= 2 {
+        out.extend(run);
+    }
+    out
+}
+
+impl Checker<'_> {
+    fn walk(&mut self) -> Result<(), Stop> {
+        self.normalise_initial_rows()?;
+        let ambiguous = ambiguous_resumes(self.history);
+        for (pos, e) in self.history.events.iter().enumerate() {
+            match e.kind {
+                EventKind::Submitted => {
+                    self.submitted_at.insert(e.stmt, pos);
+                    if self.blocked.contains(&e.stmt) {
+                        super::statement::on_blocked_submit(self, e.stmt, pos)?;
+                    }
+                }
+                EventKind::Blocked { .. } | EventKind::Skipped => {}
+                EventKind::Completed { .. } => {
+                    if ambiguous.contains(&e.stmt) {
+                        return Err(undecided("ambiguous-resume-order"));
+                    }
+                    self.on_complete(e.stmt, pos)?;
+                }
+                EventKind::Aborted => self.end_txn(e.stmt.txn, None),
+                EventKind::TimedOut => return Err(undecided("timed-out")),
+            }
+        }
+        self.compare_final_state()
+    }
+
+    /// Replaces the initial rows (case literals) by what the engine stores for
+    /// them, so they compare with rows the engine returns.
+    fn normalise_initial_rows(&mut self) -> Result<(), Stop> {
+        let state = self.store.committed_state();
+        let mut normal = std::collections::BTreeMap::new();
+        for (table, rows) in &state {
+            self.scratch
+                .fill(table, rows)
+                .map_err(|_| undecided("scratch-initial-rows"))?;
+            let read = self
+                .scratch
+                .read(table)
+                .map_err(|_| undecided("scratch-initial-rows"))?;
+            normal.insert(table.clone(), read);
+        }
+        self.store.replace_initial(&normal);
+        Ok(())
+    }
+
+    fn on_complete(&mut self, r: StmtRef, pos: Pos) -> Result<(), Stop> {
+        let Some(cs) = self.case.stmt(r) else {
+            return Err(undecided("unknown-statement"));
+        };
+        let ok = self
+            .history
+            .outcome(r)
+            .is_some_and(crate::model::Outcome::ok);
+        let txn = r.txn;
+        let writer = Writer::Txn(txn);
+        match &cs.stmt {
+            Stmt::Begin if ok => Ok(()),
+            Stmt::Savepoint(name) if ok => {
+                if let Some(t) = self.txns.get_mut(&txn) {
+                    t.savepoints.push((name.clone(), pos));
+                }
+                Ok(())
+            }
+            Stmt::RollbackTo(name) if ok => {
+                let Some(t) = self.txns.get_mut(&txn) else {
+                    return Err(undecided("unknown-transaction"));
+                };
+                let Some(i) = t.savepoints.iter().rposition(|(n, _)| n == name) else {
+                    return Err(undecided("unknown-savepoint"));
+                };
+                let from = t.savepoints[i].1;
+                t.savepoints.truncate(i + 1);
+                self.store.rollback(writer, from);
+                if self.savepoint_releases_locks {
+                    self.locks.release_from(txn, from, false);
+                }
+                Ok(())
+            }
+            Stmt::Commit if ok => {
+                self.end_txn(txn, Some(pos));
+                Ok(())
+            }
+            Stmt::Rollback if ok => {
+                self.end_txn(txn, None);
+                Ok(())
+            }
+            Stmt::Begin | Stmt::Savepoint(_) | Stmt::RollbackTo(_) | Stmt::Commit => {
+                Err(undecided("control-statement-failed"))
+            }
+            Stmt::Rollback => Err(undecided("control-statement-failed")),
+            Stmt::Select(_) | Stmt::Insert(_) | Stmt::Update(_) | Stmt::Delete(_) => {
+                super::statement::on_complete(self, r, pos)
+            }
+        }
+    }
+
+    /// Commits (`Some(position)`) or rolls back `txn`, releasing its locks.
+    fn end_txn(&mut self, txn: u32, commit_at: Option<Pos>) {
+        match commit_at {
+            Some(at) => self.store.commit(Writer::Txn(txn), at),
+            None => self.store.rollback(Writer::Txn(txn), 0),
+        }
+        self.locks.release(txn);
+        if let Some(t) = self.txns.get_mut(&txn) {
+            t.snapshot = None;
+            t.savepoints.clear();
+        }
+    }
+
+    fn compare_final_state(&mut self) -> Result<(), Stop> {
+        if self.history.final_state_error.is_some() {
+            return Err(undecided("no-final-state"));
+        }
+        let expected = self.store.committed_state();
+        if let Some(diff) = state_diff(&self.history.final_state, &expected) {
+            self.findings.push(Finding {
+                oracle: ORACLE.into(),
+                kind: "final-state".into(),
+                verdict: Verdict::Violation,
+                summary: "the final state differs from the one the version history predicts".into(),
+                evidence: json!({ "diff": diff, "expected": expected }),
+            });
+        }
+        Ok(())
+    }
+}
