@@ -109,6 +109,11 @@ pub fn run(
         findings: Vec::new(),
     };
     let stop = ck.walk().err();
+    if std::env::var_os("TXFUZZ_VIEW_DEBUG").is_some() {
+        if let Some(Stop::Undecided(r)) = &stop {
+            eprintln!("view undecided {} #{}: {r}", case.seed, case.index);
+        }
+    }
     Ok(Conclusion {
         findings: ck.findings,
         undecided: match stop {

@@ -23,10 +23,12 @@ pub struct Scratch {
 /// A scratch statement the engine refused (the case is then undecided).
 pub type ScratchResult<T> = Result<T, String>;
 
-/// The scratch copy of `t`: unique indexes become UNIQUE constraints, foreign
-/// keys and other indexes are dropped (they do not change a statement's result
-/// on a given view).
-fn scratch_table(t: &Table) -> Table {
+/// The scratch copy of `t`: unique indexes become UNIQUE constraints, other
+/// indexes are dropped (they do not change a statement's result on a given
+/// view). Foreign keys are kept on SQLite only, whose scratch session can turn
+/// their enforcement off while it fills tables; elsewhere an actual foreign-key
+/// error is unpredicted (undecided).
+fn scratch_table(d: Dialect, t: &Table) -> Table {
     let mut s = t.clone();
     s.uniques.extend(
         t.indexes
@@ -35,7 +37,9 @@ fn scratch_table(t: &Table) -> Table {
             .map(|i| i.columns.clone()),
     );
     s.indexes.clear();
-    s.foreign_keys.clear();
+    if d != Dialect::Sqlite {
+        s.foreign_keys.clear();
+    }
     s
 }
 
@@ -61,7 +65,7 @@ impl Scratch {
             filled: HashMap::new(),
         };
         for t in &schema.tables {
-            let ddl = sql::create_table(s.dialect, &scratch_table(t));
+            let ddl = sql::create_table(s.dialect, &scratch_table(s.dialect, t));
             let Some(create) = ddl.first() else { continue };
             let Some(rest) = create.strip_prefix("CREATE TABLE ") else {
                 return Ok(Err(format!("unexpected DDL: {create}")));
@@ -95,6 +99,21 @@ impl Scratch {
         }
         self.filled.remove(name);
         let t = self.table(name)?;
+        // Parent rows may be replaced before their children: SQLite checks
+        // foreign keys only while the scratch statement runs.
+        let fks = self.dialect == Dialect::Sqlite;
+        if fks {
+            self.query("PRAGMA foreign_keys=OFF")?;
+        }
+        let filled = self.replace_rows(&t, rows);
+        if fks {
+            self.query("PRAGMA foreign_keys=ON")?;
+        }
+        filled
+    }
+
+    fn replace_rows(&mut self, t: &Table, rows: &[Vec<Value>]) -> ScratchResult<()> {
+        let name = &t.name;
         self.query(&format!("DELETE FROM {name}"))?;
         if !rows.is_empty() {
             let tuples: Vec<String> = rows
@@ -107,11 +126,11 @@ impl Scratch {
                 .collect();
             self.query(&format!(
                 "INSERT INTO {name} ({}) VALUES {}",
-                columns(&t).join(", "),
+                columns(t).join(", "),
                 tuples.join(", ")
             ))?;
         }
-        self.filled.insert(name.to_string(), rows.to_vec());
+        self.filled.insert(name.clone(), rows.to_vec());
         Ok(())
     }
 
