@@ -267,3 +267,34 @@ fn an_unpredicted_abort_is_undecided_not_a_violation() {
     assert_eq!(counts.undecided, 1);
     assert_eq!(counts.discarded.get("undecided:unpredicted-busy"), Some(&1));
 }
+
+/// T1 updates k=1 and stays open while T2 reads it; T1 then reads its own write.
+fn concurrent_write_and_reads() -> TestCase {
+    kv_case(
+        &[(1, 10), (2, 20)],
+        vec![
+            committed(vec![select("t", None), add("t", 1, 5), select("t", Some(1))]),
+            committed(vec![select("t", None), select("t", Some(1))]),
+        ],
+        "1 2 1 2 1 2 1 1 2 2",
+    )
+}
+
+#[test]
+fn a_dirty_read_is_found() {
+    let case = concurrent_write_and_reads();
+    let (h, f, _) = run_view(Some(Fault::DirtyRead), &case);
+    assert_eq!(kinds(&f), vec!["result"], "{f:#?}\n{h:#?}");
+    assert!(f[0].evidence["stmt"] == "T2#2", "{f:#?}");
+    let (_, clean, counts) = run_view(None, &case);
+    assert!(clean.is_empty(), "{clean:#?}");
+    assert_eq!(counts.checked, 1);
+}
+
+#[test]
+fn a_missed_own_write_is_found() {
+    let case = concurrent_write_and_reads();
+    let (h, f, _) = run_view(Some(Fault::MissedOwnWrite), &case);
+    assert_eq!(kinds(&f), vec!["result"], "{f:#?}\n{h:#?}");
+    assert!(f[0].evidence["stmt"] == "T1#3", "{f:#?}");
+}

@@ -7,6 +7,9 @@
 //!   silently not applied.
 //! - `stale-update`: an UPDATE computes its new values from the row versions as
 //!   they were when its transaction began (a lost update), not from the latest.
+//! - `dirty-read`, `missed-own-write`: see [`reads`].
+
+mod reads;
 
 use super::{Canceller, Engine, EngineError, EngineProfile, QueryResult, Session, WaitSignal};
 use crate::instrument::{run_prepared, Prepared};
@@ -21,6 +24,8 @@ use std::sync::{Arc, Mutex};
 pub enum Fault {
     LoseWrite,
     StaleUpdate,
+    DirtyRead,
+    MissedOwnWrite,
 }
 
 impl Fault {
@@ -28,6 +33,8 @@ impl Fault {
         match self {
             Fault::LoseWrite => "lose-write",
             Fault::StaleUpdate => "stale-update",
+            Fault::DirtyRead => "dirty-read",
+            Fault::MissedOwnWrite => "missed-own-write",
         }
     }
 }
@@ -38,7 +45,11 @@ impl FromStr for Fault {
         match s {
             "lose-write" => Ok(Fault::LoseWrite),
             "stale-update" => Ok(Fault::StaleUpdate),
-            _ => Err(format!("unknown fault '{s}' (lose-write, stale-update)")),
+            "dirty-read" => Ok(Fault::DirtyRead),
+            "missed-own-write" => Ok(Fault::MissedOwnWrite),
+            _ => Err(format!(
+                "unknown fault '{s}' (lose-write, stale-update, dirty-read, missed-own-write)"
+            )),
         }
     }
 }
@@ -51,6 +62,7 @@ struct Shared {
     commits: u64,
     fired: bool,
     schema: Schema,
+    uncommitted: reads::Uncommitted,
 }
 
 pub struct FaultyEngine {
@@ -77,6 +89,7 @@ impl FaultyEngine {
             s.fired = false;
             s.open = 0;
             s.commits = 0;
+            s.uncommitted.clear();
         }
     }
 }
@@ -116,6 +129,7 @@ impl Engine for FaultyEngine {
             shared: self.shared.clone(),
             in_txn: false,
             began_at: 0,
+            reads: reads::SessionReads::default(),
         }))
     }
     fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError> {
@@ -137,6 +151,7 @@ struct FaultySession {
     in_txn: bool,
     /// `Shared::commits` when this session's transaction began.
     began_at: u64,
+    reads: reads::SessionReads,
 }
 
 impl FaultySession {
@@ -151,6 +166,7 @@ impl FaultySession {
                 self.began_at = s.commits;
             } else {
                 s.open = s.open.saturating_sub(1);
+                self.reads.end_txn(&mut s.uncommitted);
             }
         }
     }
@@ -165,6 +181,7 @@ impl FaultySession {
         let concurrent = match self.fault {
             Fault::LoseWrite => s.open >= 2,
             Fault::StaleUpdate => s.commits > self.began_at,
+            Fault::DirtyRead | Fault::MissedOwnWrite => s.open >= 2,
         };
         if self.in_txn && concurrent && !s.fired {
             s.fired = true;
@@ -218,6 +235,45 @@ impl FaultySession {
     }
 }
 
+impl FaultySession {
+    /// `dirty-read` / `missed-own-write` inside a transaction (see [`reads`]).
+    fn run_with_read_fault(&mut self, p: &Prepared) -> Outcome {
+        let dirty = self.fault == Fault::DirtyRead;
+        let schema = match self.shared.lock() {
+            Ok(s) => s.schema.clone(),
+            Err(_) => return run_prepared(self.inner.as_mut(), p),
+        };
+        if p.kind == StmtKind::Select && self.dialect == Dialect::Sqlite {
+            let images = match self.shared.lock() {
+                Ok(s) => self.reads.faulty_images(dirty, &s.uncommitted),
+                Err(_) => Vec::new(),
+            };
+            if !images.is_empty() && self.claim() {
+                return reads::run_shadowed(self.inner.as_mut(), self.dialect, p, &images);
+            }
+        }
+        self.reads
+            .before_write(self.inner.as_mut(), &schema, self.dialect, p);
+        let out = run_prepared(self.inner.as_mut(), p);
+        let mut unc = reads::Uncommitted::default();
+        self.reads.after(
+            self.inner.as_mut(),
+            &schema,
+            self.dialect,
+            &out,
+            dirty.then_some(&mut unc),
+        );
+        if let Ok(mut s) = self.shared.lock() {
+            s.uncommitted.merge(unc);
+        }
+        match p.kind {
+            StmtKind::Commit | StmtKind::Rollback => self.set_in_txn(false),
+            _ => {}
+        }
+        out
+    }
+}
+
 impl Session for FaultySession {
     fn query(&mut self, sql: &str) -> Result<QueryResult, StmtError> {
         let r = self.inner.query(sql);
@@ -228,6 +284,9 @@ impl Session for FaultySession {
     }
 
     fn run(&mut self, p: &Prepared) -> Outcome {
+        if matches!(self.fault, Fault::DirtyRead | Fault::MissedOwnWrite) && self.in_txn {
+            return self.run_with_read_fault(p);
+        }
         if p.kind == StmtKind::Begin && self.fault == Fault::StaleUpdate {
             self.snapshot_tables();
         }
