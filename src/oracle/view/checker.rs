@@ -150,7 +150,9 @@ impl Checker<'_> {
     fn walk(&mut self) -> Result<(), Stop> {
         self.normalise_initial_rows()?;
         let ambiguous = ambiguous_resumes(self.history);
-        for (pos, e) in self.history.events.iter().enumerate() {
+        for (i, e) in self.history.events.iter().enumerate() {
+            // Position 0 is the initial data, committed before every event.
+            let pos = i + 1;
             match e.kind {
                 EventKind::Submitted => {
                     self.submitted_at.insert(e.stmt, pos);

@@ -433,8 +433,10 @@ fn lock_database(ck: &mut Checker, r: StmtRef, pos: Pos) {
 /// What changed between two readings of a table (`[rid, wl, ...]` rows).
 fn row_diff(table: &str, before: &[Vec<Value>], after: &[Vec<Value>]) -> Vec<RowWrite> {
     fn key(row: &[Value]) -> Option<(i64, String)> {
+        // Text protocols return a write list like `12` as an integer.
         match (row.first(), row.get(1)) {
             (Some(Value::Int(rid)), Some(Value::Text(wl))) => Some((*rid, wl.clone())),
+            (Some(Value::Int(rid)), Some(Value::Int(wl))) => Some((*rid, wl.to_string())),
             _ => None,
         }
     }

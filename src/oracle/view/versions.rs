@@ -6,7 +6,8 @@
 use crate::model::{TestCase, Value};
 use std::collections::BTreeMap;
 
-/// A position in the actual schedule: the index of an event in `History::events`.
+/// A position in the actual schedule: 1 + the index of an event in
+/// `History::events`; 0 is the initial data.
 pub type Pos = usize;
 
 /// Who wrote a version: an explicit transaction, or one autocommit statement of
