@@ -234,10 +234,10 @@ impl Checker<'_> {
                 self.end_txn(txn, None);
                 Ok(())
             }
-            Stmt::Begin | Stmt::Savepoint(_) | Stmt::RollbackTo(_) | Stmt::Commit => {
+            Stmt::Commit => Err(undecided("commit-failed")),
+            Stmt::Begin | Stmt::Savepoint(_) | Stmt::RollbackTo(_) | Stmt::Rollback => {
                 Err(undecided("control-statement-failed"))
             }
-            Stmt::Rollback => Err(undecided("control-statement-failed")),
             Stmt::Select(_) | Stmt::Insert(_) | Stmt::Update(_) | Stmt::Delete(_) => {
                 super::statement::on_complete(self, r, pos)
             }

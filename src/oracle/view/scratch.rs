@@ -25,9 +25,10 @@ pub type ScratchResult<T> = Result<T, String>;
 
 /// The scratch copy of `t`: unique indexes become UNIQUE constraints, other
 /// indexes are dropped (they do not change a statement's result on a given
-/// view). Foreign keys are kept on SQLite only, whose scratch session can turn
-/// their enforcement off while it fills tables; elsewhere an actual foreign-key
-/// error is unpredicted (undecided).
+/// view). Foreign keys are kept on SQLite (whose scratch session turns their
+/// enforcement off while it fills tables) and PostgreSQL (which empties a
+/// table and the tables referencing it with TRUNCATE ... CASCADE); MariaDB's
+/// temporary tables have none, so an actual foreign-key error is undecided there.
 fn scratch_table(d: Dialect, t: &Table) -> Table {
     let mut s = t.clone();
     s.uniques.extend(
@@ -37,7 +38,7 @@ fn scratch_table(d: Dialect, t: &Table) -> Table {
             .map(|i| i.columns.clone()),
     );
     s.indexes.clear();
-    if d != Dialect::Sqlite {
+    if d == Dialect::Mysql {
         s.foreign_keys.clear();
     }
     s
@@ -114,7 +115,21 @@ impl Scratch {
 
     fn replace_rows(&mut self, t: &Table, rows: &[Vec<Value>]) -> ScratchResult<()> {
         let name = &t.name;
-        self.query(&format!("DELETE FROM {name}"))?;
+        if self.dialect == Dialect::Postgres {
+            self.query(&format!("TRUNCATE {name} CASCADE"))?;
+            let referencing: Vec<String> = self
+                .schema
+                .tables
+                .iter()
+                .filter(|c| c.foreign_keys.iter().any(|fk| &fk.ref_table == name))
+                .map(|c| c.name.clone())
+                .collect();
+            for c in referencing {
+                self.filled.remove(&c);
+            }
+        } else {
+            self.query(&format!("DELETE FROM {name}"))?;
+        }
         if !rows.is_empty() {
             let tuples: Vec<String> = rows
                 .iter()
@@ -132,6 +147,11 @@ impl Scratch {
         }
         self.filled.insert(name.clone(), rows.to_vec());
         Ok(())
+    }
+
+    /// Whether scratch table `name` holds known rows.
+    pub fn is_filled(&self, name: &str) -> bool {
+        self.filled.contains_key(name)
     }
 
     /// The rows of scratch table `name`, as the engine returns them, sorted.

@@ -101,10 +101,6 @@ impl VersionStore {
         }
     }
 
-    pub fn tables(&self) -> impl Iterator<Item = &String> {
-        self.rows.keys()
-    }
-
     /// The newest version of `(table, rid)` that `reader` sees: its own latest
     /// version if it wrote the row, else the newest version `sight` admits.
     pub fn visible(&self, table: &str, rid: i64, reader: Writer, sight: Sight) -> Option<&Version> {
