@@ -51,6 +51,10 @@ pub struct Checker<'a> {
     pub submitted_at: HashMap<StmtRef, Pos>,
     /// Statements the engine reported as waiting for a lock.
     pub blocked: HashSet<StmtRef>,
+    /// Statements waiting for a lock now (they may have written part of their rows).
+    pub waiting: HashSet<StmtRef>,
+    /// Transactions whose lock wait ends in an error: their locks are ignored.
+    pub doomed_txns: HashSet<u32>,
     pub findings: Vec<Finding>,
 }
 
@@ -106,6 +110,8 @@ pub fn run(
             .filter(|e| matches!(e.kind, EventKind::Blocked { .. }))
             .map(|e| e.stmt)
             .collect(),
+        doomed_txns: HashSet::new(),
+        waiting: HashSet::new(),
         findings: Vec::new(),
     };
     let stop = ck.walk().err();
@@ -146,10 +152,27 @@ fn ambiguous_resumes(history: &History) -> HashSet<StmtRef> {
     out
 }
 
+/// Statements that waited and then failed with a concurrency error (deadlock
+/// victims, timeouts, cancellations).
+fn doomed_waits(history: &History) -> HashSet<StmtRef> {
+    history
+        .outcomes
+        .iter()
+        .filter(|o| {
+            o.outcome
+                .error
+                .as_ref()
+                .is_some_and(|e| e.class.is_concurrency())
+        })
+        .map(|o| o.stmt)
+        .collect()
+}
+
 impl Checker<'_> {
     fn walk(&mut self) -> Result<(), Stop> {
         self.normalise_initial_rows()?;
         let ambiguous = ambiguous_resumes(self.history);
+        let doomed = doomed_waits(self.history);
         for (i, e) in self.history.events.iter().enumerate() {
             // Position 0 is the initial data, committed before every event.
             let pos = i + 1;
@@ -160,11 +183,27 @@ impl Checker<'_> {
                         super::statement::on_blocked_submit(self, e.stmt, pos)?;
                     }
                 }
-                EventKind::Blocked { .. } | EventKind::Skipped => {}
+                EventKind::Blocked { .. } if doomed.contains(&e.stmt) => {
+                    // Its engine may have rolled the transaction back at any
+                    // point from here on (a deadlock victim's error can be
+                    // reported late): its locks no longer count, and at READ
+                    // UNCOMMITTED its writes may or may not be visible.
+                    if self.rule.plain_read == super::visibility::ViewRule::Uncommitted {
+                        return Err(undecided("doomed-transaction"));
+                    }
+                    self.locks.release(e.stmt.txn);
+                    self.doomed_txns.insert(e.stmt.txn);
+                    self.waiting.insert(e.stmt);
+                }
+                EventKind::Blocked { .. } => {
+                    self.waiting.insert(e.stmt);
+                }
+                EventKind::Skipped => {}
                 EventKind::Completed { .. } => {
                     if ambiguous.contains(&e.stmt) {
                         return Err(undecided("ambiguous-resume-order"));
                     }
+                    self.waiting.remove(&e.stmt);
                     self.on_complete(e.stmt, pos)?;
                 }
                 EventKind::Aborted => self.end_txn(e.stmt.txn, None),

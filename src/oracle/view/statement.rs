@@ -9,7 +9,7 @@ use super::visibility::{Access, Conflict, Family, SnapshotPoint, ViewRule};
 use super::ORACLE;
 use crate::instrument::Shape;
 use crate::model::{
-    ErrorClass, Expr, LockMode, Outcome, RowWrite, Stmt, StmtRef, Value,
+    ErrorClass, Expr, Isolation, LockMode, OnConflict, Outcome, RowWrite, Stmt, StmtRef, Value,
 };
 use crate::oracle::compare::{bag_diff, same_bag};
 use crate::oracle::{Finding, Verdict};
@@ -59,9 +59,22 @@ fn has_subquery(stmt: &Stmt) -> bool {
 }
 
 /// Statements the model does not cover.
-fn unsupported(stmt: &Stmt) -> Option<&'static str> {
+fn unsupported(ck: &Checker, stmt: &Stmt) -> Option<&'static str> {
     match stmt {
         Stmt::Insert(_) if has_subquery(stmt) => Some("insert-subquery"),
+        // MariaDB's scratch tables have no foreign keys, and INSERT IGNORE
+        // skips rows that violate one instead of failing.
+        Stmt::Insert(i)
+            if ck.family == Family::Innodb
+                && i.on_conflict == OnConflict::Ignore
+                && ck
+                    .case
+                    .schema
+                    .table(&i.table)
+                    .is_some_and(|t| !t.foreign_keys.is_empty()) =>
+        {
+            Some("insert-ignore-foreign-key")
+        }
         _ => None,
     }
 }
@@ -75,7 +88,7 @@ pub fn on_blocked_submit(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), S
     let Some(access) = Access::of(&cs.stmt) else {
         return Err(undecided("unpredicted-block"));
     };
-    if let Some(reason) = unsupported(&cs.stmt) {
+    if let Some(reason) = unsupported(ck, &cs.stmt) {
         return Err(undecided(reason));
     }
     let snap = peek_snapshot(ck, r, access, pos);
@@ -98,13 +111,36 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
     let Some(access) = Access::of(&cs.stmt) else {
         return Err(undecided("unknown-statement"));
     };
-    if let Some(reason) = unsupported(&cs.stmt) {
+    if let Some(reason) = unsupported(ck, &cs.stmt) {
         return Err(undecided(reason));
     }
     let Some(actual) = ck.history.outcome(r).cloned() else {
         return Err(undecided("no-outcome"));
     };
     let was_blocked = ck.blocked.contains(&r);
+    // InnoDB READ COMMITTED/UNCOMMITTED scans without gap locks and skips rows
+    // whose newest committed version does not match: a statement that waited
+    // halfway through its scan may miss rows committed behind its cursor.
+    if was_blocked
+        && ck.family == Family::Innodb
+        && view_rule(ck, r, access) == ViewRule::LatestCommitted
+        && matches!(ck.history.isolation, Isolation::ReadCommitted | Isolation::ReadUncommitted)
+    {
+        return Err(undecided("resumed-scan"));
+    }
+    // A waiting multi-row write may have written part of its rows, which a
+    // read-uncommitted view would show.
+    if view_rule(ck, r, access) == ViewRule::Uncommitted
+        && ck.waiting.iter().any(|w| {
+            w.txn != r.txn
+                && ck
+                    .case
+                    .stmt(*w)
+                    .is_some_and(|c| c.stmt.kind().is_write())
+        })
+    {
+        return Err(undecided("partial-write-visible"));
+    }
     let snap = take_snapshot(ck, r, access, pos);
     let eval = evaluate(ck, r, access, &snap, pos)?;
     let exp = expect(ck, r, access, &eval, &snap, pos, !was_blocked);
@@ -485,9 +521,14 @@ fn conflicting_holder(locks: &LockTable, ck: &Checker, r: StmtRef, eval: &Evalua
         .iter()
         .find_map(|(table, rid, mode)| locks.row_holder(table, *rid, txn, *mode));
     rows.or_else(|| {
+        // Only a plain INSERT that succeeds has checked every row's keys; an
+        // upsert or INSERT IGNORE may divert a row on another key first.
         let Some(Stmt::Insert(ins)) = ck.case.stmt(r).map(|c| &c.stmt) else {
             return None;
         };
+        if ins.on_conflict != OnConflict::Error {
+            return None;
+        }
         let t = ck.case.schema.table(&ins.table)?;
         literal_rows(t, ins)
             .iter()
@@ -497,8 +538,7 @@ fn conflicting_holder(locks: &LockTable, ck: &Checker, r: StmtRef, eval: &Evalua
 
 /// The rows an INSERT proposes, as far as they are literals (other values are
 /// NULL, which never conflicts): equal literals are equal stored keys, so a
-/// key another open transaction holds makes the INSERT wait (even when the
-/// statement then fails with a duplicate key).
+/// key another open transaction holds makes a successful INSERT wait.
 fn literal_rows(t: &crate::model::Table, ins: &crate::model::Insert) -> Vec<Vec<Value>> {
     ins.rows
         .iter()
@@ -634,10 +674,12 @@ fn apply(
     let open = in_txn(ck, r);
     let writer = Writer::Txn(txn);
     let committed_at = (!open).then_some(pos);
-    if access == Access::Write {
+    // A transaction that may already have been rolled back holds no lock the
+    // model relies on.
+    let locks = open && !ck.doomed_txns.contains(&txn);
+    if access == Access::Write && locks {
         lock_database(ck, r, pos);
     }
-    let _ = actual;
     for w in &eval.writes {
         let previous = ck.store.newest(&w.table, w.rid).cloned();
         let table = ck.case.schema.table(&w.table).cloned();
@@ -664,7 +706,7 @@ fn apply(
                 committed_at,
             },
         };
-        if open && ck.rule.row_locks {
+        if locks && ck.rule.row_locks {
             ck.locks.lock_row(&w.table, w.rid, txn, LockMode::ForUpdate, pos);
             if let Some(t) = &table {
                 if let Some(prev) = previous.as_ref().filter(|p| !p.deleted) {
@@ -679,7 +721,7 @@ fn apply(
     }
     if let (Some(mode), true, true) = (
         ck.rule.lock_of(access, open),
-        access != Access::Write && open && ck.rule.row_locks,
+        access != Access::Write && locks && ck.rule.row_locks,
         actual.reads_complete,
     ) {
         for v in &actual.reads {
