@@ -7,9 +7,7 @@ use txfuzz::engine::fault::{Fault, FaultyEngine};
 use txfuzz::engine::sqlite::SqliteEngine;
 use txfuzz::engine::Engine;
 use txfuzz::exec::{execute, ExecOptions};
-use txfuzz::model::{
-    ErrorClass, EventKind, History, OnConflict, Stmt, StmtRef, TestCase, Value,
-};
+use txfuzz::model::{ErrorClass, EventKind, History, OnConflict, Stmt, StmtRef, TestCase, Value};
 use txfuzz::oracle::{view, CheckStats, Finding, OracleCounts, OracleKind, Verdict};
 use txfuzz::testkit::*;
 
@@ -73,7 +71,11 @@ fn own_and_foreign_writes() -> TestCase {
     kv_case(
         &[(1, 10), (2, 20)],
         vec![
-            committed(vec![add("t", 1, 1), select("t", None), insert("t", 3, 3, 30)]),
+            committed(vec![
+                add("t", 1, 1),
+                select("t", None),
+                insert("t", 3, 3, 30),
+            ]),
             committed(vec![select("t", None), select("t", Some(1))]),
         ],
         "1 2 2 1 2 1 1 2 1 2",
@@ -119,7 +121,15 @@ fn savepoints_and_rollbacks() -> TestCase {
                 Stmt::RollbackTo("s1".into()),
                 select("t", None),
             ]),
-            (false, vec![Stmt::Begin, add("t", 3, 1), select("t", None), Stmt::Rollback]),
+            (
+                false,
+                vec![
+                    Stmt::Begin,
+                    add("t", 3, 1),
+                    select("t", None),
+                    Stmt::Rollback,
+                ],
+            ),
             autocommit(vec![select("t", None)]),
         ],
         "1 1 1 1 1 1 1 1 2 2 3 2 2",
@@ -130,7 +140,11 @@ fn clean_cases() -> Vec<(&'static str, TestCase)> {
     let mut ignore = kv_case(
         &[(1, 10)],
         vec![
-            committed(vec![insert("t", 2, 1, 11), insert("t", 3, 2, 12), select("t", None)]),
+            committed(vec![
+                insert("t", 2, 1, 11),
+                insert("t", 3, 2, 12),
+                select("t", None),
+            ]),
             autocommit(vec![select("t", None)]),
         ],
         "1 1 1 1 1 2",
@@ -167,7 +181,11 @@ fn the_stale_writer_is_refused_as_predicted() {
 
 #[test]
 fn single_transaction_cases_are_discarded() {
-    let case = kv_case(&[(1, 10)], vec![committed(vec![select("t", None)])], "1 1 1");
+    let case = kv_case(
+        &[(1, 10)],
+        vec![committed(vec![select("t", None)])],
+        "1 1 1",
+    );
     let (_, f, counts) = run_view(None, &case);
     assert!(f.is_empty());
     assert_eq!(counts.discarded.get("single-transaction"), Some(&1));
@@ -215,7 +233,10 @@ fn a_missed_block_is_a_violation() {
         "1 1 2 1 1",
     );
     let (f, _) = check_edited(&case, |h| {
-        assert!(h.events.iter().any(|e| e.stmt == at(2, 0) && matches!(e.kind, EventKind::Blocked { .. })));
+        assert!(h
+            .events
+            .iter()
+            .any(|e| e.stmt == at(2, 0) && matches!(e.kind, EventKind::Blocked { .. })));
         // Move T2's completion right after its submission, unblocked.
         let done = h
             .events
@@ -223,8 +244,12 @@ fn a_missed_block_is_a_violation() {
             .position(|e| e.stmt == at(2, 0) && matches!(e.kind, EventKind::Completed { .. }))
             .unwrap();
         let mut ev = h.events.remove(done);
-        ev.kind = EventKind::Completed { ok: true, resumed: false };
-        h.events.retain(|e| !(e.stmt == at(2, 0) && matches!(e.kind, EventKind::Blocked { .. })));
+        ev.kind = EventKind::Completed {
+            ok: true,
+            resumed: false,
+        };
+        h.events
+            .retain(|e| !(e.stmt == at(2, 0) && matches!(e.kind, EventKind::Blocked { .. })));
         let sub = h
             .events
             .iter()
@@ -250,7 +275,10 @@ fn an_unpredicted_block_is_undecided_not_a_violation() {
     });
     assert!(f.is_empty(), "{f:#?}");
     assert_eq!(counts.undecided, 1);
-    assert_eq!(counts.discarded.get("undecided:unpredicted-block"), Some(&1));
+    assert_eq!(
+        counts.discarded.get("undecided:unpredicted-block"),
+        Some(&1)
+    );
 }
 
 #[test]
@@ -273,7 +301,11 @@ fn concurrent_write_and_reads() -> TestCase {
     kv_case(
         &[(1, 10), (2, 20)],
         vec![
-            committed(vec![select("t", None), add("t", 1, 5), select("t", Some(1))]),
+            committed(vec![
+                select("t", None),
+                add("t", 1, 5),
+                select("t", Some(1)),
+            ]),
             committed(vec![select("t", None), select("t", Some(1))]),
         ],
         "1 2 1 2 1 2 1 1 2 2",
@@ -297,4 +329,25 @@ fn a_missed_own_write_is_found() {
     let (h, f, _) = run_view(Some(Fault::MissedOwnWrite), &case);
     assert_eq!(kinds(&f), vec!["result"], "{f:#?}\n{h:#?}");
     assert!(f[0].evidence["stmt"] == "T1#3", "{f:#?}");
+}
+
+#[test]
+fn sqlite_snapshot_is_taken_at_the_first_statement_not_at_begin() {
+    let case = kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![select("t", Some(1)), select("t", Some(1))]),
+            autocommit(vec![set("t", 1, 5), set("t", 1, 6)]),
+        ],
+        "1 2 1 2 1 1",
+    );
+    let (h, f, counts) = run_view(None, &case);
+    assert!(f.is_empty(), "{f:#?}");
+    assert_eq!(counts.checked, 1);
+    let v = |i| {
+        h.outcome(at(1, i))
+            .and_then(|o| o.rows.first()?.get(1).cloned())
+    };
+    assert_eq!(v(1), Some(Value::Int(5)), "{h:#?}");
+    assert_eq!(v(2), Some(Value::Int(5)), "{h:#?}");
 }

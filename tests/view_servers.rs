@@ -91,7 +91,11 @@ fn update_after_concurrent_commit() -> TestCase {
     kv_case(
         &[(1, 10)],
         vec![
-            committed(vec![select("t", Some(1)), add("t", 1, 1), select("t", Some(1))]),
+            committed(vec![
+                select("t", Some(1)),
+                add("t", 1, 1),
+                select("t", Some(1)),
+            ]),
             autocommit(vec![add("t", 1, 5)]),
         ],
         "1 1 2 1 1 1",
@@ -103,7 +107,14 @@ fn read_of_uncommitted_write() -> TestCase {
     kv_case(
         &[(1, 10)],
         vec![
-            (false, vec![txfuzz::model::Stmt::Begin, set("t", 1, 5), txfuzz::model::Stmt::Rollback]),
+            (
+                false,
+                vec![
+                    txfuzz::model::Stmt::Begin,
+                    set("t", 1, 5),
+                    txfuzz::model::Stmt::Rollback,
+                ],
+            ),
             committed(vec![select("t", Some(1))]),
         ],
         "1 1 2 2 2 1",
@@ -138,20 +149,32 @@ fn two_writers() -> TestCase {
 
 #[test]
 fn mariadb_repeatable_read_snapshot_is_taken_at_the_first_read_not_at_begin() {
-    let h = decided_clean(mariadb(), &snapshot_after_begin(), Isolation::RepeatableRead);
+    let h = decided_clean(
+        mariadb(),
+        &snapshot_after_begin(),
+        Isolation::RepeatableRead,
+    );
     assert_eq!(v_read(&h, at(1, 1)), Some(Value::Int(5)), "{h:#?}");
     assert_eq!(v_read(&h, at(1, 2)), Some(Value::Int(5)), "{h:#?}");
 }
 
 #[test]
 fn mariadb_repeatable_read_a_write_does_not_take_the_snapshot() {
-    let h = decided_clean(mariadb(), &write_before_first_read(), Isolation::RepeatableRead);
+    let h = decided_clean(
+        mariadb(),
+        &write_before_first_read(),
+        Isolation::RepeatableRead,
+    );
     assert_eq!(v_read(&h, at(1, 2)), Some(Value::Int(5)), "{h:#?}");
 }
 
 #[test]
 fn mariadb_repeatable_read_update_reads_the_latest_committed_version() {
-    let h = decided_clean(mariadb(), &update_after_concurrent_commit(), Isolation::RepeatableRead);
+    let h = decided_clean(
+        mariadb(),
+        &update_after_concurrent_commit(),
+        Isolation::RepeatableRead,
+    );
     assert_eq!(v_read(&h, at(1, 1)), Some(Value::Int(10)), "{h:#?}");
     // 10 + 5 (T2, committed after T1's snapshot) + 1, and T1 sees its own version.
     assert_eq!(v_read(&h, at(1, 3)), Some(Value::Int(16)), "{h:#?}");
@@ -166,26 +189,42 @@ fn mariadb_read_committed_reads_take_a_snapshot_per_statement() {
 
 #[test]
 fn mariadb_read_uncommitted_reads_uncommitted_versions() {
-    let h = decided_clean(mariadb(), &read_of_uncommitted_write(), Isolation::ReadUncommitted);
+    let h = decided_clean(
+        mariadb(),
+        &read_of_uncommitted_write(),
+        Isolation::ReadUncommitted,
+    );
     assert_eq!(v_read(&h, at(2, 1)), Some(Value::Int(5)), "{h:#?}");
 }
 
 #[test]
 fn mariadb_read_committed_does_not_read_uncommitted_versions() {
-    let h = decided_clean(mariadb(), &read_of_uncommitted_write(), Isolation::ReadCommitted);
+    let h = decided_clean(
+        mariadb(),
+        &read_of_uncommitted_write(),
+        Isolation::ReadCommitted,
+    );
     assert_eq!(v_read(&h, at(2, 1)), Some(Value::Int(10)), "{h:#?}");
 }
 
 #[test]
 fn mariadb_serializable_plain_reads_in_transactions_lock() {
-    let h = decided_clean(mariadb(), &write_after_read_in_txn(), Isolation::Serializable);
+    let h = decided_clean(
+        mariadb(),
+        &write_after_read_in_txn(),
+        Isolation::Serializable,
+    );
     assert!(blocked(&h, at(2, 0)), "{h:#?}");
     assert_eq!(v_read(&h, at(2, 1)), Some(Value::Int(5)), "{h:#?}");
 }
 
 #[test]
 fn mariadb_repeatable_read_plain_reads_do_not_lock() {
-    let h = decided_clean(mariadb(), &write_after_read_in_txn(), Isolation::RepeatableRead);
+    let h = decided_clean(
+        mariadb(),
+        &write_after_read_in_txn(),
+        Isolation::RepeatableRead,
+    );
     assert!(!blocked(&h, at(2, 0)), "{h:#?}");
 }
 
@@ -214,13 +253,21 @@ fn postgres_snapshot_is_taken_at_the_first_statement_not_at_begin() {
 #[test]
 fn postgres_a_write_takes_the_snapshot() {
     // Unlike InnoDB, T1's first statement (a write) fixes its snapshot.
-    let h = decided_clean(postgres(), &write_before_first_read(), Isolation::RepeatableRead);
+    let h = decided_clean(
+        postgres(),
+        &write_before_first_read(),
+        Isolation::RepeatableRead,
+    );
     assert_eq!(v_read(&h, at(1, 2)), Some(Value::Int(10)), "{h:#?}");
 }
 
 #[test]
 fn postgres_read_committed_reads_take_a_snapshot_per_statement() {
-    let h = decided_clean(postgres(), &snapshot_after_begin(), Isolation::ReadCommitted);
+    let h = decided_clean(
+        postgres(),
+        &snapshot_after_begin(),
+        Isolation::ReadCommitted,
+    );
     assert_eq!(v_read(&h, at(1, 2)), Some(Value::Int(6)), "{h:#?}");
 }
 
@@ -228,14 +275,21 @@ fn postgres_read_committed_reads_take_a_snapshot_per_statement() {
 fn postgres_repeatable_read_write_conflict_aborts() {
     for iso in [Isolation::RepeatableRead, Isolation::Serializable] {
         let h = decided_clean(postgres(), &update_after_concurrent_commit(), iso);
-        let err = h.outcome(at(1, 2)).and_then(|o| o.error.as_ref()).map(|e| e.class);
+        let err = h
+            .outcome(at(1, 2))
+            .and_then(|o| o.error.as_ref())
+            .map(|e| e.class);
         assert_eq!(err, Some(ErrorClass::SerializationFailure), "{iso}: {h:#?}");
     }
 }
 
 #[test]
 fn postgres_read_committed_update_reads_the_latest_committed_version() {
-    let h = decided_clean(postgres(), &update_after_concurrent_commit(), Isolation::ReadCommitted);
+    let h = decided_clean(
+        postgres(),
+        &update_after_concurrent_commit(),
+        Isolation::ReadCommitted,
+    );
     assert_eq!(v_read(&h, at(1, 3)), Some(Value::Int(16)), "{h:#?}");
 }
 
@@ -267,7 +321,10 @@ fn postgres_read_committed_blocked_update_rechecks_the_new_version() {
     case.isolation = Isolation::ReadCommitted;
     let h = decided_clean(postgres(), &case, Isolation::ReadCommitted);
     assert!(blocked(&h, at(2, 1)), "{h:#?}");
-    assert!(h.outcome(at(2, 1)).is_some_and(|o| o.writes.is_empty()), "{h:#?}");
+    assert!(
+        h.outcome(at(2, 1)).is_some_and(|o| o.writes.is_empty()),
+        "{h:#?}"
+    );
     assert_eq!(v_read(&h, at(2, 2)), Some(Value::Int(5)), "{h:#?}");
 }
 
@@ -280,6 +337,10 @@ fn postgres_writers_of_one_row_block() {
 
 #[test]
 fn postgres_does_not_read_uncommitted_versions() {
-    let h = decided_clean(postgres(), &read_of_uncommitted_write(), Isolation::ReadUncommitted);
+    let h = decided_clean(
+        postgres(),
+        &read_of_uncommitted_write(),
+        Isolation::ReadUncommitted,
+    );
     assert_eq!(v_read(&h, at(2, 1)), Some(Value::Int(10)), "{h:#?}");
 }

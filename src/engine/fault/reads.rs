@@ -78,21 +78,32 @@ impl Default for SessionReads {
     }
 }
 
-fn select_rows(session: &mut dyn Session, schema: &Schema, table: &str, rids: Option<&[i64]>) -> Vec<Image> {
+fn select_rows(
+    session: &mut dyn Session,
+    schema: &Schema,
+    table: &str,
+    rids: Option<&[i64]>,
+) -> Vec<Image> {
     let Some(t) = schema.table(table) else {
         return Vec::new();
     };
     let mut cols = vec![RID.to_string(), WL.to_string()];
     cols.extend(t.columns.iter().map(|c| c.name.clone()));
     let filter = match rids {
-        Some(r) if r.is_empty() => return Vec::new(),
+        Some([]) => return Vec::new(),
         Some(r) => format!(
             " WHERE {RID} IN ({})",
-            r.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+            r.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         None => String::new(),
     };
-    let Ok(res) = session.query(&format!("SELECT {} FROM main.{table}{filter}", cols.join(", "))) else {
+    let Ok(res) = session.query(&format!(
+        "SELECT {} FROM main.{table}{filter}",
+        cols.join(", ")
+    )) else {
         return Vec::new();
     };
     res.rows
@@ -118,9 +129,18 @@ impl SessionReads {
 
     /// Before a statement inside a transaction (`missed-own-write`): captures
     /// the rows an UPDATE/DELETE may overwrite.
-    pub(super) fn before_write(&mut self, session: &mut dyn Session, schema: &Schema, d: Dialect, p: &Prepared) {
+    pub(super) fn before_write(
+        &mut self,
+        session: &mut dyn Session,
+        schema: &Schema,
+        d: Dialect,
+        p: &Prepared,
+    ) {
         self.captured.clear();
-        if d != Dialect::Sqlite || !self.has_read || !matches!(p.kind, StmtKind::Update | StmtKind::Delete) {
+        if d != Dialect::Sqlite
+            || !self.has_read
+            || !matches!(p.kind, StmtKind::Update | StmtKind::Delete)
+        {
             return;
         }
         if let Shape::Write { table, .. } = &p.shape {
@@ -147,12 +167,24 @@ impl SessionReads {
         }
         self.has_read = true;
         for w in &out.writes {
-            if self.pre.iter().any(|i| i.table == w.table && i.rid == w.rid) {
+            if self
+                .pre
+                .iter()
+                .any(|i| i.table == w.table && i.rid == w.rid)
+            {
                 continue;
             }
             let pre = match &w.before {
-                None => Some(Image { table: w.table.clone(), rid: w.rid, row: None }),
-                Some(_) => self.captured.iter().find(|i| i.table == w.table && i.rid == w.rid).cloned(),
+                None => Some(Image {
+                    table: w.table.clone(),
+                    rid: w.rid,
+                    row: None,
+                }),
+                Some(_) => self
+                    .captured
+                    .iter()
+                    .find(|i| i.table == w.table && i.rid == w.rid)
+                    .cloned(),
             };
             self.pre.extend(pre);
         }
@@ -161,11 +193,23 @@ impl SessionReads {
             let mut tables: Vec<&str> = out.writes.iter().map(|w| w.table.as_str()).collect();
             tables.dedup();
             for t in tables {
-                let rids: Vec<i64> = out.writes.iter().filter(|w| w.table == t).map(|w| w.rid).collect();
+                let rids: Vec<i64> = out
+                    .writes
+                    .iter()
+                    .filter(|w| w.table == t)
+                    .map(|w| w.rid)
+                    .collect();
                 let read = select_rows(session, schema, t, Some(&rids));
                 for rid in rids {
-                    let row = read.iter().find(|i| i.rid == rid).and_then(|i| i.row.clone());
-                    images.push(Image { table: t.to_string(), rid, row });
+                    let row = read
+                        .iter()
+                        .find(|i| i.rid == rid)
+                        .and_then(|i| i.row.clone());
+                    images.push(Image {
+                        table: t.to_string(),
+                        rid,
+                        row,
+                    });
                 }
             }
             let mine = unc.by_session.entry(self.id).or_default();
@@ -187,7 +231,12 @@ impl SessionReads {
 }
 
 /// Runs the SELECT `p` on TEMP copies of the tables in `images`, with those rows swapped in.
-pub(super) fn run_shadowed(session: &mut dyn Session, d: Dialect, p: &Prepared, images: &[Image]) -> Outcome {
+pub(super) fn run_shadowed(
+    session: &mut dyn Session,
+    d: Dialect,
+    p: &Prepared,
+    images: &[Image],
+) -> Outcome {
     let mut tables: Vec<&str> = images.iter().map(|i| i.table.as_str()).collect();
     tables.sort();
     tables.dedup();
@@ -196,10 +245,17 @@ pub(super) fn run_shadowed(session: &mut dyn Session, d: Dialect, p: &Prepared, 
         let _ = session.query(&format!("CREATE TEMP TABLE {t} AS SELECT * FROM main.{t}"));
     }
     for img in images {
-        let _ = session.query(&format!("DELETE FROM temp.{} WHERE {RID} = {}", img.table, img.rid));
+        let _ = session.query(&format!(
+            "DELETE FROM temp.{} WHERE {RID} = {}",
+            img.table, img.rid
+        ));
         if let Some(row) = &img.row {
             let vals: Vec<String> = row.iter().map(|v| sql::render_value(d, v)).collect();
-            let _ = session.query(&format!("INSERT INTO temp.{} VALUES ({})", img.table, vals.join(", ")));
+            let _ = session.query(&format!(
+                "INSERT INTO temp.{} VALUES ({})",
+                img.table,
+                vals.join(", ")
+            ));
         }
     }
     let out = run_prepared(session, p);

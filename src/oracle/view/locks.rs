@@ -53,7 +53,10 @@ pub fn key_values(table: &Table, row: &[Value]) -> Vec<(Vec<String>, Vec<Value>)
 impl LockTable {
     pub fn lock_row(&mut self, table: &str, rid: i64, txn: u32, mode: LockMode, at: Pos) {
         let list = self.rows.entry((table.to_string(), rid)).or_default();
-        if !list.iter().any(|h| h.txn == txn && h.mode == LockMode::ForUpdate) {
+        if !list
+            .iter()
+            .any(|h| h.txn == txn && h.mode == LockMode::ForUpdate)
+        {
             list.push(Held { txn, mode, at });
         }
     }
@@ -143,7 +146,14 @@ mod tests {
     #[test]
     fn unique_keys_conflict_and_savepoints_release() {
         let t = kv_table("t");
-        let row = |k| vec![Value::Int(9), Value::Text("1".into()), Value::Int(k), Value::Null];
+        let row = |k| {
+            vec![
+                Value::Int(9),
+                Value::Text("1".into()),
+                Value::Int(k),
+                Value::Null,
+            ]
+        };
         let mut l = LockTable::default();
         l.lock_keys(&t, &row(5), 1, 4);
         assert_eq!(l.key_holder(&t, &row(5), 2), Some(1));

@@ -134,8 +134,10 @@ impl Scratch {
             let tuples: Vec<String> = rows
                 .iter()
                 .map(|r| {
-                    let vals: Vec<String> =
-                        r.iter().map(|v| sql::render_value(self.dialect, v)).collect();
+                    let vals: Vec<String> = r
+                        .iter()
+                        .map(|v| sql::render_value(self.dialect, v))
+                        .collect();
                     format!("({})", vals.join(", "))
                 })
                 .collect();

@@ -97,7 +97,12 @@ pub fn on_blocked_submit(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), S
         Expect::Block(_) => Ok(()),
         other => {
             if std::env::var_os("TXFUZZ_VIEW_DEBUG").is_some() {
-                eprintln!("unpredicted block {}: {:?} expected {other:?} targets {:?}", label(ck, r), ck.prepared.get(&r).map(|p| &p.plain), eval.targets);
+                eprintln!(
+                    "unpredicted block {}: {:?} expected {other:?} targets {:?}",
+                    label(ck, r),
+                    ck.prepared.get(&r).map(|p| &p.plain),
+                    eval.targets
+                );
             }
             Err(undecided("unpredicted-block"))
         }
@@ -124,20 +129,20 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
     if was_blocked
         && ck.family == Family::Innodb
         && view_rule(ck, r, access) == ViewRule::LatestCommitted
-        && matches!(ck.history.isolation, Isolation::ReadCommitted | Isolation::ReadUncommitted)
+        && matches!(
+            ck.history.isolation,
+            Isolation::ReadCommitted | Isolation::ReadUncommitted
+        )
     {
         return Err(undecided("resumed-scan"));
     }
     // A waiting multi-row write may have written part of its rows, which a
     // read-uncommitted view would show.
     if view_rule(ck, r, access) == ViewRule::Uncommitted
-        && ck.waiting.iter().any(|w| {
-            w.txn != r.txn
-                && ck
-                    .case
-                    .stmt(*w)
-                    .is_some_and(|c| c.stmt.kind().is_write())
-        })
+        && ck
+            .waiting
+            .iter()
+            .any(|w| w.txn != r.txn && ck.case.stmt(*w).is_some_and(|c| c.stmt.kind().is_write()))
     {
         return Err(undecided("partial-write-visible"));
     }
@@ -151,16 +156,29 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
                 "{} must wait for T{holder}'s lock but completed without blocking",
                 label(ck, r)
             );
-            violation(ck, r, "missed-block", summary, json!({ "holder": holder }), &eval, &actual)
+            violation(
+                ck,
+                r,
+                "missed-block",
+                summary,
+                json!({ "holder": holder }),
+                &eval,
+                &actual,
+            )
         }
         (Expect::Block(_), Some(ErrorClass::Deadlock)) => Ok(()),
         (Expect::Block(_), Some(_)) => Err(undecided("error-instead-of-block")),
         (Expect::Abort(class, why), None) => {
-            let summary = format!(
-                "{} must fail ({why}) but succeeded",
-                label(ck, r)
-            );
-            violation(ck, r, "missed-abort", summary, json!({ "expected_error": class, "why": why }), &eval, &actual)
+            let summary = format!("{} must fail ({why}) but succeeded", label(ck, r));
+            violation(
+                ck,
+                r,
+                "missed-abort",
+                summary,
+                json!({ "expected_error": class, "why": why }),
+                &eval,
+                &actual,
+            )
         }
         (Expect::Abort(..), Some(c)) if c.is_concurrency() => Ok(()),
         (Expect::Abort(..), Some(_)) => Err(undecided("error-instead-of-abort")),
@@ -216,11 +234,21 @@ fn view_rule(ck: &Checker, r: StmtRef, access: Access) -> ViewRule {
 fn peek_snapshot(ck: &Checker, r: StmtRef, access: Access, pos: Pos) -> SnapshotInfo {
     let start = ck.submitted_at.get(&r).copied().unwrap_or(pos);
     let Some(t) = ck.txns.get(&r.txn) else {
-        return SnapshotInfo { at: None, prior: false };
+        return SnapshotInfo {
+            at: None,
+            prior: false,
+        };
     };
     if t.autocommit {
-        let at = if ck.family == Family::Sqlite { pos } else { start };
-        return SnapshotInfo { at: Some(at), prior: false };
+        let at = if ck.family == Family::Sqlite {
+            pos
+        } else {
+            start
+        };
+        return SnapshotInfo {
+            at: Some(at),
+            prior: false,
+        };
     }
     let prior = t.snapshot.is_some();
     let at = match ck.rule.snapshot {
@@ -258,7 +286,13 @@ fn rows_of(versions: Vec<&Version>) -> Vec<Vec<Value>> {
 /// Fills every scratch table with the view `sight` gives `reader`.
 fn materialise(ck: &mut Checker, reader: Writer, sight: Sight) -> Result<serde_json::Value, Stop> {
     // Schema order: parents before the tables referencing them.
-    let tables: Vec<String> = ck.case.schema.tables.iter().map(|t| t.name.clone()).collect();
+    let tables: Vec<String> = ck
+        .case
+        .schema
+        .tables
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
     let mut view = serde_json::Map::new();
     // Filling a parent table may empty the tables referencing it (PostgreSQL):
     // a second pass refills those.
@@ -306,7 +340,10 @@ fn evaluate(
         ViewRule::SnapshotThenLatest => Sight::CommittedBefore(start),
     };
     let mut view = materialise(ck, reader, sight)?;
-    let lock = ck.rule.lock_of(access, in_txn(ck, r)).unwrap_or(LockMode::ForShare);
+    let lock = ck
+        .rule
+        .lock_of(access, in_txn(ck, r))
+        .unwrap_or(LockMode::ForShare);
     let mut recheck_targets = None;
     if rule == ViewRule::SnapshotThenLatest {
         let (table, where_) = match &stmt {
@@ -385,7 +422,10 @@ fn evaluate(
             .map_err(|_| undecided("scratch-failed"))?;
         writes = row_diff(&table, &before, &after);
         for w in writes.iter().filter(|w| w.after.is_some()) {
-            if let Some(row) = after.iter().find(|row| row.first() == Some(&Value::Int(w.rid))) {
+            if let Some(row) = after
+                .iter()
+                .find(|row| row.first() == Some(&Value::Int(w.rid)))
+            {
                 written_rows.push((w.rid, row.clone()));
             }
         }
@@ -475,14 +515,20 @@ fn expect(
         }
         if let Some(h) = ck.locks.database_holder(txn).filter(|_| check_locks) {
             return if snap.prior {
-                Expect::Abort(ErrorClass::Busy, "another transaction holds the write lock and this one holds a read snapshot")
+                Expect::Abort(
+                    ErrorClass::Busy,
+                    "another transaction holds the write lock and this one holds a read snapshot",
+                )
             } else {
                 Expect::Block(h)
             };
         }
         if let (true, Some(at)) = (snap.prior, snap.at) {
             if ck.store.commits_between(own, at.saturating_sub(1), pos) {
-                return Expect::Abort(ErrorClass::Busy, "a write committed after this transaction's snapshot");
+                return Expect::Abort(
+                    ErrorClass::Busy,
+                    "a write committed after this transaction's snapshot",
+                );
             }
         }
         return Expect::Run;
@@ -514,7 +560,12 @@ fn expect(
     Expect::Run
 }
 
-fn conflicting_holder(locks: &LockTable, ck: &Checker, r: StmtRef, eval: &Evaluation) -> Option<u32> {
+fn conflicting_holder(
+    locks: &LockTable,
+    ck: &Checker,
+    r: StmtRef,
+    eval: &Evaluation,
+) -> Option<u32> {
     let txn = r.txn;
     let rows = eval
         .targets
@@ -597,7 +648,10 @@ fn row_diff(table: &str, before: &[Vec<Value>], after: &[Vec<Value>]) -> Vec<Row
 fn sorted_writes(w: &[RowWrite]) -> Vec<RowWrite> {
     let mut net: Vec<RowWrite> = Vec::new();
     for w in w {
-        match net.iter_mut().find(|n| n.table == w.table && n.rid == w.rid) {
+        match net
+            .iter_mut()
+            .find(|n| n.table == w.table && n.rid == w.rid)
+        {
             Some(n) => n.after = w.after.clone(),
             None => net.push(w.clone()),
         }
@@ -707,7 +761,8 @@ fn apply(
             },
         };
         if locks && ck.rule.row_locks {
-            ck.locks.lock_row(&w.table, w.rid, txn, LockMode::ForUpdate, pos);
+            ck.locks
+                .lock_row(&w.table, w.rid, txn, LockMode::ForUpdate, pos);
             if let Some(t) = &table {
                 if let Some(prev) = previous.as_ref().filter(|p| !p.deleted) {
                     ck.locks.lock_keys(t, &prev.row, txn, pos);
@@ -740,7 +795,11 @@ fn violation(
     eval: &Evaluation,
     actual: &Outcome,
 ) -> Result<(), Stop> {
-    let plain = ck.prepared.get(&r).map(|p| p.plain.clone()).unwrap_or_default();
+    let plain = ck
+        .prepared
+        .get(&r)
+        .map(|p| p.plain.clone())
+        .unwrap_or_default();
     ck.findings.push(Finding {
         oracle: ORACLE.into(),
         kind: kind.into(),

@@ -163,7 +163,9 @@ impl VersionStore {
     pub fn rollback(&mut self, writer: Writer, from: Pos) {
         for table in self.rows.values_mut() {
             for chain in table.values_mut() {
-                chain.retain(|v| !(v.writer == writer && v.committed_at.is_none() && v.written_at >= from));
+                chain.retain(|v| {
+                    !(v.writer == writer && v.committed_at.is_none() && v.written_at >= from)
+                });
             }
             table.retain(|_, chain| !chain.is_empty());
         }
@@ -171,9 +173,11 @@ impl VersionStore {
 
     /// Whether a commit by someone other than `reader` happened in `(after, before)`.
     pub fn commits_between(&self, reader: Writer, after: Pos, before: Pos) -> bool {
-        self.rows.values().flat_map(|t| t.values()).flatten().any(|v| {
-            v.writer != reader && v.committed_at.is_some_and(|c| c > after && c < before)
-        })
+        self.rows
+            .values()
+            .flat_map(|t| t.values())
+            .flatten()
+            .any(|v| v.writer != reader && v.committed_at.is_some_and(|c| c > after && c < before))
     }
 
     /// The committed state: every table's newest committed, not deleted rows,
@@ -222,13 +226,25 @@ mod tests {
         s.push("t", 1, version("0", Writer::Initial, 0, Some(0)));
         s.push("t", 1, version("0,2", Writer::Txn(2), 3, None));
         let t1 = Writer::Txn(1);
-        assert_eq!(s.visible("t", 1, t1, Sight::CommittedBefore(9)).unwrap().wl, "0");
+        assert_eq!(
+            s.visible("t", 1, t1, Sight::CommittedBefore(9)).unwrap().wl,
+            "0"
+        );
         assert_eq!(s.visible("t", 1, t1, Sight::Uncommitted).unwrap().wl, "0,2");
         s.commit(Writer::Txn(2), 5);
-        assert_eq!(s.visible("t", 1, t1, Sight::CommittedBefore(5)).unwrap().wl, "0");
-        assert_eq!(s.visible("t", 1, t1, Sight::CommittedBefore(6)).unwrap().wl, "0,2");
+        assert_eq!(
+            s.visible("t", 1, t1, Sight::CommittedBefore(5)).unwrap().wl,
+            "0"
+        );
+        assert_eq!(
+            s.visible("t", 1, t1, Sight::CommittedBefore(6)).unwrap().wl,
+            "0,2"
+        );
         s.push("t", 1, version("0,2,7", t1, 7, None));
-        assert_eq!(s.visible("t", 1, t1, Sight::CommittedBefore(1)).unwrap().wl, "0,2,7");
+        assert_eq!(
+            s.visible("t", 1, t1, Sight::CommittedBefore(1)).unwrap().wl,
+            "0,2,7"
+        );
         assert!(s.commits_between(t1, 1, 6));
         assert!(!s.commits_between(t1, 5, 9));
     }

@@ -214,7 +214,10 @@ mod tests {
     #[test]
     fn innodb_serializable_reads_lock_only_inside_transactions() {
         let r = rule(Family::Innodb, Isolation::Serializable, false);
-        assert_eq!(r.view_rule(Access::PlainRead, true), ViewRule::LatestCommitted);
+        assert_eq!(
+            r.view_rule(Access::PlainRead, true),
+            ViewRule::LatestCommitted
+        );
         assert_eq!(r.view_rule(Access::PlainRead, false), ViewRule::Snapshot);
         assert_eq!(r.lock_of(Access::PlainRead, true), Some(LockMode::ForShare));
         assert_eq!(r.lock_of(Access::PlainRead, false), None);
@@ -223,9 +226,15 @@ mod tests {
     #[test]
     fn postgres_read_committed_writes_recheck_latest() {
         let r = rule(Family::Postgres, Isolation::ReadCommitted, false);
-        assert_eq!(r.view_rule(Access::Write, true), ViewRule::SnapshotThenLatest);
+        assert_eq!(
+            r.view_rule(Access::Write, true),
+            ViewRule::SnapshotThenLatest
+        );
         let r = rule(Family::Postgres, Isolation::RepeatableRead, false);
         assert_eq!(r.view_rule(Access::Write, true), ViewRule::Snapshot);
-        assert!(matches!(r.conflict, Conflict::Abort(ErrorClass::SerializationFailure)));
+        assert!(matches!(
+            r.conflict,
+            Conflict::Abort(ErrorClass::SerializationFailure)
+        ));
     }
 }
