@@ -43,7 +43,7 @@ pub struct Checker<'a> {
     pub rule: Rule,
     /// ROLLBACK TO SAVEPOINT releases row locks taken after the savepoint.
     pub savepoint_releases_locks: bool,
-    pub scratch: Scratch,
+    pub scratch: &'a mut Scratch,
     pub prepared: HashMap<StmtRef, Prepared>,
     pub store: VersionStore,
     pub locks: LockTable,
@@ -64,14 +64,12 @@ pub fn run(
     case: &TestCase,
     history: &History,
 ) -> Result<Conclusion, EngineError> {
-    let scratch = match Scratch::open(engine, &case.schema, case.isolation)? {
+    let mut scratch = match Scratch::open(engine, &case.schema, case.isolation)? {
         Ok(s) => s,
-        Err(_) => {
-            return Ok(Conclusion {
-                findings: Vec::new(),
-                undecided: Some("scratch-setup".into()),
-            })
-        }
+        Err(_) => return Ok(undecided_case("scratch-setup")),
+    };
+    let Some(histories) = super::orders::candidate_histories(history) else {
+        return Ok(undecided_case("too-many-resume-orders"));
     };
     let family = Family::of(engine.dialect());
     let snapshot_isolation = engine
@@ -79,15 +77,65 @@ pub fn run(
         .settings
         .get("innodb_snapshot_isolation")
         .is_some_and(|v| v.eq_ignore_ascii_case("on") || v == "1");
-    let mut ck = Checker {
-        case,
-        history,
+    let setup = Setup {
         family,
         rule: rule(family, history.isolation, snapshot_isolation),
         savepoint_releases_locks: family == Family::Postgres
             || engine.profile().savepoint_rollback_releases_locks,
-        scratch,
         prepared: prepare_case(engine.dialect(), case),
+    };
+    // A violation only if every possible order violates; decided if one matches.
+    let mut first: Option<Conclusion> = None;
+    let mut undecided_reason = None;
+    for h in &histories {
+        let c = walk_one(&setup, &mut scratch, case, h);
+        match (&c.undecided, c.findings.is_empty()) {
+            (None, true) => return Ok(c),
+            (Some(r), true) => {
+                undecided_reason.get_or_insert_with(|| r.clone());
+            }
+            _ => {}
+        }
+        if first.is_none() && !c.findings.is_empty() {
+            first = Some(c);
+        }
+    }
+    Ok(match (undecided_reason, first) {
+        (None, Some(c)) => c,
+        (Some(r), _) => undecided_case(&r),
+        (None, None) => undecided_case("no-order"),
+    })
+}
+
+fn undecided_case(reason: &str) -> Conclusion {
+    Conclusion {
+        findings: Vec::new(),
+        undecided: Some(reason.to_string()),
+    }
+}
+
+/// What stays the same across the candidate orders.
+struct Setup {
+    family: Family,
+    rule: Rule,
+    savepoint_releases_locks: bool,
+    prepared: HashMap<StmtRef, Prepared>,
+}
+
+fn walk_one(
+    setup: &Setup,
+    scratch: &mut Scratch,
+    case: &TestCase,
+    history: &History,
+) -> Conclusion {
+    let mut ck = Checker {
+        case,
+        history,
+        family: setup.family,
+        rule: setup.rule,
+        savepoint_releases_locks: setup.savepoint_releases_locks,
+        scratch,
+        prepared: setup.prepared.clone(),
         store: VersionStore::initial(case),
         locks: LockTable::default(),
         txns: case
@@ -120,36 +168,13 @@ pub fn run(
             eprintln!("view undecided {} #{}: {r}", case.seed, case.index);
         }
     }
-    Ok(Conclusion {
+    Conclusion {
         findings: ck.findings,
         undecided: match stop {
             Some(Stop::Undecided(r)) => Some(r),
             _ => None,
         },
-    })
-}
-
-/// Statements whose completion was released together with another's, so their
-/// relative order is not observable (runs of consecutive resumed completions).
-fn ambiguous_resumes(history: &History) -> HashSet<StmtRef> {
-    let mut out = HashSet::new();
-    let mut run: Vec<StmtRef> = Vec::new();
-    for e in &history.events {
-        match e.kind {
-            EventKind::Completed { resumed: true, .. } => run.push(e.stmt),
-            EventKind::Blocked { .. } | EventKind::Aborted | EventKind::Skipped => {}
-            _ => {
-                if run.len() >= 2 {
-                    out.extend(run.iter().copied());
-                }
-                run.clear();
-            }
-        }
     }
-    if run.len() >= 2 {
-        out.extend(run);
-    }
-    out
 }
 
 /// Statements that waited and then failed with a concurrency error (deadlock
@@ -171,7 +196,6 @@ fn doomed_waits(history: &History) -> HashSet<StmtRef> {
 impl Checker<'_> {
     fn walk(&mut self) -> Result<(), Stop> {
         self.normalise_initial_rows()?;
-        let ambiguous = ambiguous_resumes(self.history);
         let doomed = doomed_waits(self.history);
         for (i, e) in self.history.events.iter().enumerate() {
             // Position 0 is the initial data, committed before every event.
@@ -200,9 +224,6 @@ impl Checker<'_> {
                 }
                 EventKind::Skipped => {}
                 EventKind::Completed { .. } => {
-                    if ambiguous.contains(&e.stmt) {
-                        return Err(undecided("ambiguous-resume-order"));
-                    }
                     self.waiting.remove(&e.stmt);
                     self.on_complete(e.stmt, pos)?;
                 }

@@ -11,10 +11,12 @@
 //! Soundness over coverage (the false-positive classes of APTrans §4.3 are
 //! designed out): snapshot points are data per engine and checked against the
 //! servers; a statement that blocked where no conflict was predicted, an
-//! unpredicted abort, an ambiguous resume order, a statement the scratch
+//! unpredicted abort, a statement the scratch
 //! evaluation cannot run or a feature the model does not cover (upserts,
 //! REPLACE) stops the comparison and makes the case *undecided*; results are
 //! compared as bags, LIMIT results only when no row can have been cut.
+//! Statements resumed by one lock release have no observable order: every
+//! order is tried ([`orders`]); a violation needs all of them to violate.
 //!
 //! Counts: `checked` (decided cases), `undecided` (with the reason as a
 //! `discarded` key `undecided:<reason>`), `discarded` (`single-transaction`,
@@ -22,6 +24,7 @@
 
 mod checker;
 pub mod locks;
+mod orders;
 pub mod scratch;
 mod statement;
 pub mod versions;
