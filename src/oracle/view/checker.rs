@@ -33,6 +33,10 @@ pub struct TxnState {
     pub autocommit: bool,
     /// Where the transaction's snapshot (read view) was taken.
     pub snapshot: Option<Pos>,
+    /// InnoDB: a consistent read that read no row may not have touched the
+    /// table (the optimizer answers an impossible WHERE without InnoDB), so it
+    /// may or may not have created the read view; where it ran.
+    pub tentative_snapshot: Option<Pos>,
     pub savepoints: Vec<(String, Pos)>,
 }
 
@@ -313,6 +317,7 @@ impl Checker<'_> {
         self.locks.release(txn);
         if let Some(t) = self.txns.get_mut(&txn) {
             t.snapshot = None;
+            t.tentative_snapshot = None;
             t.savepoints.clear();
         }
     }

@@ -146,7 +146,7 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
     {
         return Err(undecided("partial-write-visible"));
     }
-    let snap = take_snapshot(ck, r, access, pos);
+    let snap = take_snapshot(ck, r, access, pos, &actual)?;
     let eval = evaluate(ck, r, access, &snap, pos)?;
     let exp = expect(ck, r, access, &eval, &snap, pos, !was_blocked);
     let actual_class = actual.error.as_ref().map(|e| e.class);
@@ -268,15 +268,50 @@ fn peek_snapshot(ck: &Checker, r: StmtRef, access: Access, pos: Pos) -> Snapshot
 
 /// The snapshot a statement reads from, recording the transaction's snapshot
 /// where this statement takes it.
-fn take_snapshot(ck: &mut Checker, r: StmtRef, access: Access, pos: Pos) -> SnapshotInfo {
+///
+/// InnoDB creates a read view at the first consistent read that reaches the
+/// storage engine; a read that read no row may have been answered without it.
+/// Such a read leaves the snapshot tentative; a later read decides it if no
+/// other transaction committed in between (both points then see the same),
+/// else the case is undecided.
+fn take_snapshot(
+    ck: &mut Checker,
+    r: StmtRef,
+    access: Access,
+    pos: Pos,
+    actual: &Outcome,
+) -> Result<SnapshotInfo, Stop> {
     let info = peek_snapshot(ck, r, access, pos);
     let per_txn = !matches!(ck.rule.snapshot, SnapshotPoint::EachStatement);
-    if let Some(t) = ck.txns.get_mut(&r.txn) {
-        if !t.autocommit && per_txn && t.snapshot.is_none() {
+    let lazy_view = ck.rule.snapshot == SnapshotPoint::FirstConsistentRead
+        && view_rule(ck, r, access) == ViewRule::Snapshot;
+    let own = Writer::Txn(r.txn);
+    let Some(t) = ck.txns.get(&r.txn) else {
+        return Ok(info);
+    };
+    if t.autocommit || !per_txn || t.snapshot.is_some() {
+        return Ok(info);
+    }
+    if !lazy_view {
+        if let Some(t) = ck.txns.get_mut(&r.txn) {
             t.snapshot = info.at;
         }
+        return Ok(info);
     }
-    info
+    if let Some(tentative) = t.tentative_snapshot {
+        if ck.store.commits_between(own, tentative, pos) {
+            return Err(undecided("read-view-point-uncertain"));
+        }
+    }
+    let touched_table = !actual.reads.is_empty();
+    if let Some(t) = ck.txns.get_mut(&r.txn) {
+        if touched_table {
+            t.snapshot = info.at;
+        } else {
+            t.tentative_snapshot.get_or_insert(pos);
+        }
+    }
+    Ok(info)
 }
 
 fn rows_of(versions: Vec<&Version>) -> Vec<Vec<Value>> {
