@@ -167,11 +167,6 @@ fn walk_one(
         findings: Vec::new(),
     };
     let stop = ck.walk().err();
-    if std::env::var_os("TXFUZZ_VIEW_DEBUG").is_some() {
-        if let Some(Stop::Undecided(r)) = &stop {
-            eprintln!("view undecided {} #{}: {r}", case.seed, case.index);
-        }
-    }
     Conclusion {
         findings: ck.findings,
         undecided: match stop {

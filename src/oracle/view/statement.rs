@@ -95,17 +95,7 @@ pub fn on_blocked_submit(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), S
     let eval = evaluate(ck, r, access, &snap, pos)?;
     match expect(ck, r, access, &eval, &snap, pos, true) {
         Expect::Block(_) => Ok(()),
-        other => {
-            if std::env::var_os("TXFUZZ_VIEW_DEBUG").is_some() {
-                eprintln!(
-                    "unpredicted block {}: {:?} expected {other:?} targets {:?}",
-                    label(ck, r),
-                    ck.prepared.get(&r).map(|p| &p.plain),
-                    eval.targets
-                );
-            }
-            Err(undecided("unpredicted-block"))
-        }
+        _ => Err(undecided("unpredicted-block")),
     }
 }
 
@@ -196,13 +186,11 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
                 }
                 Ok(())
             } else {
-                debug_mismatch(ck, r, &eval, &actual);
                 Err(undecided("error-mismatch"))
             }
         }
         (Expect::Run, None) => {
             if eval.outcome.error.is_some() {
-                debug_mismatch(ck, r, &eval, &actual);
                 return Err(undecided("error-mismatch"));
             }
             compare_and_apply(ck, r, access, pos, &eval, &actual)
@@ -851,16 +839,4 @@ fn violation(
         }),
     });
     Err(Stop::Violation)
-}
-
-fn debug_mismatch(ck: &Checker, r: StmtRef, eval: &Evaluation, actual: &Outcome) {
-    if std::env::var_os("TXFUZZ_VIEW_DEBUG").is_some() {
-        eprintln!(
-            "mismatch {}: {:?} predicted {:?} actual {:?}",
-            label(ck, r),
-            ck.prepared.get(&r).map(|p| &p.plain),
-            eval.outcome.error,
-            actual.error
-        );
-    }
 }
