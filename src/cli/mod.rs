@@ -92,7 +92,8 @@ pub struct EngineArgs {
     /// mysql://user@host:port/db, postgres://user@host:port/db.
     #[arg(long)]
     pub db: Option<String>,
-    /// Self-test: wrap the engine in a fault injector (lose-write, stale-update).
+    /// Self-test: wrap the engine in a fault injector (lose-write, stale-update,
+    /// dirty-read, missed-own-write).
     #[arg(long, hide = true)]
     pub fault: Option<String>,
 }

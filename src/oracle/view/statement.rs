@@ -9,7 +9,8 @@ use super::visibility::{Access, Conflict, Family, SnapshotPoint, ViewRule};
 use super::ORACLE;
 use crate::instrument::Shape;
 use crate::model::{
-    ErrorClass, Expr, Isolation, LockMode, OnConflict, Outcome, RowWrite, Stmt, StmtRef, Value,
+    ErrorClass, Expr, Isolation, LockMode, OnConflict, Outcome, RowWrite, Select, Stmt, StmtRef,
+    Value,
 };
 use crate::oracle::compare::{bag_diff, same_bag};
 use crate::oracle::{Finding, Verdict};
@@ -54,6 +55,14 @@ fn has_subquery(stmt: &Stmt) -> bool {
         }
         Stmt::Delete(d) => d.where_.as_ref().is_some_and(Expr::has_subquery),
         Stmt::Insert(i) => i.rows.iter().flatten().any(Expr::has_subquery),
+        Stmt::Select(sel) => {
+            sel.where_.as_ref().is_some_and(Expr::has_subquery)
+                || sel.items.iter().any(|i| i.expr.has_subquery())
+                || sel
+                    .from
+                    .iter()
+                    .any(|f| f.join.as_ref().is_some_and(|j| j.on.has_subquery()))
+        }
         _ => false,
     }
 }
@@ -62,6 +71,15 @@ fn has_subquery(stmt: &Stmt) -> bool {
 fn unsupported(ck: &Checker, stmt: &Stmt) -> Option<&'static str> {
     match stmt {
         Stmt::Insert(_) if has_subquery(stmt) => Some("insert-subquery"),
+        // InnoDB READ UNCOMMITTED: the subqueries of writes and locking reads
+        // are plain (dirty) reads while the outer rows are current reads.
+        Stmt::Update(_) | Stmt::Delete(_) | Stmt::Select(Select { lock: Some(_), .. })
+            if ck.family == Family::Innodb
+                && ck.history.isolation == Isolation::ReadUncommitted
+                && has_subquery(stmt) =>
+        {
+            Some("read-uncommitted-subquery")
+        }
         // MariaDB's scratch tables have no foreign keys, and INSERT IGNORE
         // skips rows that violate one instead of failing.
         Stmt::Insert(i)
