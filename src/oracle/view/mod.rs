@@ -11,10 +11,13 @@
 //! Soundness over coverage (the false-positive classes of APTrans §4.3 are
 //! designed out): snapshot points are data per engine and checked against the
 //! servers; a statement that blocked where no conflict was predicted, an
-//! unpredicted abort, a statement the scratch
-//! evaluation cannot run or a feature the model does not cover (upserts,
-//! REPLACE) stops the comparison and makes the case *undecided*; results are
-//! compared as bags, LIMIT results only when no row can have been cut.
+//! unpredicted abort, a statement the scratch evaluation cannot run, or a
+//! situation the model does not cover (InnoDB scans resumed after a wait at
+//! READ COMMITTED, partial writes visible at READ UNCOMMITTED, INSERTs with subqueries)
+//! stops the comparison and makes the case *undecided*; results are compared
+//! as bags, LIMIT results only when no row can have been cut. Writes are the
+//! difference of the scratch table before and after, so upserts and REPLACE
+//! are covered.
 //! Statements resumed by one lock release have no observable order: every
 //! order is tried ([`orders`]); a violation needs all of them to violate.
 //!
