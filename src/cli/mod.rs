@@ -93,7 +93,7 @@ pub struct EngineArgs {
     #[arg(long)]
     pub db: Option<String>,
     /// Self-test: wrap the engine in a fault injector (lose-write, stale-update,
-    /// stale-read).
+    /// stale-read, dirty-read, missed-own-write).
     #[arg(long, hide = true)]
     pub fault: Option<String>,
 }

@@ -11,6 +11,9 @@
 //!   rows had when its transaction began, while reporting (`rid`, `wl`) the
 //!   versions it should have read — a statement that reads a stale version
 //!   inside a transaction but not outside.
+//! - `dirty-read`, `missed-own-write`: see [`reads`].
+
+mod reads;
 
 use super::{Canceller, Engine, EngineError, EngineProfile, QueryResult, Session, WaitSignal};
 use crate::instrument::{run_prepared, Prepared};
@@ -26,6 +29,8 @@ pub enum Fault {
     LoseWrite,
     StaleUpdate,
     StaleRead,
+    DirtyRead,
+    MissedOwnWrite,
 }
 
 impl Fault {
@@ -34,6 +39,8 @@ impl Fault {
             Fault::LoseWrite => "lose-write",
             Fault::StaleUpdate => "stale-update",
             Fault::StaleRead => "stale-read",
+            Fault::DirtyRead => "dirty-read",
+            Fault::MissedOwnWrite => "missed-own-write",
         }
     }
 }
@@ -45,8 +52,10 @@ impl FromStr for Fault {
             "lose-write" => Ok(Fault::LoseWrite),
             "stale-update" => Ok(Fault::StaleUpdate),
             "stale-read" => Ok(Fault::StaleRead),
+            "dirty-read" => Ok(Fault::DirtyRead),
+            "missed-own-write" => Ok(Fault::MissedOwnWrite),
             _ => Err(format!(
-                "unknown fault '{s}' (lose-write, stale-update, stale-read)"
+                "unknown fault '{s}' (lose-write, stale-update, stale-read, dirty-read, missed-own-write)"
             )),
         }
     }
@@ -60,6 +69,7 @@ struct Shared {
     commits: u64,
     fired: bool,
     schema: Schema,
+    uncommitted: reads::Uncommitted,
 }
 
 pub struct FaultyEngine {
@@ -86,6 +96,7 @@ impl FaultyEngine {
             s.fired = false;
             s.open = 0;
             s.commits = 0;
+            s.uncommitted.clear();
         }
     }
 }
@@ -125,6 +136,7 @@ impl Engine for FaultyEngine {
             shared: self.shared.clone(),
             in_txn: false,
             began_at: 0,
+            reads: reads::SessionReads::default(),
         }))
     }
     fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError> {
@@ -146,6 +158,7 @@ struct FaultySession {
     in_txn: bool,
     /// `Shared::commits` when this session's transaction began.
     began_at: u64,
+    reads: reads::SessionReads,
 }
 
 impl FaultySession {
@@ -160,6 +173,7 @@ impl FaultySession {
                 self.began_at = s.commits;
             } else {
                 s.open = s.open.saturating_sub(1);
+                self.reads.end_txn(&mut s.uncommitted);
             }
         }
     }
@@ -174,6 +188,7 @@ impl FaultySession {
         let concurrent = match self.fault {
             Fault::LoseWrite => s.open >= 2,
             Fault::StaleUpdate | Fault::StaleRead => s.commits > self.began_at,
+            Fault::DirtyRead | Fault::MissedOwnWrite => s.open >= 2,
         };
         if self.in_txn && concurrent && !s.fired {
             s.fired = true;
@@ -247,6 +262,43 @@ impl FaultySession {
         }
         out.rows = res.rows;
     }
+
+    /// `dirty-read` / `missed-own-write` inside a transaction (see [`reads`]).
+    fn run_with_read_fault(&mut self, p: &Prepared) -> Outcome {
+        let dirty = self.fault == Fault::DirtyRead;
+        let schema = match self.shared.lock() {
+            Ok(s) => s.schema.clone(),
+            Err(_) => return run_prepared(self.inner.as_mut(), p),
+        };
+        if p.kind == StmtKind::Select && self.dialect == Dialect::Sqlite {
+            let images = match self.shared.lock() {
+                Ok(s) => self.reads.faulty_images(dirty, &s.uncommitted),
+                Err(_) => Vec::new(),
+            };
+            if !images.is_empty() && self.claim() {
+                return reads::run_shadowed(self.inner.as_mut(), self.dialect, p, &images);
+            }
+        }
+        self.reads
+            .before_write(self.inner.as_mut(), &schema, self.dialect, p);
+        let out = run_prepared(self.inner.as_mut(), p);
+        let mut unc = reads::Uncommitted::default();
+        self.reads.after(
+            self.inner.as_mut(),
+            &schema,
+            self.dialect,
+            &out,
+            dirty.then_some(&mut unc),
+        );
+        if let Ok(mut s) = self.shared.lock() {
+            s.uncommitted.merge(unc);
+        }
+        match p.kind {
+            StmtKind::Commit | StmtKind::Rollback => self.set_in_txn(false),
+            _ => {}
+        }
+        out
+    }
 }
 
 impl Session for FaultySession {
@@ -259,6 +311,9 @@ impl Session for FaultySession {
     }
 
     fn run(&mut self, p: &Prepared) -> Outcome {
+        if matches!(self.fault, Fault::DirtyRead | Fault::MissedOwnWrite) && self.in_txn {
+            return self.run_with_read_fault(p);
+        }
         if p.kind == StmtKind::Begin && matches!(self.fault, Fault::StaleUpdate | Fault::StaleRead)
         {
             self.snapshot_tables();

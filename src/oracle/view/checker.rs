@@ -1,0 +1,336 @@
+//! Walking the actual schedule: transaction control maintains the version
+//! history and the lock table; data statements are predicted and compared by
+//! [`super::statement`].
+
+use super::locks::LockTable;
+use super::scratch::Scratch;
+use super::versions::{Pos, VersionStore, Writer};
+use super::visibility::{rule, Family, Rule};
+use super::{Conclusion, ORACLE};
+use crate::engine::{Engine, EngineError};
+use crate::instrument::{prepare_case, Prepared};
+use crate::model::{EventKind, History, Stmt, StmtRef, TestCase};
+use crate::oracle::compare::state_diff;
+use crate::oracle::{Finding, Verdict};
+use serde_json::json;
+use std::collections::{HashMap, HashSet};
+
+/// Why the walk stopped early.
+#[derive(Debug)]
+pub enum Stop {
+    /// The model cannot compare the rest soundly.
+    Undecided(String),
+    /// A violation was recorded; the actual state has left the predicted one.
+    Violation,
+}
+
+pub fn undecided(reason: &str) -> Stop {
+    Stop::Undecided(reason.to_string())
+}
+
+#[derive(Debug, Default)]
+pub struct TxnState {
+    pub autocommit: bool,
+    /// Where the transaction's snapshot (read view) was taken.
+    pub snapshot: Option<Pos>,
+    /// InnoDB: a consistent read that read no row may not have touched the
+    /// table (the optimizer answers an impossible WHERE without InnoDB), so it
+    /// may or may not have created the read view; where it ran.
+    pub tentative_snapshot: Option<Pos>,
+    pub savepoints: Vec<(String, Pos)>,
+}
+
+pub struct Checker<'a> {
+    pub case: &'a TestCase,
+    pub history: &'a History,
+    pub family: Family,
+    pub rule: Rule,
+    /// ROLLBACK TO SAVEPOINT releases row locks taken after the savepoint.
+    pub savepoint_releases_locks: bool,
+    pub scratch: &'a mut Scratch,
+    pub prepared: HashMap<StmtRef, Prepared>,
+    pub store: VersionStore,
+    pub locks: LockTable,
+    pub txns: HashMap<u32, TxnState>,
+    pub submitted_at: HashMap<StmtRef, Pos>,
+    /// Statements the engine reported as waiting for a lock.
+    pub blocked: HashSet<StmtRef>,
+    /// Statements waiting for a lock now (they may have written part of their rows).
+    pub waiting: HashSet<StmtRef>,
+    /// Transactions whose lock wait ends in an error: their locks are ignored.
+    pub doomed_txns: HashSet<u32>,
+    pub findings: Vec<Finding>,
+}
+
+/// Runs the oracle on one executed case.
+pub fn run(
+    engine: &mut dyn Engine,
+    case: &TestCase,
+    history: &History,
+) -> Result<Conclusion, EngineError> {
+    let mut scratch = match Scratch::open(engine, &case.schema, case.isolation)? {
+        Ok(s) => s,
+        Err(_) => return Ok(undecided_case("scratch-setup")),
+    };
+    let Some(histories) = super::orders::candidate_histories(history) else {
+        return Ok(undecided_case("too-many-resume-orders"));
+    };
+    let family = Family::of(engine.dialect());
+    let snapshot_isolation = engine
+        .info()
+        .settings
+        .get("innodb_snapshot_isolation")
+        .is_some_and(|v| v.eq_ignore_ascii_case("on") || v == "1");
+    let setup = Setup {
+        family,
+        rule: rule(family, history.isolation, snapshot_isolation),
+        savepoint_releases_locks: family == Family::Postgres
+            || engine.profile().savepoint_rollback_releases_locks,
+        prepared: prepare_case(engine.dialect(), case),
+    };
+    // A violation only if every possible order violates; decided if one matches.
+    let mut first: Option<Conclusion> = None;
+    let mut undecided_reason = None;
+    for h in &histories {
+        let c = walk_one(&setup, &mut scratch, case, h);
+        match (&c.undecided, c.findings.is_empty()) {
+            (None, true) => return Ok(c),
+            (Some(r), true) => {
+                undecided_reason.get_or_insert_with(|| r.clone());
+            }
+            _ => {}
+        }
+        if first.is_none() && !c.findings.is_empty() {
+            first = Some(c);
+        }
+    }
+    Ok(match (undecided_reason, first) {
+        (None, Some(c)) => c,
+        (Some(r), _) => undecided_case(&r),
+        (None, None) => undecided_case("no-order"),
+    })
+}
+
+fn undecided_case(reason: &str) -> Conclusion {
+    Conclusion {
+        findings: Vec::new(),
+        undecided: Some(reason.to_string()),
+    }
+}
+
+/// What stays the same across the candidate orders.
+struct Setup {
+    family: Family,
+    rule: Rule,
+    savepoint_releases_locks: bool,
+    prepared: HashMap<StmtRef, Prepared>,
+}
+
+fn walk_one(
+    setup: &Setup,
+    scratch: &mut Scratch,
+    case: &TestCase,
+    history: &History,
+) -> Conclusion {
+    let mut ck = Checker {
+        case,
+        history,
+        family: setup.family,
+        rule: setup.rule,
+        savepoint_releases_locks: setup.savepoint_releases_locks,
+        scratch,
+        prepared: setup.prepared.clone(),
+        store: VersionStore::initial(case),
+        locks: LockTable::default(),
+        txns: case
+            .txns
+            .iter()
+            .map(|t| {
+                (
+                    t.id,
+                    TxnState {
+                        autocommit: t.autocommit,
+                        ..TxnState::default()
+                    },
+                )
+            })
+            .collect(),
+        submitted_at: HashMap::new(),
+        blocked: history
+            .events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::Blocked { .. }))
+            .map(|e| e.stmt)
+            .collect(),
+        doomed_txns: HashSet::new(),
+        waiting: HashSet::new(),
+        findings: Vec::new(),
+    };
+    let stop = ck.walk().err();
+    Conclusion {
+        findings: ck.findings,
+        undecided: match stop {
+            Some(Stop::Undecided(r)) => Some(r),
+            _ => None,
+        },
+    }
+}
+
+/// Statements that waited and then failed with a concurrency error (deadlock
+/// victims, timeouts, cancellations).
+fn doomed_waits(history: &History) -> HashSet<StmtRef> {
+    history
+        .outcomes
+        .iter()
+        .filter(|o| {
+            o.outcome
+                .error
+                .as_ref()
+                .is_some_and(|e| e.class.is_concurrency())
+        })
+        .map(|o| o.stmt)
+        .collect()
+}
+
+impl Checker<'_> {
+    fn walk(&mut self) -> Result<(), Stop> {
+        self.normalise_initial_rows()?;
+        let doomed = doomed_waits(self.history);
+        for (i, e) in self.history.events.iter().enumerate() {
+            // Position 0 is the initial data, committed before every event.
+            let pos = i + 1;
+            match e.kind {
+                EventKind::Submitted => {
+                    self.submitted_at.insert(e.stmt, pos);
+                    if self.blocked.contains(&e.stmt) {
+                        super::statement::on_blocked_submit(self, e.stmt, pos)?;
+                    }
+                }
+                EventKind::Blocked { .. } if doomed.contains(&e.stmt) => {
+                    // Its engine may have rolled the transaction back at any
+                    // point from here on (a deadlock victim's error can be
+                    // reported late): its locks no longer count, and at READ
+                    // UNCOMMITTED its writes may or may not be visible.
+                    if self.rule.plain_read == super::visibility::ViewRule::Uncommitted {
+                        return Err(undecided("doomed-transaction"));
+                    }
+                    self.locks.release(e.stmt.txn);
+                    self.doomed_txns.insert(e.stmt.txn);
+                    self.waiting.insert(e.stmt);
+                }
+                EventKind::Blocked { .. } => {
+                    self.waiting.insert(e.stmt);
+                }
+                EventKind::Skipped => {}
+                EventKind::Completed { .. } => {
+                    self.waiting.remove(&e.stmt);
+                    self.on_complete(e.stmt, pos)?;
+                }
+                EventKind::Aborted => self.end_txn(e.stmt.txn, None),
+                EventKind::TimedOut => return Err(undecided("timed-out")),
+            }
+        }
+        self.compare_final_state()
+    }
+
+    /// Replaces the initial rows (case literals) by what the engine stores for
+    /// them, so they compare with rows the engine returns.
+    fn normalise_initial_rows(&mut self) -> Result<(), Stop> {
+        let state = self.store.committed_state();
+        let mut normal = std::collections::BTreeMap::new();
+        for (table, rows) in &state {
+            self.scratch
+                .fill(table, rows)
+                .map_err(|_| undecided("scratch-initial-rows"))?;
+            let read = self
+                .scratch
+                .read(table)
+                .map_err(|_| undecided("scratch-initial-rows"))?;
+            normal.insert(table.clone(), read);
+        }
+        self.store.replace_initial(&normal);
+        Ok(())
+    }
+
+    fn on_complete(&mut self, r: StmtRef, pos: Pos) -> Result<(), Stop> {
+        let Some(cs) = self.case.stmt(r) else {
+            return Err(undecided("unknown-statement"));
+        };
+        let ok = self
+            .history
+            .outcome(r)
+            .is_some_and(crate::model::Outcome::ok);
+        let txn = r.txn;
+        let writer = Writer::Txn(txn);
+        match &cs.stmt {
+            Stmt::Begin if ok => Ok(()),
+            Stmt::Savepoint(name) if ok => {
+                if let Some(t) = self.txns.get_mut(&txn) {
+                    t.savepoints.push((name.clone(), pos));
+                }
+                Ok(())
+            }
+            Stmt::RollbackTo(name) if ok => {
+                let Some(t) = self.txns.get_mut(&txn) else {
+                    return Err(undecided("unknown-transaction"));
+                };
+                let Some(i) = t.savepoints.iter().rposition(|(n, _)| n == name) else {
+                    return Err(undecided("unknown-savepoint"));
+                };
+                let from = t.savepoints[i].1;
+                t.savepoints.truncate(i + 1);
+                self.store.rollback(writer, from);
+                if self.savepoint_releases_locks {
+                    self.locks.release_from(txn, from, false);
+                }
+                Ok(())
+            }
+            Stmt::Commit if ok => {
+                self.end_txn(txn, Some(pos));
+                Ok(())
+            }
+            Stmt::Rollback if ok => {
+                self.end_txn(txn, None);
+                Ok(())
+            }
+            Stmt::Commit => Err(undecided("commit-failed")),
+            Stmt::Begin | Stmt::Savepoint(_) | Stmt::RollbackTo(_) | Stmt::Rollback => {
+                Err(undecided("control-statement-failed"))
+            }
+            Stmt::Select(_) | Stmt::Insert(_) | Stmt::Update(_) | Stmt::Delete(_) => {
+                super::statement::on_complete(self, r, pos)
+            }
+        }
+    }
+
+    /// Commits (`Some(position)`) or rolls back `txn`, releasing its locks.
+    fn end_txn(&mut self, txn: u32, commit_at: Option<Pos>) {
+        match commit_at {
+            Some(at) => self.store.commit(Writer::Txn(txn), at),
+            None => self.store.rollback(Writer::Txn(txn), 0),
+        }
+        self.locks.release(txn);
+        if let Some(t) = self.txns.get_mut(&txn) {
+            t.snapshot = None;
+            t.tentative_snapshot = None;
+            t.savepoints.clear();
+        }
+    }
+
+    fn compare_final_state(&mut self) -> Result<(), Stop> {
+        if self.history.final_state_error.is_some() {
+            return Err(undecided("no-final-state"));
+        }
+        let expected = self.store.committed_state();
+        if let Some(diff) = state_diff(&self.history.final_state, &expected) {
+            self.findings.push(Finding {
+                oracle: ORACLE.into(),
+                kind: "final-state".into(),
+                verdict: Verdict::Violation,
+                summary: "the final state differs from the one the version history predicts".into(),
+                evidence: json!({ "diff": diff, "expected": expected }),
+            });
+        }
+        Ok(())
+    }
+}

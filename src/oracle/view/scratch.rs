@@ -1,0 +1,208 @@
+//! Evaluating statements in the engine itself, on a predicted view: one
+//! session with a TEMPORARY table per base table (same name, same columns and
+//! unique/CHECK constraints, no foreign keys), which shadows the base table for
+//! unqualified names in every supported engine. A view is materialised by
+//! replacing the scratch table's rows; the case's own instrumented statement
+//! then runs unchanged, so NULLs, casts, collations and the instrumentation
+//! (rows read and written) come from the engine, not from a re-implementation.
+
+use crate::engine::{Engine, EngineError, Session, WaitSignal};
+use crate::instrument::{run_prepared, Prepared};
+use crate::model::{Expr, FromItem, Outcome, Schema, Select, SelectItem, Table, Value, RID, WL};
+use crate::sql::{self, Dialect};
+use std::collections::HashMap;
+
+pub struct Scratch {
+    session: Box<dyn Session>,
+    dialect: Dialect,
+    schema: Schema,
+    /// What each scratch table holds now (`None`: unknown).
+    filled: HashMap<String, Vec<Vec<Value>>>,
+}
+
+/// A scratch statement the engine refused (the case is then undecided).
+pub type ScratchResult<T> = Result<T, String>;
+
+/// The scratch copy of `t`: unique indexes become UNIQUE constraints, other
+/// indexes are dropped (they do not change a statement's result on a given
+/// view). Foreign keys are kept on SQLite (whose scratch session turns their
+/// enforcement off while it fills tables) and PostgreSQL (which empties a
+/// table and the tables referencing it with TRUNCATE ... CASCADE); MariaDB's
+/// temporary tables have none, so an actual foreign-key error is undecided there.
+fn scratch_table(d: Dialect, t: &Table) -> Table {
+    let mut s = t.clone();
+    s.uniques.extend(
+        t.indexes
+            .iter()
+            .filter(|i| i.unique)
+            .map(|i| i.columns.clone()),
+    );
+    s.indexes.clear();
+    if d == Dialect::Mysql {
+        s.foreign_keys.clear();
+    }
+    s
+}
+
+fn columns(t: &Table) -> Vec<String> {
+    let mut names = vec![RID.to_string(), WL.to_string()];
+    names.extend(t.columns.iter().map(|c| c.name.clone()));
+    names
+}
+
+impl Scratch {
+    /// Opens a scratch session on `engine` and creates the scratch tables.
+    /// `Ok(Err(..))`: the engine refused the scratch DDL.
+    pub fn open(
+        engine: &mut dyn Engine,
+        schema: &Schema,
+        isolation: crate::model::Isolation,
+    ) -> Result<ScratchResult<Scratch>, EngineError> {
+        let session = engine.open_session(isolation, WaitSignal::new())?;
+        let mut s = Scratch {
+            session,
+            dialect: engine.dialect(),
+            schema: schema.clone(),
+            filled: HashMap::new(),
+        };
+        for t in &schema.tables {
+            let ddl = sql::create_table(s.dialect, &scratch_table(s.dialect, t));
+            let Some(create) = ddl.first() else { continue };
+            let Some(rest) = create.strip_prefix("CREATE TABLE ") else {
+                return Ok(Err(format!("unexpected DDL: {create}")));
+            };
+            if let Err(e) = s.query(&format!("CREATE TEMPORARY TABLE {rest}")) {
+                return Ok(Err(e));
+            }
+            s.filled.insert(t.name.clone(), Vec::new());
+        }
+        Ok(Ok(s))
+    }
+
+    fn query(&mut self, sql: &str) -> ScratchResult<Vec<Vec<Value>>> {
+        self.session
+            .query(sql)
+            .map(|r| r.rows)
+            .map_err(|e| format!("{sql}: {} ({})", e.message, e.code))
+    }
+
+    fn table(&self, name: &str) -> ScratchResult<Table> {
+        self.schema
+            .table(name)
+            .cloned()
+            .ok_or_else(|| format!("unknown table {name}"))
+    }
+
+    /// Makes scratch table `name` hold exactly `rows` (`[rid, wl, columns...]`).
+    pub fn fill(&mut self, name: &str, rows: &[Vec<Value>]) -> ScratchResult<()> {
+        if self.filled.get(name).is_some_and(|r| r == rows) {
+            return Ok(());
+        }
+        self.filled.remove(name);
+        let t = self.table(name)?;
+        // Parent rows may be replaced before their children: SQLite checks
+        // foreign keys only while the scratch statement runs.
+        let fks = self.dialect == Dialect::Sqlite;
+        if fks {
+            self.query("PRAGMA foreign_keys=OFF")?;
+        }
+        let filled = self.replace_rows(&t, rows);
+        if fks {
+            self.query("PRAGMA foreign_keys=ON")?;
+        }
+        filled
+    }
+
+    fn replace_rows(&mut self, t: &Table, rows: &[Vec<Value>]) -> ScratchResult<()> {
+        let name = &t.name;
+        if self.dialect == Dialect::Postgres {
+            self.query(&format!("TRUNCATE {name} CASCADE"))?;
+            let referencing: Vec<String> = self
+                .schema
+                .tables
+                .iter()
+                .filter(|c| c.foreign_keys.iter().any(|fk| &fk.ref_table == name))
+                .map(|c| c.name.clone())
+                .collect();
+            for c in referencing {
+                self.filled.remove(&c);
+            }
+        } else {
+            self.query(&format!("DELETE FROM {name}"))?;
+        }
+        if !rows.is_empty() {
+            let tuples: Vec<String> = rows
+                .iter()
+                .map(|r| {
+                    let vals: Vec<String> = r
+                        .iter()
+                        .map(|v| sql::render_value(self.dialect, v))
+                        .collect();
+                    format!("({})", vals.join(", "))
+                })
+                .collect();
+            self.query(&format!(
+                "INSERT INTO {name} ({}) VALUES {}",
+                columns(t).join(", "),
+                tuples.join(", ")
+            ))?;
+        }
+        self.filled.insert(name.clone(), rows.to_vec());
+        Ok(())
+    }
+
+    /// Whether scratch table `name` holds known rows.
+    pub fn is_filled(&self, name: &str) -> bool {
+        self.filled.contains_key(name)
+    }
+
+    /// The rows of scratch table `name`, as the engine returns them, sorted.
+    pub fn read(&mut self, name: &str) -> ScratchResult<Vec<Vec<Value>>> {
+        let t = self.table(name)?;
+        let mut rows = self.query(&sql::select_state(self.dialect, &t))?;
+        rows.sort();
+        self.filled.insert(name.to_string(), rows.clone());
+        Ok(rows)
+    }
+
+    /// Runs an instrumented case statement on the scratch tables. A write
+    /// changes them; they are read back before their next use.
+    pub fn run(&mut self, p: &Prepared) -> Outcome {
+        if p.kind.is_write() {
+            if let crate::instrument::Shape::Write { table, .. } = &p.shape {
+                self.filled.remove(table);
+            }
+        }
+        run_prepared(self.session.as_mut(), p)
+    }
+
+    /// Row ids of scratch table `table` satisfying `where_`.
+    pub fn matching(&mut self, table: &str, where_: Option<&Expr>) -> ScratchResult<Vec<i64>> {
+        let sel = Select {
+            distinct: false,
+            items: vec![SelectItem {
+                expr: Expr::qcol(table, RID),
+                alias: None,
+            }],
+            from: vec![FromItem {
+                table: table.to_string(),
+                alias: table.to_string(),
+                join: None,
+            }],
+            where_: where_.cloned(),
+            group_by: vec![],
+            order_by: vec![],
+            limit: None,
+            lock: None,
+        };
+        let rows = self.query(&sql::render_select(self.dialect, &sel))?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| match r.first() {
+                Some(Value::Int(i)) => Some(*i),
+                Some(Value::Text(s)) => s.parse().ok(),
+                _ => None,
+            })
+            .collect())
+    }
+}

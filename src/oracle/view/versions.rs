@@ -1,0 +1,263 @@
+//! The version history (Troc's "database change history"): every version of
+//! every row, who wrote it, and when it committed. Built from the actual
+//! schedule, one event at a time; ROLLBACK and ROLLBACK TO SAVEPOINT remove
+//! versions.
+
+use crate::model::{TestCase, Value};
+use std::collections::BTreeMap;
+
+/// A position in the actual schedule: 1 + the index of an event in
+/// `History::events`; 0 is the initial data.
+pub type Pos = usize;
+
+/// Who wrote a version: an explicit transaction, or one autocommit statement of
+/// a session (its own transaction), or the initial data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Writer {
+    Initial,
+    Txn(u32),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Version {
+    /// `[rid, wl, user columns...]`, exactly as the engine stores the row.
+    pub row: Vec<Value>,
+    pub wl: String,
+    pub writer: Writer,
+    pub deleted: bool,
+    /// Where the version was written (for ROLLBACK TO SAVEPOINT).
+    pub written_at: Pos,
+    /// Where its writer committed; `None` while uncommitted.
+    pub committed_at: Option<Pos>,
+}
+
+impl Version {
+    pub fn is_committed_before(&self, pos: Pos) -> bool {
+        self.committed_at.is_some_and(|c| c < pos)
+    }
+}
+
+/// Which versions a statement sees (besides its own transaction's, always visible).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sight {
+    /// Every version, committed or not (read uncommitted).
+    Uncommitted,
+    /// Versions committed before this position.
+    CommittedBefore(Pos),
+}
+
+/// All versions of all rows, per table and row id, oldest first.
+#[derive(Clone, Debug, Default)]
+pub struct VersionStore {
+    rows: BTreeMap<String, BTreeMap<i64, Vec<Version>>>,
+}
+
+impl VersionStore {
+    /// The initial rows of a case, committed before the schedule starts.
+    pub fn initial(case: &TestCase) -> VersionStore {
+        let mut store = VersionStore::default();
+        for t in &case.schema.tables {
+            store.rows.entry(t.name.clone()).or_default();
+        }
+        for d in &case.data {
+            let table = store.rows.entry(d.table.clone()).or_default();
+            for r in &d.rows {
+                let mut row = vec![Value::Int(r.rid), Value::Text("0".into())];
+                row.extend(r.values.iter().cloned());
+                table.insert(
+                    r.rid,
+                    vec![Version {
+                        row,
+                        wl: "0".into(),
+                        writer: Writer::Initial,
+                        deleted: false,
+                        written_at: 0,
+                        committed_at: Some(0),
+                    }],
+                );
+            }
+        }
+        store
+    }
+
+    /// Replaces the rows of the initial versions by `rows` (per table, rows
+    /// `[rid, wl, columns...]` as the engine returns them), matched by row id.
+    pub fn replace_initial(&mut self, rows: &BTreeMap<String, Vec<Vec<Value>>>) {
+        for (table, list) in rows {
+            let Some(chains) = self.rows.get_mut(table) else {
+                continue;
+            };
+            for row in list {
+                let Some(Value::Int(rid)) = row.first() else {
+                    continue;
+                };
+                if let Some(v) = chains
+                    .get_mut(rid)
+                    .and_then(|c| c.iter_mut().find(|v| v.writer == Writer::Initial))
+                {
+                    v.row = row.clone();
+                }
+            }
+        }
+    }
+
+    /// The newest version of `(table, rid)` that `reader` sees: its own latest
+    /// version if it wrote the row, else the newest version `sight` admits.
+    pub fn visible(&self, table: &str, rid: i64, reader: Writer, sight: Sight) -> Option<&Version> {
+        let chain = self.rows.get(table)?.get(&rid)?;
+        chain.iter().rev().find(|v| {
+            (v.writer == reader && v.committed_at.is_none())
+                || match sight {
+                    Sight::Uncommitted => true,
+                    Sight::CommittedBefore(p) => v.is_committed_before(p),
+                }
+        })
+    }
+
+    /// The view of `table` for `reader`: the visible, not deleted versions.
+    pub fn view(&self, table: &str, reader: Writer, sight: Sight) -> Vec<&Version> {
+        let Some(rows) = self.rows.get(table) else {
+            return Vec::new();
+        };
+        rows.keys()
+            .filter_map(|rid| self.visible(table, *rid, reader, sight))
+            .filter(|v| !v.deleted)
+            .collect()
+    }
+
+    /// The newest committed version of a row (including a committed deletion).
+    pub fn latest_committed(&self, table: &str, rid: i64) -> Option<&Version> {
+        self.rows
+            .get(table)?
+            .get(&rid)?
+            .iter()
+            .rev()
+            .find(|v| v.committed_at.is_some())
+    }
+
+    /// The newest version of a row, committed or not.
+    pub fn newest(&self, table: &str, rid: i64) -> Option<&Version> {
+        self.rows.get(table)?.get(&rid)?.last()
+    }
+
+    pub fn push(&mut self, table: &str, rid: i64, v: Version) {
+        self.rows
+            .entry(table.to_string())
+            .or_default()
+            .entry(rid)
+            .or_default()
+            .push(v);
+    }
+
+    /// Marks every uncommitted version of `writer` committed at `at`.
+    pub fn commit(&mut self, writer: Writer, at: Pos) {
+        for v in self.all_mut() {
+            if v.writer == writer && v.committed_at.is_none() {
+                v.committed_at = Some(at);
+            }
+        }
+    }
+
+    /// Removes the uncommitted versions `writer` wrote at or after `from`
+    /// (ROLLBACK: `from = 0`; ROLLBACK TO SAVEPOINT: the savepoint's position).
+    pub fn rollback(&mut self, writer: Writer, from: Pos) {
+        for table in self.rows.values_mut() {
+            for chain in table.values_mut() {
+                chain.retain(|v| {
+                    !(v.writer == writer && v.committed_at.is_none() && v.written_at >= from)
+                });
+            }
+            table.retain(|_, chain| !chain.is_empty());
+        }
+    }
+
+    /// Whether a commit by someone other than `reader` happened in `(after, before)`.
+    pub fn commits_between(&self, reader: Writer, after: Pos, before: Pos) -> bool {
+        self.rows
+            .values()
+            .flat_map(|t| t.values())
+            .flatten()
+            .any(|v| v.writer != reader && v.committed_at.is_some_and(|c| c > after && c < before))
+    }
+
+    /// The committed state: every table's newest committed, not deleted rows,
+    /// as `[rid, wl, columns...]` sorted (the format of `History::final_state`).
+    pub fn committed_state(&self) -> crate::model::DbState {
+        let mut out = crate::model::DbState::new();
+        for (name, rows) in &self.rows {
+            let mut list: Vec<Vec<Value>> = rows
+                .values()
+                .filter_map(|chain| chain.iter().rev().find(|v| v.committed_at.is_some()))
+                .filter(|v| !v.deleted)
+                .map(|v| v.row.clone())
+                .collect();
+            list.sort();
+            out.insert(name.clone(), list);
+        }
+        out
+    }
+
+    fn all_mut(&mut self) -> impl Iterator<Item = &mut Version> {
+        self.rows
+            .values_mut()
+            .flat_map(|t| t.values_mut())
+            .flatten()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn version(wl: &str, writer: Writer, at: Pos, committed: Option<Pos>) -> Version {
+        Version {
+            row: vec![Value::Int(1), Value::Text(wl.into()), Value::Int(at as i64)],
+            wl: wl.into(),
+            writer,
+            deleted: false,
+            written_at: at,
+            committed_at: committed,
+        }
+    }
+
+    #[test]
+    fn own_versions_win_and_snapshots_hide_later_commits() {
+        let mut s = VersionStore::default();
+        s.push("t", 1, version("0", Writer::Initial, 0, Some(0)));
+        s.push("t", 1, version("0,2", Writer::Txn(2), 3, None));
+        let t1 = Writer::Txn(1);
+        assert_eq!(
+            s.visible("t", 1, t1, Sight::CommittedBefore(9)).unwrap().wl,
+            "0"
+        );
+        assert_eq!(s.visible("t", 1, t1, Sight::Uncommitted).unwrap().wl, "0,2");
+        s.commit(Writer::Txn(2), 5);
+        assert_eq!(
+            s.visible("t", 1, t1, Sight::CommittedBefore(5)).unwrap().wl,
+            "0"
+        );
+        assert_eq!(
+            s.visible("t", 1, t1, Sight::CommittedBefore(6)).unwrap().wl,
+            "0,2"
+        );
+        s.push("t", 1, version("0,2,7", t1, 7, None));
+        assert_eq!(
+            s.visible("t", 1, t1, Sight::CommittedBefore(1)).unwrap().wl,
+            "0,2,7"
+        );
+        assert!(s.commits_between(t1, 1, 6));
+        assert!(!s.commits_between(t1, 5, 9));
+    }
+
+    #[test]
+    fn rollback_to_savepoint_removes_later_versions_only() {
+        let mut s = VersionStore::default();
+        let t1 = Writer::Txn(1);
+        s.push("t", 1, version("1", t1, 2, None));
+        s.push("t", 1, version("1,3", t1, 4, None));
+        s.rollback(t1, 3);
+        assert_eq!(s.newest("t", 1).unwrap().wl, "1");
+        s.rollback(t1, 0);
+        assert!(s.newest("t", 1).is_none());
+    }
+}

@@ -1,0 +1,391 @@
+//! The `view` oracle's visibility rules, checked on the real servers
+//! (`TXFUZZ_MYSQL_URL`, `TXFUZZ_PG_URL`; the tests panic when they are unset).
+//! Each test runs a scripted interleaving that tells the rule apart from its
+//! alternatives, asserts what the server returned, and asserts that the oracle
+//! decided the case without a finding: had the rule table said otherwise
+//! (e.g. an InnoDB snapshot at BEGIN), the oracle would report a violation here.
+//! Each test opens its own engine (own database or schema), so they run in parallel.
+
+use txfuzz::campaign::run_case;
+use txfuzz::engine::mysql::MysqlEngine;
+use txfuzz::engine::postgres::PgEngine;
+use txfuzz::engine::Engine;
+use txfuzz::exec::ExecOptions;
+use txfuzz::model::{ErrorClass, EventKind, History, Isolation, StmtRef, TestCase, Value};
+use txfuzz::oracle::{CheckStats, Finding, OracleCounts, OracleKind};
+use txfuzz::testkit::*;
+
+fn mariadb() -> Box<dyn Engine> {
+    let url = std::env::var("TXFUZZ_MYSQL_URL")
+        .expect("TXFUZZ_MYSQL_URL is not set: scripts/test.sh provisions MariaDB and exports it");
+    Box::new(MysqlEngine::connect(&url).unwrap_or_else(|e| panic!("{e}")))
+}
+
+fn postgres() -> Box<dyn Engine> {
+    let url = std::env::var("TXFUZZ_PG_URL")
+        .expect("TXFUZZ_PG_URL is not set: scripts/test.sh provisions PostgreSQL and exports it");
+    Box::new(PgEngine::connect(&url).unwrap_or_else(|e| panic!("{e}")))
+}
+
+fn at(txn: u32, index: u32) -> StmtRef {
+    StmtRef { txn, index }
+}
+
+/// Runs `case` at `iso` with the `view` oracle; asserts it decided the case
+/// without a finding.
+fn decided_clean(mut e: Box<dyn Engine>, case: &TestCase, iso: Isolation) -> History {
+    let mut case = case.clone();
+    case.isolation = iso;
+    let mut stats = CheckStats::default();
+    let (h, findings): (History, Vec<Finding>) = run_case(
+        e.as_mut(),
+        &case,
+        &[OracleKind::View],
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    let counts: OracleCounts = stats.oracle("view").clone();
+    assert!(findings.is_empty(), "{iso}: {findings:#?}\n{h:#?}");
+    assert_eq!(counts.checked, 1, "{iso}: {counts:?}\n{h:#?}");
+    h
+}
+
+/// The `v` a `SELECT k, v ... WHERE k = ?` returned.
+fn v_read(h: &History, r: StmtRef) -> Option<Value> {
+    h.outcome(r)?.rows.first()?.get(1).cloned()
+}
+
+fn blocked(h: &History, r: StmtRef) -> bool {
+    h.events
+        .iter()
+        .any(|e| e.stmt == r && matches!(e.kind, EventKind::Blocked { .. }))
+}
+
+/// T1 begins; T2 commits v=5; T1 reads (its snapshot); T2 commits v=6; T1 reads again.
+fn snapshot_after_begin() -> TestCase {
+    kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![select("t", Some(1)), select("t", Some(1))]),
+            autocommit(vec![set("t", 1, 5), set("t", 1, 6)]),
+        ],
+        "1 2 1 2 1 1",
+    )
+}
+
+/// T1 begins and writes another row; T2 commits v=5 on k=1; T1 reads k=1.
+fn write_before_first_read() -> TestCase {
+    kv_case(
+        &[(1, 10), (2, 20)],
+        vec![
+            committed(vec![set("t", 2, 21), select("t", Some(1))]),
+            autocommit(vec![set("t", 1, 5)]),
+        ],
+        "1 1 2 1 1",
+    )
+}
+
+/// T1 reads (snapshot), T2 commits v=v+5, T1 increments and reads its own version.
+fn update_after_concurrent_commit() -> TestCase {
+    kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![
+                select("t", Some(1)),
+                add("t", 1, 1),
+                select("t", Some(1)),
+            ]),
+            autocommit(vec![add("t", 1, 5)]),
+        ],
+        "1 1 2 1 1 1",
+    )
+}
+
+/// T1 holds an uncommitted v=5; T2 reads inside a transaction.
+fn read_of_uncommitted_write() -> TestCase {
+    kv_case(
+        &[(1, 10)],
+        vec![
+            (
+                false,
+                vec![
+                    txfuzz::model::Stmt::Begin,
+                    set("t", 1, 5),
+                    txfuzz::model::Stmt::Rollback,
+                ],
+            ),
+            committed(vec![select("t", Some(1))]),
+        ],
+        "1 1 2 2 2 1",
+    )
+}
+
+/// T1 reads k=1 inside a transaction; T2 (autocommit) writes k=1 before T1 commits.
+fn write_after_read_in_txn() -> TestCase {
+    kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![select("t", Some(1))]),
+            autocommit(vec![set("t", 1, 5), select("t", Some(1))]),
+        ],
+        "1 1 2 1 2",
+    )
+}
+
+/// Two transactions update k=1; the second waits for the first.
+fn two_writers() -> TestCase {
+    kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![add("t", 1, 1)]),
+            committed(vec![add("t", 1, 5), select("t", Some(1))]),
+        ],
+        "1 1 2 2 1 2 2",
+    )
+}
+
+// ---------------------------------------------------------------- MariaDB
+
+#[test]
+fn mariadb_repeatable_read_snapshot_is_taken_at_the_first_read_not_at_begin() {
+    let h = decided_clean(
+        mariadb(),
+        &snapshot_after_begin(),
+        Isolation::RepeatableRead,
+    );
+    assert_eq!(v_read(&h, at(1, 1)), Some(Value::Int(5)), "{h:#?}");
+    assert_eq!(v_read(&h, at(1, 2)), Some(Value::Int(5)), "{h:#?}");
+}
+
+#[test]
+fn mariadb_repeatable_read_a_write_does_not_take_the_snapshot() {
+    let h = decided_clean(
+        mariadb(),
+        &write_before_first_read(),
+        Isolation::RepeatableRead,
+    );
+    assert_eq!(v_read(&h, at(1, 2)), Some(Value::Int(5)), "{h:#?}");
+}
+
+#[test]
+fn mariadb_repeatable_read_update_reads_the_latest_committed_version() {
+    let h = decided_clean(
+        mariadb(),
+        &update_after_concurrent_commit(),
+        Isolation::RepeatableRead,
+    );
+    assert_eq!(v_read(&h, at(1, 1)), Some(Value::Int(10)), "{h:#?}");
+    // 10 + 5 (T2, committed after T1's snapshot) + 1, and T1 sees its own version.
+    assert_eq!(v_read(&h, at(1, 3)), Some(Value::Int(16)), "{h:#?}");
+}
+
+#[test]
+fn mariadb_read_committed_reads_take_a_snapshot_per_statement() {
+    let h = decided_clean(mariadb(), &snapshot_after_begin(), Isolation::ReadCommitted);
+    assert_eq!(v_read(&h, at(1, 1)), Some(Value::Int(5)), "{h:#?}");
+    assert_eq!(v_read(&h, at(1, 2)), Some(Value::Int(6)), "{h:#?}");
+}
+
+#[test]
+fn mariadb_read_uncommitted_reads_uncommitted_versions() {
+    let h = decided_clean(
+        mariadb(),
+        &read_of_uncommitted_write(),
+        Isolation::ReadUncommitted,
+    );
+    assert_eq!(v_read(&h, at(2, 1)), Some(Value::Int(5)), "{h:#?}");
+}
+
+#[test]
+fn mariadb_read_committed_does_not_read_uncommitted_versions() {
+    let h = decided_clean(
+        mariadb(),
+        &read_of_uncommitted_write(),
+        Isolation::ReadCommitted,
+    );
+    assert_eq!(v_read(&h, at(2, 1)), Some(Value::Int(10)), "{h:#?}");
+}
+
+#[test]
+fn mariadb_serializable_plain_reads_in_transactions_lock() {
+    let h = decided_clean(
+        mariadb(),
+        &write_after_read_in_txn(),
+        Isolation::Serializable,
+    );
+    assert!(blocked(&h, at(2, 0)), "{h:#?}");
+    assert_eq!(v_read(&h, at(2, 1)), Some(Value::Int(5)), "{h:#?}");
+}
+
+#[test]
+fn mariadb_repeatable_read_plain_reads_do_not_lock() {
+    let h = decided_clean(
+        mariadb(),
+        &write_after_read_in_txn(),
+        Isolation::RepeatableRead,
+    );
+    assert!(!blocked(&h, at(2, 0)), "{h:#?}");
+}
+
+/// (At READ COMMITTED/UNCOMMITTED a write that waited is undecided: InnoDB's
+/// scan without gap locks may have passed rows committed while it waited.)
+#[test]
+fn mariadb_writers_of_one_row_block() {
+    for iso in [Isolation::RepeatableRead, Isolation::Serializable] {
+        let h = decided_clean(mariadb(), &two_writers(), iso);
+        assert!(blocked(&h, at(2, 1)), "{iso}: {h:#?}");
+        assert_eq!(v_read(&h, at(2, 2)), Some(Value::Int(16)), "{iso}: {h:#?}");
+    }
+}
+
+// ------------------------------------------------------------- PostgreSQL
+
+#[test]
+fn postgres_snapshot_is_taken_at_the_first_statement_not_at_begin() {
+    for iso in [Isolation::RepeatableRead, Isolation::Serializable] {
+        let h = decided_clean(postgres(), &snapshot_after_begin(), iso);
+        assert_eq!(v_read(&h, at(1, 1)), Some(Value::Int(5)), "{iso}: {h:#?}");
+        assert_eq!(v_read(&h, at(1, 2)), Some(Value::Int(5)), "{iso}: {h:#?}");
+    }
+}
+
+#[test]
+fn postgres_a_write_takes_the_snapshot() {
+    // Unlike InnoDB, T1's first statement (a write) fixes its snapshot.
+    let h = decided_clean(
+        postgres(),
+        &write_before_first_read(),
+        Isolation::RepeatableRead,
+    );
+    assert_eq!(v_read(&h, at(1, 2)), Some(Value::Int(10)), "{h:#?}");
+}
+
+#[test]
+fn postgres_read_committed_reads_take_a_snapshot_per_statement() {
+    let h = decided_clean(
+        postgres(),
+        &snapshot_after_begin(),
+        Isolation::ReadCommitted,
+    );
+    assert_eq!(v_read(&h, at(1, 2)), Some(Value::Int(6)), "{h:#?}");
+}
+
+#[test]
+fn postgres_repeatable_read_write_conflict_aborts() {
+    for iso in [Isolation::RepeatableRead, Isolation::Serializable] {
+        let h = decided_clean(postgres(), &update_after_concurrent_commit(), iso);
+        let err = h
+            .outcome(at(1, 2))
+            .and_then(|o| o.error.as_ref())
+            .map(|e| e.class);
+        assert_eq!(err, Some(ErrorClass::SerializationFailure), "{iso}: {h:#?}");
+    }
+}
+
+#[test]
+fn postgres_read_committed_update_reads_the_latest_committed_version() {
+    let h = decided_clean(
+        postgres(),
+        &update_after_concurrent_commit(),
+        Isolation::ReadCommitted,
+    );
+    assert_eq!(v_read(&h, at(1, 3)), Some(Value::Int(16)), "{h:#?}");
+}
+
+#[test]
+fn postgres_read_committed_blocked_update_rechecks_the_new_version() {
+    // T1 sets v=5; T2's UPDATE ... WHERE v = 10 matched k=1 in its snapshot,
+    // waits for T1, then re-checks the committed v=5 and updates nothing.
+    let mut case = kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![set("t", 1, 5)]),
+            committed(vec![
+                txfuzz::model::Stmt::Update(txfuzz::model::Update {
+                    table: "t".into(),
+                    assignments: vec![txfuzz::model::Assignment {
+                        column: "v".into(),
+                        value: txfuzz::model::Expr::Lit(Value::Int(99)),
+                    }],
+                    where_: Some(txfuzz::model::Expr::eq(
+                        txfuzz::model::Expr::col("v"),
+                        txfuzz::model::Expr::Lit(Value::Int(10)),
+                    )),
+                }),
+                select("t", Some(1)),
+            ]),
+        ],
+        "1 1 2 2 1 2 2",
+    );
+    case.isolation = Isolation::ReadCommitted;
+    let h = decided_clean(postgres(), &case, Isolation::ReadCommitted);
+    assert!(blocked(&h, at(2, 1)), "{h:#?}");
+    assert!(
+        h.outcome(at(2, 1)).is_some_and(|o| o.writes.is_empty()),
+        "{h:#?}"
+    );
+    assert_eq!(v_read(&h, at(2, 2)), Some(Value::Int(5)), "{h:#?}");
+}
+
+#[test]
+fn postgres_writers_of_one_row_block() {
+    let h = decided_clean(postgres(), &two_writers(), Isolation::ReadCommitted);
+    assert!(blocked(&h, at(2, 1)), "{h:#?}");
+    assert_eq!(v_read(&h, at(2, 2)), Some(Value::Int(16)), "{h:#?}");
+}
+
+#[test]
+fn postgres_does_not_read_uncommitted_versions() {
+    let h = decided_clean(
+        postgres(),
+        &read_of_uncommitted_write(),
+        Isolation::ReadUncommitted,
+    );
+    assert_eq!(v_read(&h, at(2, 1)), Some(Value::Int(10)), "{h:#?}");
+}
+
+/// Runs `case` at `iso` with the `view` oracle; returns findings and counts.
+fn view_counts(
+    mut e: Box<dyn Engine>,
+    case: &TestCase,
+    iso: Isolation,
+) -> (History, Vec<Finding>, OracleCounts) {
+    let mut case = case.clone();
+    case.isolation = iso;
+    let mut stats = CheckStats::default();
+    let (h, findings) = run_case(
+        e.as_mut(),
+        &case,
+        &[OracleKind::View],
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    (h, findings, stats.oracle("view").clone())
+}
+
+#[test]
+fn mariadb_read_view_starts_at_the_first_read_that_reaches_innodb() {
+    // T2 commits v=5; T1's first SELECT has an impossible WHERE, which MariaDB
+    // answers without InnoDB, so no read view exists yet; T2 commits v=6;
+    // T1's next SELECT creates the read view and sees 6 (not 5).
+    let mut case = snapshot_after_begin();
+    if let txfuzz::model::Stmt::Select(s) = &mut case.txns[0].stmts[1].stmt {
+        s.where_ = Some(txfuzz::model::Expr::Between {
+            expr: Box::new(txfuzz::model::Expr::col("k")),
+            low: Box::new(txfuzz::model::Expr::Lit(Value::Int(15))),
+            high: Box::new(txfuzz::model::Expr::Lit(Value::Int(-4))),
+        });
+    }
+    let (h, f, counts) = view_counts(mariadb(), &case, Isolation::RepeatableRead);
+    assert_eq!(h.outcome(at(1, 1)).map(|o| o.rows.len()), Some(0), "{h:#?}");
+    assert_eq!(v_read(&h, at(1, 2)), Some(Value::Int(6)), "{h:#?}");
+    // Where the read view began is not observable: undecided, not a violation.
+    assert!(f.is_empty(), "{f:#?}");
+    assert_eq!(
+        counts.discarded.get("undecided:read-view-point-uncertain"),
+        Some(&1),
+        "{counts:?}"
+    );
+}
