@@ -275,10 +275,7 @@ fn an_unpredicted_block_is_undecided_not_a_violation() {
     });
     assert!(f.is_empty(), "{f:#?}");
     assert_eq!(counts.undecided, 1);
-    assert_eq!(
-        counts.discarded.get("undecided:unpredicted-block"),
-        Some(&1)
-    );
+    assert_eq!(counts.undecided_by.get("unpredicted-block"), Some(&1));
 }
 
 #[test]
@@ -293,7 +290,7 @@ fn an_unpredicted_abort_is_undecided_not_a_violation() {
     });
     assert!(f.is_empty(), "{f:#?}");
     assert_eq!(counts.undecided, 1);
-    assert_eq!(counts.discarded.get("undecided:unpredicted-busy"), Some(&1));
+    assert_eq!(counts.undecided_by.get("unpredicted-busy"), Some(&1));
 }
 
 /// T1 updates k=1 and stays open while T2 reads it; T1 then reads its own write.

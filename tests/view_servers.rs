@@ -384,7 +384,7 @@ fn mariadb_read_view_starts_at_the_first_read_that_reaches_innodb() {
     // Where the read view began is not observable: undecided, not a violation.
     assert!(f.is_empty(), "{f:#?}");
     assert_eq!(
-        counts.discarded.get("undecided:read-view-point-uncertain"),
+        counts.undecided_by.get("read-view-point-uncertain"),
         Some(&1),
         "{counts:?}"
     );

@@ -158,15 +158,25 @@ impl Summary {
                 .iter()
                 .map(|(k, v)| format!("{k} {v}"))
                 .collect();
+            let why: Vec<String> = c
+                .undecided_by
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            let list = |v: &[String]| {
+                if v.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", v.join(", "))
+                }
+            };
             s.push_str(&format!(
-                "{name}: checked {}  undecided {}  discarded {}\n",
+                "{name}: checked {}  undecided {}{}  discarded {}{}\n",
                 c.checked,
                 c.undecided,
-                if discarded.is_empty() {
-                    "0".to_string()
-                } else {
-                    discarded.join(", ")
-                }
+                list(&why),
+                c.discarded.values().sum::<u64>(),
+                list(&discarded),
             ));
         }
         if let Some(why) = &self.stopped {

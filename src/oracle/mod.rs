@@ -113,6 +113,9 @@ pub struct OracleCounts {
     pub checked: u64,
     /// Cases it could not compare soundly (counted, never reported as violations).
     pub undecided: u64,
+    /// Undecided cases by reason.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub undecided_by: BTreeMap<String, u64>,
     /// Cases it dropped before checking, by reason (`decycling`, `blocking`, ...).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub discarded: BTreeMap<String, u64>,
@@ -124,6 +127,9 @@ impl OracleCounts {
         self.undecided += other.undecided;
         for (k, v) in &other.discarded {
             *self.discarded.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &other.undecided_by {
+            *self.undecided_by.entry(k.clone()).or_default() += v;
         }
     }
 }

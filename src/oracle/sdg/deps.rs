@@ -57,7 +57,17 @@ pub struct Sdg {
 
 /// Why a history cannot be turned into a replayable graph.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Undecided(pub String);
+pub struct Undecided {
+    /// A short reason, counted in `summary.json` (`oracle_counts.sdg.undecided_by`).
+    pub key: &'static str,
+    pub detail: String,
+}
+
+impl Undecided {
+    pub fn new(key: &'static str, detail: String) -> Undecided {
+        Undecided { key, detail }
+    }
+}
 
 type RowKey = (String, i64);
 
@@ -80,7 +90,7 @@ impl Chain {
 /// updates a row whose key a concurrent transaction changed after the
 /// snapshot: its reads see the old key's snapshot version and its own update.
 fn two_versions(op: u32, table: &str, rid: i64) -> Undecided {
-    Undecided(format!(
+    Undecided::new("two-versions", format!(
         "op {op} saw row {table}:{rid} at two versions (a snapshot read mixed with its transaction's own update of a newer version)"
     ))
 }
@@ -165,9 +175,12 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
     for &op in &nodes {
         let mut view: BTreeMap<String, BTreeMap<i64, String>> = BTreeMap::new();
         for v in vsr.vsrs.get(&op).into_iter().flatten() {
-            let o = outcome(*v)
-                .filter(|o| o.ok())
-                .ok_or_else(|| Undecided(format!("the version-set read of op {op} did not run")))?;
+            let o = outcome(*v).filter(|o| o.ok()).ok_or_else(|| {
+                Undecided::new(
+                    "vsr-missing",
+                    format!("the version-set read of op {op} did not run"),
+                )
+            })?;
             let Some((_, Stmt::Select(q))) = by_op.get(v) else {
                 continue;
             };
@@ -186,7 +199,12 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
     let mut longest: BTreeMap<RowKey, Vec<u32>> = BTreeMap::new();
     let mut observed: Vec<(RowKey, Vec<u32>)> = Vec::new();
     let mut note = |table: &str, rid: i64, wl: &str| -> Result<(), Undecided> {
-        let ops = parse_wl(wl).ok_or_else(|| Undecided(format!("unparsable write list '{wl}'")))?;
+        let ops = parse_wl(wl).ok_or_else(|| {
+            Undecided::new(
+                "unparsable-write-list",
+                format!("unparsable write list '{wl}'"),
+            )
+        })?;
         let key = (table.to_string(), rid);
         let e = longest.entry(key.clone()).or_default();
         if ops.len() > e.len() {
@@ -231,10 +249,10 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
                 Some(a) => note(&w.table, w.rid, a)?,
                 None => {
                     if deleter.insert((w.table.clone(), w.rid), op).is_some() {
-                        return Err(Undecided(format!(
-                            "row {}:{} deleted twice",
-                            w.table, w.rid
-                        )));
+                        return Err(Undecided::new(
+                            "deleted-twice",
+                            format!("row {}:{} deleted twice", w.table, w.rid),
+                        ));
                     }
                 }
             }
@@ -247,19 +265,22 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
     }
     for (key, ops) in &observed {
         if !longest[key].starts_with(ops) {
-            return Err(Undecided(format!(
-                "row {}:{} has branching versions",
-                key.0, key.1
-            )));
+            return Err(Undecided::new(
+                "branching-versions",
+                format!("row {}:{} has branching versions", key.0, key.1),
+            ));
         }
     }
     let mut chains: BTreeMap<RowKey, Chain> = BTreeMap::new();
     for (key, ops) in longest {
         if let Some(&op) = ops.iter().find(|&&op| op != 0 && !nodes.contains(&op)) {
-            return Err(Undecided(format!(
-                "row {}:{} has a version written by op {op}, which did not commit",
-                key.0, key.1
-            )));
+            return Err(Undecided::new(
+                "uncommitted-version",
+                format!(
+                    "row {}:{} has a version written by op {op}, which did not commit",
+                    key.0, key.1
+                ),
+            ));
         }
         chains.insert(key, Chain { ops, deleter: None });
     }
@@ -291,10 +312,13 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
         match blind.get(&key.0).map(Vec::as_slice) {
             Some([op]) => chain.deleter = Some(*op),
             Some(_) => {
-                return Err(Undecided(format!(
-                    "row {}:{} was removed by one of several REPLACE statements",
-                    key.0, key.1
-                )))
+                return Err(Undecided::new(
+                    "replace-deletion",
+                    format!(
+                        "row {}:{} was removed by one of several REPLACE statements",
+                        key.0, key.1
+                    ),
+                ))
             }
             None => {}
         }
@@ -368,20 +392,26 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
                     None => match (chain.ops.first().copied(), chain.deleter) {
                         (Some(0), Some(d)) => edge(d, op, DepKind::Read, false, key),
                         (Some(0), None) => {
-                            return Err(Undecided(format!(
-                                "op {op} did not see row {}:{}, which was never deleted",
-                                key.0, key.1
-                            )))
+                            return Err(Undecided::new(
+                                "row-missing",
+                                format!(
+                                    "op {op} did not see row {}:{}, which was never deleted",
+                                    key.0, key.1
+                                ),
+                            ))
                         }
                         (Some(c), None) => edge(op, c, DepKind::Anti, false, key),
                         (Some(c), Some(d)) => match clock.absent_side(op, c, d) {
                             Some(Side::BeforeCreation) => edge(op, c, DepKind::Anti, false, key),
                             Some(Side::AfterDeletion) => edge(d, op, DepKind::Read, false, key),
                             None => {
-                                return Err(Undecided(format!(
+                                return Err(Undecided::new(
+                                    "insert-delete-ambiguous",
+                                    format!(
                                 "op {op} did not see row {}:{}, inserted and deleted in this case",
                                 key.0, key.1
-                            )))
+                            ),
+                                ))
                             }
                         },
                         (None, _) => {}

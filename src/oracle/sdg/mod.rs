@@ -67,7 +67,7 @@ pub struct Refined {
 enum Refinement {
     Done(Box<Refined>),
     Discarded(Discard),
-    Undecided(String),
+    Undecided(Undecided),
     /// The server went away during a refinement round.
     Lost(History),
 }
@@ -103,7 +103,7 @@ fn refine(
         }
         let g = match deps::build(&v, &h) {
             Ok(g) => g,
-            Err(Undecided(why)) => return Ok(Refinement::Undecided(why)),
+            Err(why) => return Ok(Refinement::Undecided(why)),
         };
         let cyclic = order::cyclic_nodes(&g);
         if cyclic.is_empty() {
@@ -140,9 +140,16 @@ fn remove_target(v: &VsrCase, op: u32) -> Option<VsrCase> {
 }
 
 /// Counts a case that cannot be compared soundly; reports nothing.
-pub(crate) fn undecided(stats: &mut CheckStats, case: &TestCase, why: &str) -> Vec<Finding> {
+pub(crate) fn undecided(
+    stats: &mut CheckStats,
+    case: &TestCase,
+    key: &'static str,
+    why: &str,
+) -> Vec<Finding> {
     tracing::debug!(case = case.index, why, "sdg undecided");
-    stats.oracle(NAME).undecided += 1;
+    let counts = stats.oracle(NAME);
+    counts.undecided += 1;
+    *counts.undecided_by.entry(key.to_string()).or_default() += 1;
     Vec::new()
 }
 
@@ -172,7 +179,7 @@ pub fn check(
                 .or_default() += 1;
             return Ok(Vec::new());
         }
-        Refinement::Undecided(why) => return Ok(undecided(stats, case, &why)),
+        Refinement::Undecided(why) => return Ok(undecided(stats, case, why.key, &why.detail)),
         Refinement::Lost(h) => {
             let mut found = super::crash::check(&h);
             for f in &mut found {

@@ -127,11 +127,17 @@ pub fn check_refined(
         return Ok(undecided(
             stats,
             case,
+            "constraint-outside-snapshot",
             "a constraint error may come from a row outside the statement's snapshot",
         ));
     }
     let Some(order) = order::random_topological(&r.graph, rng) else {
-        return Ok(undecided(stats, case, "the refined graph has a cycle"));
+        return Ok(undecided(
+            stats,
+            case,
+            "cyclic",
+            "the refined graph has a cycle",
+        ));
     };
     let replay = replay_case(&r.vsr, &order);
     engine.reset()?;
@@ -145,7 +151,12 @@ pub fn check_refined(
         .values()
         .any(|o| class(o).is_some_and(ErrorClass::is_concurrency))
     {
-        return Ok(undecided(stats, case, "the replay hit a concurrency error"));
+        return Ok(undecided(
+            stats,
+            case,
+            "replay-concurrency-error",
+            "the replay hit a concurrency error",
+        ));
     }
     stats.oracle(NAME).checked += 1;
 

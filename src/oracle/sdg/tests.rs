@@ -226,7 +226,7 @@ fn aborted_and_rolled_back_statements_are_not_nodes() {
         DbState::from([("t".to_string(), vec![row(1, "0", 1, 10)])]),
     );
     let err = deps::build(&v, &dirty).unwrap_err();
-    assert!(err.0.contains("did not commit"), "{err:?}");
+    assert!(err.detail.contains("did not commit"), "{err:?}");
 }
 
 #[test]
@@ -423,5 +423,5 @@ fn a_statement_that_saw_one_row_twice_is_undecided() {
         DbState::from([("t".to_string(), vec![row(1, "0,2", 1, 11)])]),
     );
     let err = deps::build(&v, &h).unwrap_err();
-    assert!(err.0.contains("two versions"), "{err:?}");
+    assert!(err.detail.contains("two versions"), "{err:?}");
 }

@@ -21,8 +21,8 @@
 //! Statements resumed by one lock release have no observable order: every
 //! order is tried ([`orders`]); a violation needs all of them to violate.
 //!
-//! Counts: `checked` (decided cases), `undecided` (with the reason as a
-//! `discarded` key `undecided:<reason>`), `discarded` (`single-transaction`,
+//! Counts: `checked` (decided cases), `undecided` (and `undecided_by`
+//! reason), `discarded` (`single-transaction`,
 //! `lost-connection`: cases the oracle does not look at).
 
 mod checker;
@@ -72,10 +72,7 @@ pub fn check(
     match (&c.undecided, c.findings.is_empty()) {
         (Some(reason), true) => {
             counts.undecided += 1;
-            *counts
-                .discarded
-                .entry(format!("undecided:{reason}"))
-                .or_default() += 1;
+            *counts.undecided_by.entry(reason.clone()).or_default() += 1;
         }
         _ => counts.checked += 1,
     }
