@@ -1,0 +1,283 @@
+//! Evaluating a statement on its predicted view: the view materialised in the
+//! scratch tables, the statement run there, and what it read and wrote.
+
+use super::*;
+
+/// A statement evaluated on its predicted view.
+pub(super) struct Evaluation {
+    pub(super) outcome: Outcome,
+    /// Rows it locks or writes, with the lock mode (for blocking and conflicts).
+    pub(super) targets: Vec<(String, i64, LockMode)>,
+    /// The rows it wrote: the difference of its scratch table before and after
+    /// (so rows an upsert or REPLACE deleted or inserted are seen too).
+    pub(super) writes: Vec<RowWrite>,
+    /// Written rows as read back from the scratch table, by row id.
+    pub(super) written_rows: Vec<(i64, Vec<Value>)>,
+    /// The view it ran on, per table (evidence).
+    pub(super) view: serde_json::Value,
+}
+
+pub(super) fn rows_of(versions: Vec<&Version>) -> Vec<Vec<Value>> {
+    versions.into_iter().map(|v| v.row.clone()).collect()
+}
+
+/// Fills every scratch table with the view `sight` gives `reader`.
+pub(super) fn materialise(
+    ck: &mut Checker,
+    reader: Writer,
+    sight: Sight,
+) -> Result<serde_json::Value, Stop> {
+    // Schema order: parents before the tables referencing them.
+    let tables: Vec<String> = ck
+        .case
+        .schema
+        .tables
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    let mut view = serde_json::Map::new();
+    // Filling a parent table may empty the tables referencing it (PostgreSQL):
+    // a second pass refills those.
+    for _pass in 0..2 {
+        for t in &tables {
+            let rows = rows_of(ck.store.view(t, reader, sight));
+            ck.scratch
+                .fill(t, &rows)
+                .map_err(|_| undecided("view-not-materialisable"))?;
+            view.insert(t.clone(), json!(rows));
+        }
+    }
+    if !tables.iter().all(|t| ck.scratch.is_filled(t)) {
+        return Err(undecided("view-not-materialisable"));
+    }
+    Ok(serde_json::Value::Object(view))
+}
+
+pub(super) fn evaluate(
+    ck: &mut Checker,
+    r: StmtRef,
+    access: Access,
+    snap: &SnapshotInfo,
+    pos: Pos,
+) -> Result<Evaluation, Stop> {
+    let Some(stmt) = ck.case.stmt(r).map(|c| c.stmt.clone()) else {
+        return Err(undecided("unknown-statement"));
+    };
+    let Some(p) = ck.prepared.get(&r).cloned() else {
+        return Err(undecided("unknown-statement"));
+    };
+    let reader = Writer::Txn(r.txn);
+    let rule = view_rule(ck, r, access);
+    let start = ck.submitted_at.get(&r).copied().unwrap_or(pos);
+    // Inserts read nothing: on the servers their unique checks see the newest
+    // committed rows (they wait for uncommitted ones).
+    let rule = match stmt {
+        Stmt::Insert(_) if ck.rule.row_locks => ViewRule::LatestCommitted,
+        _ => rule,
+    };
+    let sight = match rule {
+        ViewRule::Uncommitted => Sight::Uncommitted,
+        ViewRule::LatestCommitted => Sight::CommittedBefore(pos),
+        ViewRule::Snapshot => Sight::CommittedBefore(snap.at.unwrap_or(pos)),
+        ViewRule::SnapshotThenLatest => Sight::CommittedBefore(start),
+    };
+    let mut view = materialise(ck, reader, sight)?;
+    let lock = ck
+        .rule
+        .lock_of(access, in_txn(ck, r))
+        .unwrap_or(LockMode::ForShare);
+    let mut recheck_targets = None;
+    if rule == ViewRule::SnapshotThenLatest {
+        let (table, where_) = match &stmt {
+            Stmt::Update(u) => (u.table.clone(), u.where_.clone()),
+            Stmt::Delete(d) => (d.table.clone(), d.where_.clone()),
+            _ => return locking_read_on_snapshot(ck, r, reader, sight, pos, lock, view),
+        };
+        let candidates = ck
+            .scratch
+            .matching(&table, where_.as_ref())
+            .map_err(|_| undecided("scratch-failed"))?;
+        let latest = Sight::CommittedBefore(pos);
+        let changed = candidates.iter().any(|rid| {
+            let then = ck.store.visible(&table, *rid, reader, sight).map(|v| &v.wl);
+            let now = ck.store.visible(&table, *rid, reader, latest);
+            then != now.map(|v| &v.wl) || now.is_none_or(|v| v.deleted)
+        });
+        if changed {
+            if has_subquery(&stmt) {
+                return Err(undecided("recheck-with-subquery"));
+            }
+            let rows: Vec<Vec<Value>> = candidates
+                .iter()
+                .filter_map(|rid| ck.store.visible(&table, *rid, reader, latest))
+                .filter(|v| !v.deleted)
+                .map(|v| v.row.clone())
+                .collect();
+            ck.scratch
+                .fill(&table, &rows)
+                .map_err(|_| undecided("view-not-materialisable"))?;
+            view = json!({ table.clone(): rows, "rechecked_from_snapshot": true });
+        }
+        recheck_targets = Some(
+            candidates
+                .into_iter()
+                .map(|rid| (table.clone(), rid, LockMode::ForUpdate))
+                .collect::<Vec<_>>(),
+        );
+    }
+    // Rows an UPDATE/DELETE matches on its view: it writes (and locks) each of
+    // them when it succeeds, also when the scratch run fails on a constraint.
+    if recheck_targets.is_none() {
+        let matched = match &stmt {
+            Stmt::Update(u) => Some((u.table.clone(), u.where_.clone())),
+            Stmt::Delete(d) => Some((d.table.clone(), d.where_.clone())),
+            _ => None,
+        };
+        if let Some((table, where_)) = matched {
+            let rids = ck
+                .scratch
+                .matching(&table, where_.as_ref())
+                .map_err(|_| undecided("scratch-failed"))?;
+            recheck_targets = Some(
+                rids.into_iter()
+                    .map(|rid| (table.clone(), rid, LockMode::ForUpdate))
+                    .collect(),
+            );
+        }
+    }
+    let before = match &p.shape {
+        Shape::Write { table, .. } => Some((
+            table.clone(),
+            ck.scratch
+                .read(table)
+                .map_err(|_| undecided("scratch-failed"))?,
+        )),
+        _ => None,
+    };
+    let outcome = ck.scratch.run(&p);
+    let mut writes = Vec::new();
+    let mut written_rows = Vec::new();
+    if let (Some((table, before)), true) = (before, outcome.ok()) {
+        let after = ck
+            .scratch
+            .read(&table)
+            .map_err(|_| undecided("scratch-failed"))?;
+        writes = row_diff(&table, &before, &after);
+        for w in writes.iter().filter(|w| w.after.is_some()) {
+            if let Some(row) = after
+                .iter()
+                .find(|row| row.first() == Some(&Value::Int(w.rid)))
+            {
+                written_rows.push((w.rid, row.clone()));
+            }
+        }
+    }
+    let targets = match recheck_targets {
+        Some(t) => t,
+        None if access == Access::Write => writes
+            .iter()
+            .filter(|w| w.before.is_some())
+            .map(|w| (w.table.clone(), w.rid, LockMode::ForUpdate))
+            .collect(),
+        None if outcome.reads_complete => outcome
+            .reads
+            .iter()
+            .map(|v| (v.table.clone(), v.rid, lock))
+            .collect(),
+        None => Vec::new(),
+    };
+    Ok(Evaluation {
+        outcome,
+        writes,
+        targets,
+        written_rows,
+        view,
+    })
+}
+
+/// PostgreSQL READ COMMITTED locking read: evaluated on the statement's
+/// snapshot; decided only when no row it returns changed since (otherwise the
+/// engine re-checks the newest versions, which is not modelled for reads).
+pub(super) fn locking_read_on_snapshot(
+    ck: &mut Checker,
+    r: StmtRef,
+    reader: Writer,
+    sight: Sight,
+    pos: Pos,
+    lock: LockMode,
+    view: serde_json::Value,
+) -> Result<Evaluation, Stop> {
+    let Some(p) = ck.prepared.get(&r).cloned() else {
+        return Err(undecided("unknown-statement"));
+    };
+    let outcome = ck.scratch.run(&p);
+    if !outcome.reads_complete {
+        return Err(undecided("locking-read-recheck"));
+    }
+    let latest = Sight::CommittedBefore(pos);
+    let changed = outcome.reads.iter().any(|v| {
+        let now = ck.store.visible(&v.table, v.rid, reader, latest);
+        let then = ck.store.visible(&v.table, v.rid, reader, sight);
+        now.map(|x| (&x.wl, x.deleted)) != then.map(|x| (&x.wl, x.deleted))
+    });
+    if changed {
+        return Err(undecided("locking-read-recheck"));
+    }
+    let targets = outcome
+        .reads
+        .iter()
+        .map(|v| (v.table.clone(), v.rid, lock))
+        .collect();
+    Ok(Evaluation {
+        outcome,
+        writes: Vec::new(),
+        targets,
+        written_rows: Vec::new(),
+        view,
+    })
+}
+
+/// What changed between two readings of a table (`[rid, wl, ...]` rows).
+pub(super) fn row_diff(table: &str, before: &[Vec<Value>], after: &[Vec<Value>]) -> Vec<RowWrite> {
+    fn key(row: &[Value]) -> Option<(i64, String)> {
+        // Text protocols return a write list like `12` as an integer.
+        match (row.first(), row.get(1)) {
+            (Some(Value::Int(rid)), Some(Value::Text(wl))) => Some((*rid, wl.clone())),
+            (Some(Value::Int(rid)), Some(Value::Int(wl))) => Some((*rid, wl.to_string())),
+            _ => None,
+        }
+    }
+    let b: std::collections::BTreeMap<i64, String> = before.iter().filter_map(|r| key(r)).collect();
+    let a: std::collections::BTreeMap<i64, String> = after.iter().filter_map(|r| key(r)).collect();
+    let mut out = Vec::new();
+    for rid in b.keys().chain(a.keys().filter(|k| !b.contains_key(k))) {
+        let (old, new) = (b.get(rid), a.get(rid));
+        if old != new {
+            out.push(RowWrite {
+                table: table.to_string(),
+                rid: *rid,
+                before: old.cloned(),
+                after: new.cloned(),
+            });
+        }
+    }
+    out
+}
+
+/// Writes as net changes per row, sorted: a statement that inserts a row and
+/// then updates it (a multi-row upsert) reports two writes of one row.
+pub(super) fn sorted_writes(w: &[RowWrite]) -> Vec<RowWrite> {
+    let mut net: Vec<RowWrite> = Vec::new();
+    for w in w {
+        match net
+            .iter_mut()
+            .find(|n| n.table == w.table && n.rid == w.rid)
+        {
+            Some(n) => n.after = w.after.clone(),
+            None => net.push(w.clone()),
+        }
+    }
+    net.retain(|n| n.before != n.after);
+    net.sort();
+    net
+}

@@ -1,0 +1,130 @@
+//! What the model expects the engine to do with a statement: wait for a
+//! lock that must conflict, abort on a write conflict, or run.
+
+use super::*;
+
+/// What the model expects the engine to do with a statement.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Expect {
+    /// It must wait for this transaction's lock.
+    Block(u32),
+    /// It must fail with a concurrency error and abort its transaction.
+    Abort(ErrorClass, &'static str),
+    /// It runs; its result is the scratch evaluation.
+    Run,
+}
+
+/// The expected schedule of a statement; `check_locks`: whether it must wait
+/// for another transaction's locks (false once it actually waited).
+pub(super) fn expect(
+    ck: &Checker,
+    r: StmtRef,
+    access: Access,
+    eval: &Evaluation,
+    snap: &SnapshotInfo,
+    pos: Pos,
+    check_locks: bool,
+) -> Expect {
+    let txn = r.txn;
+    let own = Writer::Txn(txn);
+    let locking = ck.rule.lock_of(access, in_txn(ck, r)).is_some();
+    if ck.family == Family::Sqlite || matches!(ck.rule.conflict, Conflict::SingleWriter) {
+        if access != Access::Write {
+            return Expect::Run;
+        }
+        if let Some(h) = ck.locks.database_holder(txn).filter(|_| check_locks) {
+            return if snap.prior {
+                Expect::Abort(
+                    ErrorClass::Busy,
+                    "another transaction holds the write lock and this one holds a read snapshot",
+                )
+            } else {
+                Expect::Block(h)
+            };
+        }
+        if let (true, Some(at)) = (snap.prior, snap.at) {
+            if ck.store.commits_between(own, at.saturating_sub(1), pos) {
+                return Expect::Abort(
+                    ErrorClass::Busy,
+                    "a write committed after this transaction's snapshot",
+                );
+            }
+        }
+        return Expect::Run;
+    }
+    if !locking {
+        return Expect::Run;
+    }
+    if check_locks {
+        if let Some(h) = conflicting_holder(&ck.locks, ck, r, eval) {
+            return Expect::Block(h);
+        }
+    }
+    if let (Conflict::Abort(class), Some(at)) = (ck.rule.conflict, snap.at) {
+        let changed = eval.targets.iter().any(|(table, rid, _)| {
+            let own_newest = ck
+                .store
+                .newest(table, *rid)
+                .is_some_and(|v| v.writer == own && v.committed_at.is_none());
+            !own_newest
+                && ck
+                    .store
+                    .latest_committed(table, *rid)
+                    .is_some_and(|v| v.writer != own && v.committed_at.is_some_and(|c| c >= at))
+        });
+        if changed && in_txn(ck, r) {
+            return Expect::Abort(class, "a row it writes or locks changed after its snapshot");
+        }
+    }
+    Expect::Run
+}
+
+pub(super) fn conflicting_holder(
+    locks: &LockTable,
+    ck: &Checker,
+    r: StmtRef,
+    eval: &Evaluation,
+) -> Option<u32> {
+    let txn = r.txn;
+    let rows = eval
+        .targets
+        .iter()
+        .find_map(|(table, rid, mode)| locks.row_holder(table, *rid, txn, *mode));
+    rows.or_else(|| {
+        // Only a plain INSERT that succeeds has checked every row's keys; an
+        // upsert or INSERT IGNORE may divert a row on another key first.
+        let Some(Stmt::Insert(ins)) = ck.case.stmt(r).map(|c| &c.stmt) else {
+            return None;
+        };
+        if ins.on_conflict != OnConflict::Error {
+            return None;
+        }
+        let t = ck.case.schema.table(&ins.table)?;
+        literal_rows(t, ins)
+            .iter()
+            .find_map(|row| locks.key_holder(t, row, txn))
+    })
+}
+
+/// The rows an INSERT proposes, as far as they are literals (other values are
+/// NULL, which never conflicts): equal literals are equal stored keys, so a
+/// key another open transaction holds makes a successful INSERT wait.
+pub(super) fn literal_rows(t: &crate::model::Table, ins: &crate::model::Insert) -> Vec<Vec<Value>> {
+    ins.rows
+        .iter()
+        .map(|vals| {
+            let mut row = vec![Value::Null, Value::Null];
+            for c in &t.columns {
+                let v = match ins.columns.iter().position(|n| n == &c.name) {
+                    Some(i) => match vals.get(i) {
+                        Some(Expr::Lit(v)) => v.clone(),
+                        _ => Value::Null,
+                    },
+                    None => c.default.clone().unwrap_or(Value::Null),
+                };
+                row.push(v);
+            }
+            row
+        })
+        .collect()
+}
