@@ -5,6 +5,7 @@
 pub mod compare;
 pub mod crash;
 pub mod graph;
+pub mod resumed;
 pub mod sdg;
 pub mod view;
 pub mod wss;

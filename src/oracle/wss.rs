@@ -13,6 +13,7 @@
 //! commit (SQLite WAL readers keep their snapshot while writers commit).
 
 use super::compare::{same_bag, state_diff};
+use super::resumed::{permutations, resumed_runs};
 use super::{CheckStats, Finding, Verdict};
 use crate::engine::{Engine, EngineError, EngineProfile};
 use crate::exec::{execute, ExecOptions};
@@ -62,21 +63,12 @@ pub fn candidate_orders(
     profile: &EngineProfile,
 ) -> Vec<Vec<Unit>> {
     let keyed = keyed_units(case, history, profile);
-    // Runs of consecutive resumed completions.
-    let mut run_of = HashMap::new();
-    let mut run = 0usize;
-    for (i, e) in history.events.iter().enumerate() {
-        match e.kind {
-            EventKind::Completed { resumed: true, .. } => {
-                run_of.insert(i, run);
-            }
-            // Lock waits, and ROLLBACKs txfuzz issued after errors (releases
-            // racing with the one that resumed these statements), leave the
-            // order open; a submission or an ordinary completion closes it.
-            EventKind::Blocked { .. } | EventKind::Aborted | EventKind::Skipped => {}
-            _ => run += 1,
-        }
-    }
+    // Event index -> run of resumed completions it belongs to.
+    let run_of: HashMap<usize, usize> = resumed_runs(history)
+        .into_iter()
+        .enumerate()
+        .flat_map(|(run, events)| events.into_iter().map(move |i| (i, run)))
+        .collect();
     let units: Vec<Unit> = keyed.iter().map(|(_, u)| *u).collect();
     let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
     let mut i = 0;
@@ -107,23 +99,6 @@ pub fn candidate_orders(
         orders = next;
     }
     orders
-}
-
-/// Every ordering of `items`, the given one first.
-fn permutations(items: &[Unit]) -> Vec<Vec<Unit>> {
-    if items.len() <= 1 {
-        return vec![items.to_vec()];
-    }
-    let mut out = Vec::new();
-    for i in 0..items.len() {
-        let mut rest = items.to_vec();
-        let first = rest.remove(i);
-        for mut p in permutations(&rest) {
-            p.insert(0, first);
-            out.push(p);
-        }
-    }
-    out
 }
 
 /// Committed units with the index of the event that serialises them, in order.

@@ -3,49 +3,11 @@
 //! the oracle reports a violation only if every order violates, and decides
 //! the case if one order matches the prediction.
 
-use crate::model::{EventKind, History};
+use crate::model::History;
+use crate::oracle::resumed::{permutations, resumed_runs};
 
 /// At most this many schedules are tried.
 pub const MAX_ORDERS: usize = 24;
-
-/// Runs of consecutive resumed completions (indices into `events`), only
-/// lock waits, aborts and skips between them.
-fn resumed_runs(history: &History) -> Vec<Vec<usize>> {
-    let mut runs = Vec::new();
-    let mut run: Vec<usize> = Vec::new();
-    for (i, e) in history.events.iter().enumerate() {
-        match e.kind {
-            EventKind::Completed { resumed: true, .. } => run.push(i),
-            EventKind::Blocked { .. } | EventKind::Aborted | EventKind::Skipped => {}
-            _ => {
-                if run.len() >= 2 {
-                    runs.push(std::mem::take(&mut run));
-                }
-                run.clear();
-            }
-        }
-    }
-    if run.len() >= 2 {
-        runs.push(run);
-    }
-    runs
-}
-
-fn permutations(items: &[usize]) -> Vec<Vec<usize>> {
-    if items.len() <= 1 {
-        return vec![items.to_vec()];
-    }
-    let mut out = Vec::new();
-    for i in 0..items.len() {
-        let mut rest = items.to_vec();
-        let first = rest.remove(i);
-        for mut p in permutations(&rest) {
-            p.insert(0, first);
-            out.push(p);
-        }
-    }
-    out
-}
 
 /// The histories whose schedules are consistent with what was observed (the
 /// recorded one first); `None` when there are more than [`MAX_ORDERS`].
@@ -73,7 +35,7 @@ pub fn candidate_histories(history: &History) -> Option<Vec<History>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Event, Isolation, StmtRef};
+    use crate::model::{Event, EventKind, Isolation, StmtRef};
 
     fn ev(txn: u32, kind: EventKind) -> Event {
         Event {
