@@ -81,15 +81,7 @@ fn unsupported(ck: &Checker, stmt: &Stmt) -> Option<&'static str> {
 /// A statement the engine reported as blocked: the model must predict a lock
 /// conflict where it was submitted, else the case is undecided.
 pub fn on_blocked_submit(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
-    let Some(cs) = ck.case.stmt(r) else {
-        return Err(undecided("unknown-statement"));
-    };
-    let Some(access) = Access::of(&cs.stmt) else {
-        return Err(undecided("unpredicted-block"));
-    };
-    if let Some(reason) = unsupported(ck, &cs.stmt) {
-        return Err(undecided(reason));
-    }
+    let access = modelled_access(ck, r, "unpredicted-block")?;
     let snap = peek_snapshot(ck, r, access, pos);
     let eval = evaluate(ck, r, access, &snap, pos)?;
     match expect(ck, r, access, &eval, &snap, pos, true) {
@@ -98,16 +90,24 @@ pub fn on_blocked_submit(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), S
     }
 }
 
-pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
+/// How statement `r` accesses data, if the model covers it; otherwise the
+/// case is undecided (`no_access`: the reason for a statement that reads and
+/// writes nothing).
+fn modelled_access(ck: &Checker, r: StmtRef, no_access: &'static str) -> Result<Access, Stop> {
     let Some(cs) = ck.case.stmt(r) else {
         return Err(undecided("unknown-statement"));
     };
     let Some(access) = Access::of(&cs.stmt) else {
-        return Err(undecided("unknown-statement"));
+        return Err(undecided(no_access));
     };
-    if let Some(reason) = unsupported(ck, &cs.stmt) {
-        return Err(undecided(reason));
+    match unsupported(ck, &cs.stmt) {
+        Some(reason) => Err(undecided(reason)),
+        None => Ok(access),
     }
+}
+
+pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
+    let access = modelled_access(ck, r, "unknown-statement")?;
     let Some(actual) = ck.history.outcome(r).cloned() else {
         return Err(undecided("no-outcome"));
     };
