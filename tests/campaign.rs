@@ -16,6 +16,7 @@ fn campaign(fault: Option<Fault>, seed: u64, tests: u64) -> (Summary, tempfile::
         None => base,
     };
     let cfg = CampaignConfig {
+        known: Default::default(),
         seed,
         limit: Limit::Tests(tests),
         isolations: None,

@@ -67,7 +67,7 @@ fn hist(txns: Vec<(bool, Vec<Op>)>) -> CheckHistory {
 }
 
 fn check(h: &CheckHistory) -> Vec<Finding> {
-    findings(h, Isolation::Serializable, &[])
+    findings(h, Isolation::Serializable)
 }
 
 fn kinds(f: &[Finding]) -> Vec<&str> {
@@ -90,7 +90,7 @@ fn g0_write_cycle() {
     assert_eq!(f[0].evidence["weakest_violated_level"], "read-uncommitted");
     assert!(f[0].summary.contains("G0"));
     // Found at read uncommitted too.
-    assert_eq!(findings(&h, Isolation::ReadUncommitted, &[]).len(), 1);
+    assert_eq!(findings(&h, Isolation::ReadUncommitted).len(), 1);
     let ok = hist(vec![
         (true, vec![upd(1, 1, "0"), upd(4, 2, "0")]),
         (true, vec![upd(2, 1, "0,1"), upd(3, 2, "0,4")]),
@@ -142,7 +142,7 @@ fn read_skew_is_g_single() {
         "{e}"
     );
     // Read committed permits it: not reported.
-    assert!(findings(&h, Isolation::ReadCommitted, &[]).is_empty());
+    assert!(findings(&h, Isolation::ReadCommitted).is_empty());
     let ok = hist(vec![
         (true, vec![r(1, "0"), r(2, "0")]),
         (true, vec![upd(2, 1, "0"), upd(3, 2, "0")]),
@@ -157,16 +157,25 @@ fn lost_update() -> CheckHistory {
     ])
 }
 
+/// The findings at `level` with the verdict policy of `engine`'s profile.
+fn judged(h: &CheckHistory, level: Isolation, engine: &str) -> Vec<txfuzz::oracle::Finding> {
+    let mut f = findings(h, level);
+    let kind = txfuzz::engine::registry::kind(engine).unwrap();
+    let profile = (kind.profile)(&Default::default());
+    txfuzz::oracle::verdict::apply(&mut f, &profile, level);
+    f
+}
+
 #[test]
 fn lost_update_is_found_and_permitted_where_the_engine_says_so() {
     let f = check(&lost_update());
     assert_only(&f, "lost-update");
     assert_eq!(f[0].verdict, Verdict::Violation);
-    let mariadb_rr = txfuzz::engine::anomalies::permitted_for("mariadb", Isolation::RepeatableRead);
-    let f = findings(&lost_update(), Isolation::RepeatableRead, &mariadb_rr);
+    let f = judged(&lost_update(), Isolation::RepeatableRead, "mariadb");
     assert_eq!(f[0].verdict, Verdict::Permitted);
-    let pg_rr = txfuzz::engine::anomalies::permitted_for("postgres", Isolation::RepeatableRead);
-    let f = findings(&lost_update(), Isolation::RepeatableRead, &pg_rr);
+    let by = f[0].permitted_by.as_ref().unwrap();
+    assert_eq!(by.fact, "permitted_anomalies[repeatable-read]");
+    let f = judged(&lost_update(), Isolation::RepeatableRead, "postgres");
     assert_eq!(f[0].verdict, Verdict::Violation);
     // Serial version: T2 read T1's write.
     let ok = hist(vec![
@@ -186,9 +195,8 @@ fn write_skew_is_g2_item() {
     assert_only(&f, "write-skew");
     assert_eq!(f[0].evidence["class"], "G2-item");
     assert_eq!(f[0].evidence["snapshot_isolation"], "permitted");
-    let pg_rr = txfuzz::engine::anomalies::permitted_for("postgres", Isolation::RepeatableRead);
     assert_eq!(
-        findings(&h, Isolation::RepeatableRead, &pg_rr)[0].verdict,
+        judged(&h, Isolation::RepeatableRead, "postgres")[0].verdict,
         Verdict::Permitted
     );
     let ok = hist(vec![
@@ -242,7 +250,7 @@ fn g1a_aborted_read_and_surviving_write() {
         "{}",
         f[0].summary
     );
-    assert!(findings(&h, Isolation::ReadUncommitted, &[]).is_empty());
+    assert!(findings(&h, Isolation::ReadUncommitted).is_empty());
     let mut s = hist(vec![(false, vec![upd(1, 1, "0")]), (true, vec![r(1, "0")])]);
     assert!(check(&s).is_empty());
     s.final_state = Some(vec![FinalRow {
@@ -373,6 +381,7 @@ fn campaign(fault: Option<Fault>, seed: u64, tests: u64) -> Summary {
         None => base,
     };
     let cfg = CampaignConfig {
+        known: Default::default(),
         seed,
         limit: Limit::Tests(tests),
         isolations: None,

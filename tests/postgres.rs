@@ -498,3 +498,164 @@ fn recover_reconnects_after_the_admin_connection_is_killed() {
         None => eprintln!("server log not readable here"),
     }
 }
+
+/// `UPDATE t SET v = v + delta` (every row).
+fn add_to_every_row(t: &str, delta: i64) -> Stmt {
+    use txfuzz::model::{Assignment, BinOp, Expr, Update};
+    Stmt::Update(Update {
+        table: t.into(),
+        assignments: vec![Assignment {
+            column: "v".into(),
+            value: Expr::bin(BinOp::Add, Expr::col("v"), Expr::Lit(Value::Int(delta))),
+        }],
+        where_: None,
+    })
+}
+
+/// `UPDATE t SET v = v WHERE v = value`: writes a new version of the row,
+/// appended after the table's other tuples.
+fn rewrite_row_with_v(t: &str, value: i64) -> Stmt {
+    use txfuzz::model::{Assignment, Expr, Update};
+    Stmt::Update(Update {
+        table: t.into(),
+        assignments: vec![Assignment {
+            column: "v".into(),
+            value: Expr::col("v"),
+        }],
+        where_: Some(Expr::eq(Expr::col("v"), Expr::Lit(Value::Int(value)))),
+    })
+}
+
+/// Non-deferrable unique constraints are checked row by row, in the order the
+/// plan visits rows: with `v UNIQUE` holding 1 (inserted first) and 2,
+/// `UPDATE t SET v = v + 1` (a sequential scan in heap order) fails with 23505
+/// on the first row although its end state (2, 3) would be unique. After
+/// `UPDATE t SET v = v WHERE v = 1` has moved that row's live version after
+/// the other row in the heap, the same UPDATE succeeds. The table lives in the
+/// engine's own schema, which is dropped with the engine.
+#[test]
+fn unique_keys_are_checked_row_by_row() {
+    let mut case = kv_case(
+        &[(1, 1), (2, 2)],
+        vec![autocommit(vec![
+            add_to_every_row("t", 1),
+            rewrite_row_with_v("t", 1),
+            add_to_every_row("t", 1),
+        ])],
+        "1 1 1",
+    );
+    case.schema.tables[0].uniques = vec![vec!["v".into()]];
+    let case = at_level(case, Isolation::ReadCommitted);
+    let mut e = engine();
+    e.load(&case).unwrap();
+    let h = execute(&mut e, &case, &ExecOptions::default()).unwrap();
+    let err = h
+        .outcome(at(1, 0))
+        .unwrap()
+        .error
+        .clone()
+        .unwrap_or_else(|| {
+            panic!(
+                "UPDATE t SET v = v + 1 over rows in heap order v=1, v=2 succeeded: unique keys \
+                 are no longer checked row by row (update the profile): {:#?}",
+                h.outcomes
+            )
+        });
+    assert_eq!(err.class, ErrorClass::DuplicateKey, "{err:?}");
+    assert_eq!(err.code, "23505");
+    let moved = h.outcome(at(1, 1)).unwrap();
+    assert!(moved.ok(), "{moved:?}");
+    assert_eq!(moved.writes.len(), 1, "{moved:?}");
+    let second = h.outcome(at(1, 2)).unwrap();
+    assert!(
+        second.ok(),
+        "the same UPDATE over rows in heap order v=2, v=1 must succeed: {second:?}"
+    );
+    assert_eq!(second.writes.len(), 2, "{second:?}");
+    assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(2)));
+    assert_eq!(value_of(&h.final_state, "t", 2), Some(Value::Int(3)));
+
+    // The mechanism: the rewrite moves the row with v=1 after the other one in
+    // the heap (reset truncates and refills: fresh heap, rows in insert order).
+    e.reset().unwrap();
+    let mut s = e
+        .open_session(Isolation::ReadCommitted, WaitSignal::new())
+        .unwrap();
+    let heap_order = "SELECT v FROM t ORDER BY ctid";
+    assert_eq!(
+        s.query(heap_order).unwrap().rows,
+        vec![vec![Value::Int(1)], vec![Value::Int(2)]]
+    );
+    s.query("UPDATE t SET v = v WHERE v = 1").unwrap();
+    assert_eq!(
+        s.query(heap_order).unwrap().rows,
+        vec![vec![Value::Int(2)], vec![Value::Int(1)]]
+    );    assert!(
+        e.profile().unique_checked_per_row.is_some(),
+        "the profile must permit order-dependent unique errors"
+    );
+}
+
+/// `SELECT k, v FROM t WHERE k = key FOR UPDATE`
+fn select_for_update(t: &str, key: i64) -> Stmt {
+    let Stmt::Select(mut s) = select(t, Some(key)) else {
+        unreachable!()
+    };
+    s.lock = Some(txfuzz::model::LockMode::ForUpdate);
+    Stmt::Select(s)
+}
+
+/// PostgreSQL documents that ROLLBACK TO SAVEPOINT releases the locks taken
+/// after the savepoint. T1 reads k=2, takes SAVEPOINT s, locks k=1 `FOR
+/// UPDATE`; T2's autocommit UPDATE of k=1 waits for T1; T1's ROLLBACK TO s
+/// releases the row lock, so T2's UPDATE completes before T1's next statement
+/// and before its COMMIT.
+#[test]
+fn rollback_to_savepoint_releases_row_locks_taken_after_it() {
+    for iso in LEVELS {
+        let case = kv_case(
+            &[(1, 10), (2, 20)],
+            vec![
+                (
+                    false,
+                    vec![
+                        Stmt::Begin,
+                        select("t", Some(2)),
+                        Stmt::Savepoint("s".into()),
+                        select_for_update("t", 1),
+                        Stmt::RollbackTo("s".into()),
+                        select("t", Some(2)),
+                        Stmt::Commit,
+                    ],
+                ),
+                autocommit(vec![add("t", 1, 5)]),
+            ],
+            "1 1 1 1 2 1 1 1",
+        );
+        let h = run(&at_level(case, iso));
+        assert!(
+            position(&h, at(2, 0), |k| *k
+                == EventKind::Blocked { blocker: Some(1) })
+            .is_some(),
+            "{iso:?}: T2's UPDATE must first wait for T1's FOR UPDATE lock: {:#?}",
+            h.events
+        );
+        let t2_done = completed(&h, at(2, 0)).unwrap();
+        let rollback_to = completed(&h, at(1, 4)).unwrap();
+        let t1_next = completed(&h, at(1, 5)).unwrap();
+        let t1_commit = completed(&h, at(1, 6)).unwrap();
+        assert!(
+            rollback_to < t2_done && t2_done < t1_next && t2_done < t1_commit,
+            "{iso:?}: T2's UPDATE did not resume at T1's ROLLBACK TO SAVEPOINT: PostgreSQL kept \
+             the row lock taken after the savepoint: {:#?}",
+            h.events
+        );
+        assert!(
+            h.outcome(at(2, 0)).unwrap().ok(),
+            "{iso:?}: {:#?}",
+            h.outcomes
+        );
+        assert_eq!(h.txn_end(1), Some(TxnEnd::Committed), "{iso:?}");
+        assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(15)));
+    }    assert!(engine().profile().savepoint_rollback_releases_locks);
+}

@@ -113,6 +113,7 @@ fn reduction_never_changes_the_signature_of_campaign_findings() {
         let out = tempfile::tempdir().unwrap();
         let mut engine = faulty(fault);
         let cfg = CampaignConfig {
+            known: Default::default(),
             seed,
             limit: Limit::Tests(300),
             isolations: None,
@@ -173,7 +174,7 @@ fn mariadb_repeatable_read_lost_update_reduces_to_two_transactions() {
     let mut engine = txfuzz::engine::open(Some(&mysql_url())).unwrap();
     let gen = GenConfig {
         isolations: vec![Isolation::RepeatableRead],
-        features: txfuzz::campaign::features_for(engine.dialect()),
+        features: engine.profile().features,
         ..GenConfig::default()
     };
     let mut found = None;

@@ -60,7 +60,10 @@ fn lost_update_record() -> FindingRecord {
         ],
         final_state: None,
     };
-    let mut finding = findings(&h, Isolation::RepeatableRead, &["lost-update"])
+    let mut all = findings(&h, Isolation::RepeatableRead);
+    let mariadb = txfuzz::engine::mysql::profile(&Default::default());
+    txfuzz::oracle::verdict::apply(&mut all, &mariadb, Isolation::RepeatableRead);
+    let mut finding = all
         .into_iter()
         .find(|f| f.kind == "lost-update")
         .expect("lost update");

@@ -9,12 +9,12 @@ pub use summary::Summary;
 
 use crate::engine::{Engine, EngineError};
 use crate::exec::{execute, ExecOptions};
+use crate::finding::known::KnownIssues;
 use crate::finding::{render_script, write_atomic, FindingRecord, FindingStore};
 use crate::gen::pattern::Generation;
-use crate::gen::{Features, GenConfig};
+use crate::gen::GenConfig;
 use crate::model::{History, Isolation, TestCase};
 use crate::oracle::{self, CheckStats, Finding, OracleKind, Verdict};
-use crate::sql::Dialect;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -37,6 +37,8 @@ pub struct CampaignConfig {
     /// After the server went away: how long to wait for it to come back before
     /// stopping the campaign.
     pub recover_wait: Duration,
+    /// Known engine bugs: matching violations are marked `known`.
+    pub known: KnownIssues,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -47,15 +49,6 @@ pub enum CampaignError {
     Usage(String),
     #[error("cannot write to the output directory: {0}")]
     Output(#[from] std::io::Error),
-}
-
-/// Generator features for a dialect.
-pub fn features_for(d: Dialect) -> Features {
-    match d {
-        Dialect::Sqlite => Features::sqlite(),
-        Dialect::Mysql => Features::mysql(),
-        Dialect::Postgres => Features::postgres(),
-    }
 }
 
 /// The isolation levels to test: the requested ones, all supported by the engine.
@@ -130,7 +123,7 @@ pub fn run_campaign_with(
         resolve_isolations(engine, cfg.isolations.as_deref()).map_err(CampaignError::Usage)?;
     let gen_cfg = GenConfig {
         isolations: isolations.clone(),
-        features: features_for(engine.dialect()),
+        features: engine.profile().features,
         ..GenConfig::default()
     };
     std::fs::create_dir_all(&cfg.out)?;
@@ -160,6 +153,8 @@ pub fn run_campaign_with(
             }
             Err(e) => return Err(e.into()),
         };
+        cfg.known
+            .mark(&mut findings, &case, &history, engine.info());
         let crashed = history.lost_connection();
         if let (Some((p, b)), false) = (&pattern, crashed) {
             let report = crate::gen::pattern::detect::check(p, b, &case, &history);
@@ -178,8 +173,12 @@ pub fn run_campaign_with(
             let script = render_script(engine.dialect(), &case, Some(&history), &header(&rec));
             let path = store.write(rec.clone(), &script)?;
             if rec.finding.verdict == Verdict::Violation {
+                let what = match &rec.finding.known {
+                    Some(k) => format!("known violation ({})", k.id),
+                    None => "violation".to_string(),
+                };
                 progress.println(format!(
-                    "violation [{}:{}] case {}: {} -> {}",
+                    "{what} [{}:{}] case {}: {} -> {}",
                     rec.finding.oracle,
                     rec.finding.kind,
                     case.index,
@@ -198,6 +197,10 @@ pub fn run_campaign_with(
         }
         index += 1;
         progress.set_position(index);
+        progress.set_message(format!(
+            "{} violation(s), {} known, {} permitted",
+            summary.violations, summary.known_violations, summary.permitted
+        ));
         if crashed {
             progress.println(format!(
                 "the server went away during case {}; waiting up to {:?} for it",
@@ -240,13 +243,12 @@ fn unreachable_finding(
     if let Some(tail) = engine.server_log_tail() {
         evidence["server_log"] = serde_json::Value::String(tail);
     }
-    let finding = Finding {
-        oracle: "crash".into(),
-        kind: "server-unreachable".into(),
-        verdict: Verdict::Violation,
-        summary: format!("the server could not be reached while running the case: {e}"),
+    let finding = Finding::new(
+        "crash",
+        "server-unreachable",
+        format!("the server could not be reached while running the case: {e}"),
         evidence,
-    };
+    );
     (history, vec![finding])
 }
 
@@ -278,7 +280,7 @@ fn progress_bar(cfg: &CampaignConfig) -> indicatif::ProgressBar {
     };
     bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
     if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} cases ({per_sec})",
+        "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} cases ({per_sec}) {msg}",
     ) {
         bar.set_style(style);
     }

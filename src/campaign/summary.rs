@@ -25,8 +25,18 @@ pub struct Summary {
     /// Per-oracle counts (`sdg`, `view`): checked, undecided, discarded by reason.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub oracle_counts: BTreeMap<String, crate::oracle::OracleCounts>,
+    /// Violations that match no known issue (these fail the campaign).
     pub violations: u64,
+    /// Violations that match a known engine bug (`known-issues.toml`, `--known`).
+    #[serde(default)]
+    pub known_violations: u64,
     pub permitted: u64,
+    /// Known violations by known-issue id.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub known_by: BTreeMap<String, u64>,
+    /// Permitted findings by the profile fact that permits them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub permitted_by: BTreeMap<String, u64>,
     /// Findings by oracle, then by kind.
     pub findings: BTreeMap<String, BTreeMap<String, u64>>,
     pub finding_files: Vec<String>,
@@ -103,9 +113,17 @@ impl Summary {
     }
 
     pub fn note_finding(&mut self, f: &Finding, path: &Path) {
-        match f.verdict {
-            Verdict::Violation => self.violations += 1,
-            Verdict::Permitted => self.permitted += 1,
+        match (f.verdict, &f.known, &f.permitted_by) {
+            (Verdict::Violation, None, _) => self.violations += 1,
+            (Verdict::Violation, Some(k), _) => {
+                self.known_violations += 1;
+                *self.known_by.entry(k.id.clone()).or_default() += 1;
+            }
+            (Verdict::Permitted, _, p) => {
+                self.permitted += 1;
+                let fact = p.as_ref().map_or("?", |p| p.fact.as_str());
+                *self.permitted_by.entry(fact.to_string()).or_default() += 1;
+            }
         }
         *self
             .findings
@@ -122,7 +140,11 @@ impl Summary {
         self.cases_per_s = self.cases as f64 / secs;
         self.transactions_per_hour = self.transactions as f64 / secs * 3600.0;
         self.case_digest = format!("{:016x}", self.digest);
-        let point = (self.elapsed_s, self.cases, self.violations + self.permitted);
+        let point = (
+            self.elapsed_s,
+            self.cases,
+            self.violations + self.known_violations + self.permitted,
+        );
         if self
             .timeline
             .last()
@@ -186,9 +208,15 @@ impl Summary {
             s.push_str("findings: none\n");
         } else {
             s.push_str(&format!(
-                "findings: {} violation(s), {} permitted\n",
-                self.violations, self.permitted
+                "findings: {} violation(s), {} known violation(s), {} permitted\n",
+                self.violations, self.known_violations, self.permitted
             ));
+            for (id, n) in &self.known_by {
+                s.push_str(&format!("  known   {id:<40} {n}\n"));
+            }
+            for (fact, n) in &self.permitted_by {
+                s.push_str(&format!("  permitted by {fact:<35} {n}\n"));
+            }
             for (oracle, kinds) in &self.findings {
                 for (kind, n) in kinds {
                     s.push_str(&format!("  {oracle:<6} {kind:<24} {n}\n"));

@@ -2,7 +2,7 @@
 
 use super::{parse_list, EngineArgs, UsageError};
 use crate::bench::{blocked_latency, reset_time};
-use crate::campaign::{features_for, resolve_isolations};
+use crate::campaign::resolve_isolations;
 use crate::gen::GenConfig;
 use crate::model::Isolation;
 use std::process::ExitCode;
@@ -43,7 +43,7 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode, UsageError> {
         report["missed"][iso.name()] = missed.into();
     }
     let gen = GenConfig {
-        features: features_for(engine.dialect()),
+        features: engine.profile().features,
         ..GenConfig::default()
     };
     let r = reset_time(engine.as_mut(), &gen, 20, args.rounds.div_ceil(20).max(5))?;

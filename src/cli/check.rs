@@ -1,11 +1,13 @@
 //! `txfuzz check HISTORY.json`: the offline dependency-graph checker (Elle-like),
+//! with the engine's profile, the verdict policy and the known issues the
+//! campaign uses (a finding file's recorded verdict is re-derived and compared),
 //! and `txfuzz bench-check`: its scalability benchmark on synthetic histories.
 
 use super::UsageError;
-use crate::model::Isolation;
-use crate::model::{History, TestCase};
+use crate::engine::EngineProfile;
+use crate::model::{EngineInfo, History, Isolation, TestCase};
 use crate::oracle::graph::{self, CheckHistory, CheckTxn, FinalRow, Op, TxnStatus};
-use crate::oracle::Verdict;
+use crate::oracle::{Finding, Verdict};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -21,40 +23,131 @@ pub struct CheckArgs {
     /// Write one JSON file per finding into this directory.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub known: super::KnownArgs,
+}
+
+/// What a file to check holds.
+pub struct Loaded {
+    pub history: CheckHistory,
+    /// For a finding file or stress history: the case, what happened, the engine.
+    pub recorded: Option<(TestCase, History, Option<EngineInfo>)>,
+    /// For a finding file: the finding the campaign made.
+    pub finding: Option<Finding>,
+}
+
+fn field<T: serde::de::DeserializeOwned>(
+    value: &serde_json::Value,
+    key: &str,
+    path: &std::path::Path,
+) -> Result<Option<T>, String> {
+    value
+        .get(key)
+        .map(|v| serde_json::from_value(v.clone()))
+        .transpose()
+        .map_err(|e| format!("{}: invalid {key}: {e}", path.display()))
 }
 
 /// Loads either format; the error is one line.
-pub fn load(path: &std::path::Path) -> Result<CheckHistory, String> {
+pub fn load(path: &std::path::Path) -> Result<Loaded, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| format!("{} is not valid JSON: {e}", path.display()))?;
     if value.get("case").is_some() && value.get("history").is_some() {
         // A finding file or a stress history: a case plus what happened.
-        let case: TestCase = serde_json::from_value(value["case"].clone())
-            .map_err(|e| format!("{}: invalid case: {e}", path.display()))?;
-        let history: History = serde_json::from_value(value["history"].clone())
-            .map_err(|e| format!("{}: invalid history: {e}", path.display()))?;
+        let case: TestCase = field(&value, "case", path)?
+            .ok_or_else(|| format!("{}: no case", path.display()))?;
+        let history: History = field(&value, "history", path)?
+            .ok_or_else(|| format!("{}: no history", path.display()))?;
         case.validate()
             .map_err(|e| format!("{}: invalid case: {e}", path.display()))?;
-        let engine = value.pointer("/engine/name").and_then(|v| v.as_str());
-        Ok(CheckHistory::from_case(&case, &history, engine))
+        let engine: Option<EngineInfo> = field(&value, "engine", path)?;
+        let finding: Option<Finding> = field(&value, "finding", path)?;
+        let name = engine.as_ref().map(|e| e.name.as_str());
+        Ok(Loaded {
+            history: CheckHistory::from_case(&case, &history, name),
+            recorded: Some((case, history, engine)),
+            finding,
+        })
     } else {
-        CheckHistory::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
+        Ok(Loaded {
+            history: CheckHistory::from_json(&text)
+                .map_err(|e| format!("{}: {e}", path.display()))?,
+            recorded: None,
+            finding: None,
+        })
     }
 }
 
+/// A finding's verdict in words, with its known issue or permission.
+fn verdict_text(f: &Finding) -> String {
+    match (&f.known, f.verdict) {
+        (Some(k), _) => format!("known violation ({})", k.id),
+        (None, Verdict::Violation) => "violation".into(),
+        (None, Verdict::Permitted) => format!(
+            "permitted (by {})",
+            f.permitted_by.as_ref().map_or("?", |p| p.fact.as_str())
+        ),
+    }
+}
+
+/// The verdict of a recorded finding under the current profile, verdict
+/// policy and known issues: the `graph` checker's own finding of that kind
+/// for a `graph` finding, the recorded claim judged again for the others.
+fn recheck(
+    recorded: &Finding,
+    graph_findings: &[Finding],
+    profile: Option<&EngineProfile>,
+    level: Isolation,
+) -> Option<Finding> {
+    if recorded.oracle == "graph" {
+        return graph_findings
+            .iter()
+            .find(|f| f.kind == recorded.kind)
+            .cloned();
+    }
+    let mut f = recorded.clone();
+    f.verdict = Verdict::Violation;
+    f.permitted_by = None;
+    if let Some(p) = profile {
+        crate::oracle::verdict::apply(std::slice::from_mut(&mut f), p, level);
+    }
+    Some(f)
+}
+
 pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
-    let h = load(&args.history).map_err(UsageError)?;
+    let loaded = load(&args.history).map_err(UsageError)?;
+    let h = &loaded.history;
     let level = match &args.isolation {
         Some(l) => l.parse::<Isolation>()?,
         None => h.isolation.unwrap_or(Isolation::Serializable),
     };
-    let engine = h.engine.clone().unwrap_or_default();
-    let permitted = crate::engine::anomalies::permitted_for(&engine, level);
+    // The engine's profile: from the recorded engine (settings included), or
+    // from the history's engine name; without one nothing is permitted.
+    let engine_info = match (&loaded.recorded, &h.engine) {
+        (Some((_, _, Some(info))), _) => Some(info.clone()),
+        (_, Some(name)) => Some(EngineInfo {
+            name: name.clone(),
+            ..EngineInfo::default()
+        }),
+        _ => None,
+    };
+    let profile = engine_info
+        .as_ref()
+        .map(crate::engine::registry::profile_of)
+        .transpose()
+        .map_err(UsageError)?;
+    let known = args.known.load()?;
     let start = Instant::now();
-    let analysis = graph::analyse(&h);
-    let findings = graph::to_findings(&analysis, level, &permitted);
+    let analysis = graph::analyse(h);
+    let mut findings = graph::to_findings(&analysis, level);
+    if let Some(p) = &profile {
+        crate::oracle::verdict::apply(&mut findings, p, level);
+    }
+    if let (Some((case, history, _)), Some(info)) = (&loaded.recorded, &engine_info) {
+        known.mark(&mut findings, case, history, info);
+    }
     println!(
         "checked {} transactions ({} committed, {} rows, {} edges) at {level} in {:.3} s",
         analysis.stats.txns,
@@ -64,7 +157,7 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
         start.elapsed().as_secs_f64()
     );
     for f in &findings {
-        println!("[graph:{}] {:?}: {}", f.kind, f.verdict, f.summary);
+        println!("[graph:{}] {}: {}", f.kind, verdict_text(f), f.summary);
         if let Some(ex) = f.evidence["explanation"].as_array() {
             for s in ex {
                 println!("    {}", s.as_str().unwrap_or_default());
@@ -74,6 +167,31 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
             println!("    note: {n}");
         }
     }
+    let mut rechecked = None;
+    if let (Some(rec), Some((case, history, _))) = (&loaded.finding, &loaded.recorded) {
+        let again = recheck(rec, &findings, profile.as_ref(), level).map(|mut f| {
+            if let Some(info) = &engine_info {
+                known.mark(std::slice::from_mut(&mut f), case, history, info);
+            }
+            f
+        });
+        match &again {
+            Some(f) => {
+                let (now, then) = (verdict_text(f), verdict_text(rec));
+                let agree = if now == then { "agrees" } else { "DIFFERS" };
+                println!(
+                    "recorded finding [{}:{}]: {now}; the campaign said: {then} ({agree})",
+                    rec.oracle, rec.kind
+                );
+            }
+            None => println!(
+                "recorded finding [{}:{}]: not found by the offline graph checker",
+                rec.oracle, rec.kind
+            ),
+        }
+        // A graph finding is already among `findings`.
+        rechecked = again.filter(|_| rec.oracle != "graph");
+    }
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir)?;
         for (i, f) in findings.iter().enumerate() {
@@ -81,15 +199,19 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
             std::fs::write(&p, serde_json::to_string_pretty(f)?)?;
         }
     }
-    let violations = findings
+    let all: Vec<&Finding> = findings.iter().chain(rechecked.iter()).collect();
+    let count = |known: bool| {
+        all.iter()
+            .filter(|f| f.verdict == Verdict::Violation && f.known.is_some() == known)
+            .count() as u64
+    };
+    let (new, known_n) = (count(false), count(true));
+    let permitted = all
         .iter()
-        .filter(|f| f.verdict == Verdict::Violation)
+        .filter(|f| f.verdict == Verdict::Permitted)
         .count();
-    println!(
-        "{violations} violation(s), {} permitted",
-        findings.len() - violations
-    );
-    Ok(if violations > 0 {
+    println!("{new} violation(s), {known_n} known, {permitted} permitted");
+    Ok(if args.known.fails(new, known_n) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -44,6 +44,28 @@ pub enum Command {
     BenchCheck(check::BenchCheckArgs),
 }
 
+/// Known engine bugs (`known-issues.toml` plus the user's files).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct KnownArgs {
+    /// A known-issues file (TOML, docs/known-issues.md) added to the shipped
+    /// list; repeatable. Matching violations are reported as `known`.
+    #[arg(long = "known", value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Exit 1 on known violations too (default: only new violations fail).
+    #[arg(long)]
+    pub fail_on_known: bool,
+}
+
+impl KnownArgs {
+    pub fn load(&self) -> Result<crate::finding::known::KnownIssues, UsageError> {
+        crate::finding::known::KnownIssues::load(&self.files).map_err(UsageError)
+    }
+    /// Whether these counts make the command exit 1.
+    pub fn fails(&self, violations: u64, known: u64) -> bool {
+        violations > 0 || (self.fail_on_known && known > 0)
+    }
+}
+
 /// An error that ends the command with exit code 2 and a one-line message.
 #[derive(Debug)]
 pub struct UsageError(pub String);

@@ -17,6 +17,8 @@ pub struct ReplayArgs {
     /// Oracles to run (default: the finding's oracle, or all for a bare case).
     #[arg(long)]
     pub oracle: Option<String>,
+    #[command(flatten)]
+    pub known: super::KnownArgs,
 }
 
 pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
@@ -33,7 +35,8 @@ pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
     let mut engine = open_for(&args.engine, &file)?;
     let case = file.case();
     let mut stats = CheckStats::default();
-    let (history, findings) = run_case(
+    let known = args.known.load()?;
+    let (history, mut findings) = run_case(
         engine.as_mut(),
         case,
         &oracles,
@@ -50,8 +53,17 @@ pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
         history.blocked_events(),
         history.aborts()
     );
+    known.mark(&mut findings, case, &history, engine.info());
     for f in &findings {
-        println!("  [{}:{}] {:?}: {}", f.oracle, f.kind, f.verdict, f.summary);
+        let tag = match (&f.known, &f.permitted_by) {
+            (Some(k), _) => format!(" (known: {}, {})", k.id, k.reference),
+            (None, Some(p)) => format!(" (by {})", p.fact),
+            _ => String::new(),
+        };
+        println!(
+            "  [{}:{}] {:?}{tag}: {}",
+            f.oracle, f.kind, f.verdict, f.summary
+        );
     }
     let violations = findings.iter().filter(|f| f.verdict == Verdict::Violation);
     let reproduced = match &expected {
@@ -82,7 +94,8 @@ pub(super) fn open_for(
         CaseFile::Case(_) => None,
     };
     if let (None, CaseFile::Finding(r)) = (&args.db, file) {
-        if r.engine.name != "sqlite" {
+        let embedded = crate::engine::registry::profile_of(&r.engine).is_ok_and(|p| p.embedded);
+        if !embedded {
             return Err(UsageError(format!(
                 "this finding was recorded on {} ({}); pass --db URL to replay it there",
                 r.engine.name, r.engine.url

@@ -53,6 +53,8 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub known: super::KnownArgs,
 }
 
 fn limit(args: &RunArgs) -> Result<Limit, UsageError> {
@@ -110,6 +112,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
                 args.recover_wait
             ))
         })?,
+        known: args.known.load()?,
     };
     let summary = run_campaign_with(engine.as_mut(), &cfg, &generation)?;
     print!("{}", summary.render());
@@ -117,7 +120,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
         super::reduce::after_campaign(engine.as_mut(), &summary, &cfg.exec)?;
     }
     println!("summary: {}", args.out.join("summary.json").display());
-    Ok(if summary.violations > 0 {
+    Ok(if args.known.fails(summary.violations, summary.known_violations) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

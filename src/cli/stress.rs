@@ -2,7 +2,7 @@
 //! history checked by the oracles that need no re-execution.
 
 use super::{parse_list, EngineArgs, UsageError};
-use crate::campaign::{features_for, resolve_isolations};
+use crate::campaign::resolve_isolations;
 use crate::exec::ExecOptions;
 use crate::finding::{render_script, write_atomic, FindingRecord, FindingStore};
 use crate::gen::{generate_workload, GenConfig};
@@ -63,7 +63,7 @@ pub fn stress(args: StressArgs) -> Result<ExitCode, UsageError> {
     let level = levels.into_iter().max().unwrap_or(Isolation::Serializable);
     let gen = GenConfig {
         isolations: vec![level],
-        features: features_for(engine.dialect()),
+        features: engine.profile().features,
         ..GenConfig::default()
     };
     // Enough transactions for the duration at a generous rate (the run ends

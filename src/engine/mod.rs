@@ -3,11 +3,11 @@
 //! state. Sessions run SQL text synchronously on their own thread; a session that
 //! waits for a lock says so through its [`WaitSignal`].
 
-pub mod anomalies;
 pub mod fault;
 pub mod mysql;
 pub mod postgres;
 pub mod profile;
+pub mod registry;
 pub mod server;
 pub mod sqlite;
 pub mod url;

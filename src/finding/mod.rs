@@ -2,6 +2,7 @@
 //! self-contained JSON case file plus a `.sql` script a person can paste into
 //! sessions. `txfuzz replay` reads the JSON back.
 
+pub mod known;
 mod script;
 pub mod signature;
 
@@ -110,18 +111,22 @@ impl FindingStore {
             self.written, rec.case.index, rec.finding.oracle, rec.finding.kind
         );
         let json_path = self.dir.join(format!("{stem}.json"));
-        rec.replay = match rec.engine.name.as_str() {
-            "sqlite" => format!("txfuzz replay {}", json_path.display()),
-            _ => format!(
-                "txfuzz replay {} --db '{}'",
-                json_path.display(),
-                rec.engine.url
-            ),
-        };
+        rec.replay = replay_command(&rec.engine, &json_path);
         write_atomic(&self.dir.join(format!("{stem}.sql")), script.as_bytes())?;
         let json = serde_json::to_vec_pretty(&rec).map_err(std::io::Error::other)?;
         write_atomic(&json_path, &json)?;
         Ok(json_path)
+    }
+}
+
+/// The command that replays the finding at `path`: an embedded engine needs
+/// no URL (the case creates its own database), a server needs `--db`.
+pub fn replay_command(engine: &EngineInfo, path: &Path) -> String {
+    let embedded = crate::engine::registry::profile_of(engine).is_ok_and(|p| p.embedded);
+    if embedded {
+        format!("txfuzz replay {}", path.display())
+    } else {
+        format!("txfuzz replay {} --db '{}'", path.display(), engine.url)
     }
 }
 

@@ -239,6 +239,12 @@ pub struct Distinct {
     pub count: u64,
     pub example: String,
     pub statements: usize,
+    /// The known issue the first such finding matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known: Option<String>,
+    /// The profile fact that permits the first such finding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permitted_by: Option<String>,
 }
 
 /// Counts `finding` (written to `path`) under its signature in `list`.
@@ -266,6 +272,8 @@ pub fn note_distinct(
             count: 1,
             example,
             statements: n,
+            known: finding.known.as_ref().map(|k| k.id.clone()),
+            permitted_by: finding.permitted_by.as_ref().map(|p| p.fact.clone()),
         }),
     }
 }

@@ -1,12 +1,16 @@
 //! Plain data shared by every stage: schemas, statements, cases, histories.
 
+pub mod anomaly;
 pub mod case;
+pub mod features;
 pub mod history;
 pub mod schema;
 pub mod stmt;
 pub mod value;
 pub mod walk;
 
+pub use anomaly::Anomaly;
+pub use features::Features;
 pub use case::{CaseStmt, Isolation, StmtRef, TestCase, Txn, CASE_FORMAT};
 pub use history::{
     DbState, EngineInfo, ErrorClass, Event, EventKind, History, Outcome, RowVersion, RowWrite,

@@ -2,7 +2,7 @@
 //! in the history. Server crash detection and error-log capture come with the
 //! server engines.
 
-use super::{Finding, Verdict};
+use super::Finding;
 use crate::model::{ErrorClass, EventKind, History};
 use serde_json::json;
 
@@ -15,25 +15,23 @@ pub fn check(history: &History) -> Vec<Finding> {
         .map(|e| e.stmt)
         .collect();
     if !hung.is_empty() {
-        out.push(Finding {
-            oracle: "crash".into(),
-            kind: "hang".into(),
-            verdict: Verdict::Violation,
-            summary: format!(
+        out.push(Finding::new(
+            "crash",
+            "hang",
+            format!(
                 "{} statement(s) neither finished nor waited on a lock within the hang timeout",
                 hung.len()
             ),
-            evidence: json!({ "statements": hung }),
-        });
+            json!({ "statements": hung }),
+        ));
     }
     if let Some(e) = &history.final_state_error {
-        out.push(Finding {
-            oracle: "crash".into(),
-            kind: "connection-lost".into(),
-            verdict: Verdict::Violation,
-            summary: format!("the final state could not be read: {e}"),
-            evidence: json!({ "error": e }),
-        });
+        out.push(Finding::new(
+            "crash",
+            "connection-lost",
+            format!("the final state could not be read: {e}"),
+            json!({ "error": e }),
+        ));
         return out;
     }
     for o in &history.outcomes {
@@ -43,13 +41,12 @@ pub fn check(history: &History) -> Vec<Finding> {
             ErrorClass::ConnectionLost => "connection-lost",
             _ => continue,
         };
-        out.push(Finding {
-            oracle: "crash".into(),
-            kind: kind.into(),
-            verdict: Verdict::Violation,
-            summary: format!("op {} failed with {} ({})", o.op, e.code, e.message),
-            evidence: json!({ "stmt": o.stmt, "error": e }),
-        });
+        out.push(Finding::new(
+            "crash",
+            kind,
+            format!("op {} failed with {} ({})", o.op, e.code, e.message),
+            json!({ "stmt": o.stmt, "error": e }),
+        ));
     }
     out
 }

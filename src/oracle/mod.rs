@@ -7,6 +7,8 @@ pub mod crash;
 pub mod graph;
 pub mod resumed;
 pub mod sdg;
+pub mod unique_order;
+pub mod verdict;
 pub mod view;
 pub mod wss;
 
@@ -37,6 +39,36 @@ pub struct Finding {
     pub summary: String,
     /// Machine-readable details (diffs, serial order, statements involved).
     pub evidence: serde_json::Value,
+    /// The documented behaviour the oracle says explains the finding; only
+    /// the verdict policy ([`verdict::apply`]) turns it into `permitted`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim: Option<verdict::Claim>,
+    /// The profile fact, with its source, that permits the finding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permitted_by: Option<verdict::Permit>,
+    /// The known engine bug a violation matches (`finding::known`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known: Option<crate::finding::known::KnownMatch>,
+}
+
+impl Finding {
+    /// A violation found by `oracle` (no claim, not known yet).
+    pub fn new(oracle: &str, kind: &str, summary: String, evidence: serde_json::Value) -> Finding {
+        Finding {
+            oracle: oracle.into(),
+            kind: kind.into(),
+            verdict: Verdict::Violation,
+            summary,
+            evidence,
+            claim: None,
+            permitted_by: None,
+            known: None,
+        }
+    }
+    /// A violation that matches no known issue.
+    pub fn is_new_violation(&self) -> bool {
+        self.verdict == Verdict::Violation && self.known.is_none()
+    }
 }
 
 /// The oracles txfuzz knows.
@@ -151,11 +183,13 @@ pub fn check(
     opts: &ExecOptions,
     stats: &mut CheckStats,
 ) -> Result<Vec<Finding>, EngineError> {
-    match kind {
-        OracleKind::Wss => wss::check(engine, case, history, opts, stats),
-        OracleKind::Graph => Ok(graph::check(engine, case, history)),
-        OracleKind::Sdg => sdg::check(engine, case, history, opts, stats),
-        OracleKind::View => view::check(engine, case, history, opts, stats),
-        OracleKind::Crash => Ok(crash::check(history)),
-    }
+    let mut findings = match kind {
+        OracleKind::Wss => wss::check(engine, case, history, opts, stats)?,
+        OracleKind::Graph => graph::check(engine, case, history),
+        OracleKind::Sdg => sdg::check(engine, case, history, opts, stats)?,
+        OracleKind::View => view::check(engine, case, history, opts, stats)?,
+        OracleKind::Crash => crash::check(history),
+    };
+    verdict::apply(&mut findings, engine.profile(), case.isolation);
+    Ok(findings)
 }

@@ -11,18 +11,27 @@
 //! Refinement over the paper: engines whose profile says so serialise a
 //! transaction that wrote nothing at its snapshot (first statement), not at its
 //! commit (SQLite WAL readers keep their snapshot while writers commit).
+//!
+//! Soundness: the commit-order replay is a valid oracle only where the engine
+//! identifies every write-write conflict and serialises writers in commit
+//! order (profile `write_conflicts_detected`); elsewhere cases are undecided
+//! (`write-conflicts-not-detected`). Every difference is a violation, except
+//! one the verdict policy permits: a multi-row unique-key UPDATE whose
+//! duplicate-key error differs, scoped by [`unique_order`].
 
 use super::compare::{same_bag, state_diff};
 use super::resumed::{permutations, resumed_runs};
-use super::{CheckStats, Finding, Verdict};
+use super::unique_order::{self, Scope};
+use super::verdict::Claim;
+use super::{CheckStats, Finding};
 use crate::engine::{Engine, EngineError, EngineProfile};
 use crate::exec::{execute, ExecOptions};
 use crate::model::{
-    ErrorClass, EventKind, History, Isolation, Outcome, StmtKind, StmtRef, TestCase, Txn, TxnEnd,
+    EventKind, History, Isolation, Outcome, Stmt, StmtKind, StmtRef, TestCase, Txn, TxnEnd,
 };
 use serde::Serialize;
 use serde_json::json;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// One unit of the serial order: a whole explicit transaction, or one autocommit statement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -265,58 +274,57 @@ struct Actual<'a> {
     case: &'a TestCase,
     history: &'a History,
     serial: Vec<String>,
-    /// Why findings are permitted by the engine's design (`None`: violations).
-    permitted_because: Option<&'static str>,
-    /// The engine checks unique constraints row by row (profile).
-    unique_per_row: bool,
-    /// Locking reads evaluate subqueries in an earlier read view (profile).
-    subquery_snapshot: bool,
 }
 
-/// Why a read result is permitted when it comes from a locking read with a
-/// subquery that waited for a lock.
-const LOCKING_SUBQUERY_NOTE: &str = "permitted: a locking read with a subquery waited for a lock; this engine reads its rows current after the wait but evaluates the subquery in a read view taken before it (engine profile locking_read_subqueries_use_statement_snapshot; reproduced by tests/mariadb.rs, and not serialisable at SERIALIZABLE: worth reporting upstream)";
+/// The oracle's name in findings and counts.
+const NAME: &str = "wss";
 
-/// A SELECT with a locking clause and a subquery that waited for a lock.
-fn blocked_locking_read_with_subquery(case: &TestCase, history: &History, r: StmtRef) -> bool {
-    let Some(crate::model::Stmt::Select(q)) = case.stmt(r).map(|s| &s.stmt) else {
-        return false;
-    };
-    let subquery = q.where_.as_ref().is_some_and(|w| w.has_subquery())
-        || q.items.iter().any(|i| i.expr.has_subquery());
-    q.lock.is_some()
-        && subquery
-        && history
-            .events
-            .iter()
-            .any(|e| e.stmt == r && matches!(e.kind, EventKind::Blocked { .. }))
+/// An undecided comparison, counted by reason.
+fn undecided(stats: &mut CheckStats, reason: &str) {
+    stats.undecided += 1;
+    *stats
+        .oracle(NAME)
+        .undecided_by
+        .entry(reason.to_string())
+        .or_default() += 1;
 }
-
-/// Whether `stmt` is an UPDATE that assigns a column of one of its table's
-/// unique keys: with row-by-row unique checks, whether it succeeds depends on
-/// the order the plan visits rows.
-fn updates_unique_key(case: &TestCase, stmt: StmtRef) -> bool {
-    case.stmt(stmt)
-        .is_some_and(|s| stmt_updates_unique_key(case, &s.stmt))
-}
-
-/// Whether `stmt` is an UPDATE that assigns a column of a unique key.
-pub(crate) fn stmt_updates_unique_key(case: &TestCase, stmt: &crate::model::Stmt) -> bool {
-    let crate::model::Stmt::Update(u) = stmt else {
-        return false;
-    };
-    let Some(t) = case.schema.table(&u.table) else {
-        return false;
-    };
-    t.unique_keys()
-        .iter()
-        .any(|k| u.assignments.iter().any(|a| k.contains(&a.column)))
-}
-
-/// Why findings of a level with an order-dependent unique check are permitted.
-pub(crate) const UNIQUE_ORDER_NOTE: &str = "permitted: an UPDATE of a unique key succeeded in one run and hit a duplicate key in the other; this engine checks unique constraints row by row, so the outcome depends on the order the plan visits rows (engine profile unique_checked_per_row)";
 
 impl Actual<'_> {
+    /// Statements after `first` (an order-dependent UPDATE): completed after it
+    /// in the actual run, or after it in the replay.
+    fn later<'c>(&'c self, rp: &'c Replay, first: StmtRef) -> Vec<&'c Stmt> {
+        let done = |h: &History, r: StmtRef| {
+            h.events
+                .iter()
+                .position(|e| e.stmt == r && matches!(e.kind, EventKind::Completed { .. }))
+        };
+        let actual_at = done(self.history, first);
+        let replay_at = rp
+            .case
+            .submit_order
+            .iter()
+            .position(|r| rp.origin.get(r) == Some(&first));
+        let mut later = BTreeSet::new();
+        for (pos, r) in rp.case.submit_order.iter().enumerate() {
+            let Some(orig) = rp.origin.get(r) else {
+                continue;
+            };
+            let after_in_replay = replay_at.is_some_and(|at| pos > at);
+            let after_in_actual = match (actual_at, done(self.history, *orig)) {
+                (Some(a), Some(b)) => b > a,
+                _ => false,
+            };
+            if *orig != first && (after_in_replay || after_in_actual) {
+                later.insert(*orig);
+            }
+        }
+        later
+            .into_iter()
+            .filter_map(|r| self.case.stmt(r).map(|s| &s.stmt))
+            .filter(|s| s.kind().is_data())
+            .collect()
+    }
+
     /// Compares one replay with the actual history; pushes findings tagged `level`.
     fn compare(
         &self,
@@ -328,34 +336,20 @@ impl Actual<'_> {
         out: &mut Vec<Finding>,
     ) {
         let (case, actual, serial) = (self.case, self.history, &self.serial);
-        let first_new = out.len();
-        let mut order_dependent = false;
-        let note = self.permitted_because;
-        let verdict = match note {
-            Some(_) => Verdict::Permitted,
-            None => Verdict::Violation,
-        };
-        if let Some(diff) = state_diff(&actual.final_state, &replayed.final_state) {
-            out.push(Finding {
-                oracle: "wss".into(),
-                kind: format!("{level}-final-state"),
-                verdict,
-                summary: format!(
-                    "final state differs from the {level}-level serial replay in order {}",
-                    serial.join(" -> ")
-                ),
-                evidence: json!({ "serial_order": serial, "tables": diff, "note": note }),
-            });
-        }
         let mut writes = Vec::new();
+        // Order-dependent unique-key UPDATEs (in replay order) and their tables.
+        let mut unique: Vec<StmtRef> = Vec::new();
+        let mut targets = BTreeSet::new();
         let mut reads = Vec::new();
+        let mut read_tables = BTreeSet::new();
         for o in &replayed.outcomes {
             let Some(orig) = rp.origin.get(&o.stmt) else {
                 continue;
             };
-            let Some(kind) = case.stmt(*orig).map(|s| s.stmt.kind()) else {
+            let Some(stmt) = case.stmt(*orig).map(|s| &s.stmt) else {
                 continue;
             };
+            let kind = stmt.kind();
             let act = actual.outcome(*orig);
             if o.outcome
                 .error
@@ -369,17 +363,25 @@ impl Actual<'_> {
                 let a_class = act.and_then(|a| a.error.as_ref().map(|e| e.class));
                 let r_class = o.outcome.error.as_ref().map(|e| e.class);
                 if act.is_none() || a_class != r_class {
-                    let dup = |c: Option<ErrorClass>| c == Some(ErrorClass::DuplicateKey);
-                    order_dependent |=
-                        (dup(a_class) || dup(r_class)) && updates_unique_key(case, *orig);
-                    writes.push(json!({
-                        "stmt": orig, "op": o.op,
-                        "actual": describe(act), "serial": describe(Some(&o.outcome)),
-                    }));
+                    let order_dependent =
+                        act.is_some_and(|a| unique_order::order_dependent(case, stmt, a, &o.outcome));
+                    if order_dependent {
+                        unique.push(*orig);
+                        targets.extend(crate::model::walk::tables(stmt));
+                    }
+                    writes.push((
+                        order_dependent,
+                        json!({
+                            "stmt": orig, "op": o.op,
+                            "actual": describe(act), "serial": describe(Some(&o.outcome)),
+                            "unique_order": order_dependent,
+                        }),
+                    ));
                 }
             } else if compare_reads && kind == StmtKind::Select {
                 if let Some(a) = act {
                     if a.ok() != o.outcome.ok() || !same_bag(&a.rows, &o.outcome.rows) {
+                        read_tables.extend(crate::model::walk::tables(stmt));
                         reads.push(json!({
                             "stmt": orig, "op": o.op,
                             "actual": a.rows, "serial": o.outcome.rows,
@@ -389,44 +391,72 @@ impl Actual<'_> {
                 }
             }
         }
+        let later = unique
+            .first()
+            .map(|first| self.later(rp, *first))
+            .unwrap_or_default();
+        // How a difference in `tables` relates to the order-dependent UPDATEs:
+        // `None` drops the finding as undecided.
+        let claim_for = |tables: &BTreeSet<String>, stats: &mut CheckStats| -> Option<Option<Claim>> {
+            match unique_order::scope(&targets, tables, later.iter().copied()) {
+                Scope::Explained => Some(Some(Claim::UniqueCheckOrder)),
+                Scope::Unexplained => Some(None),
+                Scope::Cascade => {
+                    undecided(stats, "unique-order-cascade");
+                    None
+                }
+            }
+        };
+        if let Some(diff) = state_diff(&actual.final_state, &replayed.final_state) {
+            if let Some(claim) = claim_for(&unique_order::diff_tables(&diff), stats) {
+                let mut f = Finding::new(
+                    NAME,
+                    &format!("{level}-final-state"),
+                    format!(
+                        "final state differs from the {level}-level serial replay in order {}",
+                        serial.join(" -> ")
+                    ),
+                    json!({ "serial_order": serial, "tables": diff }),
+                );
+                f.claim = claim;
+                out.push(f);
+            }
+        }
         if !writes.is_empty() {
-            out.push(Finding {
-                oracle: "wss".into(),
-                kind: format!("{level}-write-outcome"),
-                verdict,
-                summary: format!(
+            let all_unique = writes.iter().all(|(u, _)| *u);
+            let mut f = Finding::new(
+                NAME,
+                &format!("{level}-write-outcome"),
+                format!(
                     "{} write(s) succeeded or failed differently than in the {level}-level serial replay",
                     writes.len()
                 ),
-                evidence: json!({ "serial_order": serial, "writes": writes, "note": note }),
-            });
+                json!({
+                    "serial_order": serial,
+                    "writes": writes.into_iter().map(|(_, w)| w).collect::<Vec<_>>(),
+                }),
+            );
+            f.claim = all_unique.then_some(Claim::UniqueCheckOrder);
+            out.push(f);
         }
-        let subquery_reads = self.subquery_snapshot
-            && !reads.is_empty()
-            && reads.iter().all(|r| {
-                serde_json::from_value::<StmtRef>(r["stmt"].clone())
-                    .is_ok_and(|r| blocked_locking_read_with_subquery(case, actual, r))
-            });
         if !reads.is_empty() {
-            let (verdict, note) = match (verdict, subquery_reads) {
-                (Verdict::Violation, true) => (Verdict::Permitted, Some(LOCKING_SUBQUERY_NOTE)),
-                _ => (verdict, note),
+            let claim = if unique.is_empty() {
+                Some(None)
+            } else {
+                claim_for(&read_tables, stats)
             };
-            out.push(Finding {
-                oracle: "wss".into(),
-                kind: format!("{level}-read-result"),
-                verdict,
-                summary: format!(
-                    "{} read(s) at SERIALIZABLE returned other rows than in the serial replay",
-                    reads.len()
-                ),
-                evidence: json!({ "serial_order": serial, "reads": reads, "note": note }),
-            });
-        }
-        if order_dependent && self.unique_per_row {
-            for f in &mut out[first_new..] {
-                f.verdict = Verdict::Permitted;
-                f.evidence["note"] = UNIQUE_ORDER_NOTE.into();
+            if let Some(claim) = claim {
+                let mut f = Finding::new(
+                    NAME,
+                    &format!("{level}-read-result"),
+                    format!(
+                        "{} read(s) at SERIALIZABLE returned other rows than in the serial replay",
+                        reads.len()
+                    ),
+                    json!({ "serial_order": serial, "reads": reads }),
+                );
+                f.claim = claim;
+                out.push(f);
             }
         }
     }
@@ -440,6 +470,12 @@ pub fn check(
     stats: &mut CheckStats,
 ) -> Result<Vec<Finding>, EngineError> {
     let profile = engine.profile().clone();
+    if !profile.write_conflicts_detected.contains(&case.isolation) {
+        stats.oracle(NAME).undecided += 1;
+        undecided(stats, "write-conflicts-not-detected");
+        return Ok(Vec::new());
+    }
+    stats.oracle(NAME).checked += 1;
     let orders = candidate_orders(case, history, &profile);
     let mut first = None;
     for (i, order) in orders.iter().enumerate() {
@@ -460,16 +496,6 @@ pub fn check(
     Ok(findings)
 }
 
-/// Whether a committed transaction of `order` rolled back to a savepoint.
-fn rolls_back_to_savepoint(case: &TestCase, history: &History, order: &[Unit]) -> bool {
-    order.iter().any(|u| match u {
-        Unit::Txn(id) => txn_stmts(case, *id).iter().any(|(r, s)| {
-            s.stmt.kind() == StmtKind::RollbackTo && history.outcome(*r).is_some_and(|o| o.ok())
-        }),
-        Unit::Autocommit(_) => false,
-    })
-}
-
 /// Replays `order` at transaction and statement level and compares.
 fn check_order(
     engine: &mut dyn Engine,
@@ -487,17 +513,6 @@ fn check_order(
         case,
         history,
         serial: order.iter().map(Unit::label).collect(),
-        permitted_because: if !profile.wss_sound.contains(&case.isolation) {
-            Some("permitted: at this isolation level the engine's design does not identify every write-write conflict (engine profile wss_sound)")
-        } else if profile.savepoint_rollback_releases_locks
-            && rolls_back_to_savepoint(case, history, order)
-        {
-            Some(crate::oracle::graph::SAVEPOINT_NOTE)
-        } else {
-            None
-        },
-        unique_per_row: profile.unique_checked_per_row,
-        subquery_snapshot: profile.locking_read_subqueries_use_statement_snapshot,
     };
     let tx = tx_level(case, order);
     engine.reset()?;

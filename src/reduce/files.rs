@@ -10,10 +10,7 @@ use std::path::{Path, PathBuf};
 /// script next to it.
 pub fn write_reduced(engine: &dyn Engine, r: &Reduced, json: &Path) -> std::io::Result<()> {
     let mut rec = r.record.clone();
-    rec.replay = match rec.engine.name.as_str() {
-        "sqlite" => format!("txfuzz replay {}", json.display()),
-        _ => format!("txfuzz replay {} --db '{}'", json.display(), rec.engine.url),
-    };
+    rec.replay = crate::finding::replay_command(&rec.engine, json);
     let header = format!(
         "txfuzz reduced finding: {} [{}:{}]\nengine: {} {}\nsignature: {}\nreduced from {} to {} data statement(s), {} to {} transaction(s) in {} run(s)",
         rec.finding.summary,

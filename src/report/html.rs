@@ -26,15 +26,13 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:24px;color:#1f
 h1{font-size:26px}h2{font-size:20px;border-bottom:1px solid #d0d7de;padding-bottom:4px;margin-top:28px}\
 h3{font-size:17px;margin:0 0 6px}table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:3px 10px;text-align:left}\
 th{background:#f6f8fa}section.finding{border:1px solid #d0d7de;border-radius:6px;padding:12px 16px;margin:14px 0}\
-.violation{color:#d1242f}.permitted{color:#9a6700}code.sig{font-size:12px;background:#f6f8fa;padding:2px 4px}\
+.violation{color:#d1242f}.permitted{color:#9a6700}.known{color:#8250df}code.sig{font-size:12px;background:#f6f8fa;padding:2px 4px}\
 pre{background:#f6f8fa;padding:10px;overflow-x:auto;font-size:12px;white-space:pre-wrap}.muted{color:#59636e}";
 
+/// The SQL dialect of the engine a finding was recorded on (the registry's;
+/// SQLite's for an engine txfuzz does not know, as the script is only shown).
 fn dialect_of(engine: &str) -> Dialect {
-    match engine {
-        "mariadb" | "mysql" => Dialect::Mysql,
-        "postgres" | "postgresql" => Dialect::Postgres,
-        _ => Dialect::Sqlite,
-    }
+    crate::engine::registry::dialect_of(engine).unwrap_or(Dialect::Sqlite)
 }
 
 pub fn render(r: &Report) -> String {
@@ -84,7 +82,9 @@ fn summary(s: &mut String, r: &Report) {
         ("aborts", sm.aborts.to_string()),
         ("replays", sm.replays.to_string()),
         ("violations", sm.violations.to_string()),
+        ("known violations", sm.known_violations.to_string()),
         ("permitted", sm.permitted.to_string()),
+        ("undecided", sm.undecided.to_string()),
         ("distinct problems", r.groups.len().to_string()),
         ("elapsed", format!("{:.1} s", sm.elapsed_s)),
         ("cases/s", format!("{:.1}", sm.cases_per_s)),
@@ -123,6 +123,24 @@ fn group(s: &mut String, g: &Group) {
         esc(&sig.key()),
         esc(&rec.finding.summary)
     );
+    if let Some(k) = &rec.finding.known {
+        let _ = writeln!(
+            s,
+            "<p class=\"known\">known issue <b>{}</b>: {} ({})</p>",
+            esc(&k.id),
+            esc(&k.description),
+            esc(&k.reference)
+        );
+    }
+    if let Some(p) = &rec.finding.permitted_by {
+        let _ = writeln!(
+            s,
+            "<p class=\"permitted\">permitted by <b>{}</b>: {} (shown by {})</p>",
+            esc(&p.fact),
+            esc(&p.doc),
+            esc(&p.test)
+        );
+    }
     let _ = write!(
         s,
         "<p class=\"muted\">smallest example: {}",

@@ -11,7 +11,10 @@
 mod errors;
 mod link;
 mod monitor;
+mod profile;
 mod session;
+
+pub use profile::profile;
 
 pub use errors::class_of;
 pub use monitor::lock_waits;
@@ -232,67 +235,6 @@ fn read_settings(link: &mut Link) -> Result<BTreeMap<String, String>, EngineErro
         .iter()
         .map(|row| (text(row.first()), text(row.get(1))))
         .collect())
-}
-
-/// MariaDB/InnoDB error scopes:
-/// - 1213 deadlock: InnoDB rolls back the whole victim transaction.
-/// - 1020 snapshot conflict (innodb_snapshot_isolation): treated as aborting,
-///   txfuzz issues ROLLBACK.
-/// - 1317 KILL QUERY: the server rolls back only the statement, but txfuzz only
-///   cancels blocked or hung statements and then ends their transaction.
-/// - 1205 lock wait timeout: statement only, unless innodb_rollback_on_timeout=ON.
-/// - Lost connections end the transaction; everything else is statement-level.
-///
-/// SERIALIZABLE is two-phase locking (plain SELECTs become locking reads), so the
-/// commit order is a valid serial order for reads too. No snapshot rule for
-/// read-only transactions: RR snapshots start at the first read, not at BEGIN,
-/// and RC/RU have none.
-fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
-    let mut aborting = vec![
-        ErrorClass::Deadlock,
-        ErrorClass::SnapshotConflict,
-        ErrorClass::Cancelled,
-        ErrorClass::ConnectionLost,
-    ];
-    if settings
-        .get("innodb_rollback_on_timeout")
-        .is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1")
-    {
-        aborting.push(ErrorClass::LockWaitTimeout);
-    }
-    EngineProfile {
-        isolations: Isolation::ALL.to_vec(),
-        aborting_errors: aborting,
-        all_errors_abort: false,
-        // RU/RC use semi-consistent reads and no gap locks: write predicates
-        // may miss rows a serial execution would hit (WriteCheck 6.4).
-        wss_sound: vec![Isolation::RepeatableRead, Isolation::Serializable],
-        read_only_at_snapshot: false,
-        savepoint_rollback_releases_locks: true,
-        unique_checked_per_row: true,
-        constraint_checks_outside_snapshot: Vec::new(),
-        locking_read_subqueries_use_statement_snapshot: true,
-        serializable_reads_in_commit_order: true,
-        permitted_anomalies: permitted_anomalies(settings),
-    }
-}
-
-/// ENGINE-FACTS.md: with `innodb_snapshot_isolation=ON`, REPEATABLE READ is
-/// snapshot isolation (a write to a row changed since the read view fails with
-/// 1020), so it permits write skew only.
-fn permitted_anomalies(settings: &BTreeMap<String, String>) -> Vec<(Isolation, Vec<String>)> {
-    let si = settings
-        .get("innodb_snapshot_isolation")
-        .is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1");
-    let mut table = super::anomalies::table("mariadb", &Isolation::ALL);
-    if si {
-        for (level, names) in &mut table {
-            if *level == Isolation::RepeatableRead {
-                *names = vec!["G2-item".into(), "write-skew".into()];
-            }
-        }
-    }
-    table
 }
 
 impl Engine for MysqlEngine {

@@ -15,7 +15,10 @@ mod admin;
 mod conn;
 mod errors;
 mod monitor;
+mod profile;
 mod session;
+
+pub use profile::profile;
 
 pub use errors::{class_of, classify};
 pub use session::PgSession;
@@ -39,63 +42,6 @@ static ENGINES: AtomicU32 = AtomicU32::new(0);
 /// Connects to the server named by `url` (may hold a password: never print it).
 pub fn open(url: &str) -> Result<Box<dyn Engine>, EngineError> {
     Ok(Box::new(PgEngine::connect(url)?))
-}
-
-/// What PostgreSQL's documented design permits.
-///
-/// - Levels: READ COMMITTED, REPEATABLE READ (snapshot isolation) and
-///   SERIALIZABLE (SSI). READ UNCOMMITTED is accepted but behaves exactly as
-///   READ COMMITTED, so testing it would only repeat READ COMMITTED.
-/// - Any error inside a transaction block aborts it (later statements fail with
-///   25P02 until ROLLBACK): `all_errors_abort`. The concurrency classes are
-///   listed in `aborting_errors` too, for readers of the profile.
-/// - `read_only_at_snapshot`: false. A read-only transaction at RR/SER is not
-///   generally serialisable at its snapshot (SSI may place it elsewhere, and
-///   at READ COMMITTED every statement takes a new snapshot).
-/// - `serializable_reads_in_commit_order`: false. SSI guarantees some serial
-///   order, not commit order: a reader may serialise before a writer that
-///   committed first.
-pub fn profile() -> EngineProfile {
-    EngineProfile {
-        isolations: vec![
-            Isolation::ReadCommitted,
-            Isolation::RepeatableRead,
-            Isolation::Serializable,
-        ],
-        aborting_errors: vec![
-            ErrorClass::Deadlock,
-            ErrorClass::SerializationFailure,
-            ErrorClass::LockWaitTimeout,
-            ErrorClass::Cancelled,
-            ErrorClass::TransactionAborted,
-            ErrorClass::ConnectionLost,
-            ErrorClass::Internal,
-        ],
-        all_errors_abort: true,
-        // Writes are evaluated on snapshots (statement snapshots at RC, the
-        // transaction snapshot at RR/SER), and SSI may serialise a writer before
-        // one that committed earlier: a final state unlike the commit-order
-        // replay is permitted at every level (WriteCheck reports no PostgreSQL
-        // bug among its 26 such findings).
-        wss_sound: vec![],
-        read_only_at_snapshot: false,
-        savepoint_rollback_releases_locks: false,
-        unique_checked_per_row: true,
-        constraint_checks_outside_snapshot: vec![
-            Isolation::RepeatableRead,
-            Isolation::Serializable,
-        ],
-        locking_read_subqueries_use_statement_snapshot: false,
-        serializable_reads_in_commit_order: false,
-        permitted_anomalies: super::anomalies::table(
-            "postgres",
-            &[
-                Isolation::ReadCommitted,
-                Isolation::RepeatableRead,
-                Isolation::Serializable,
-            ],
-        ),
-    }
 }
 
 /// The case loaded last: what [`Engine::reset`] restores, as one SQL text.
@@ -161,7 +107,7 @@ impl PgEngine {
             registry,
             monitor: Some(monitor),
             info,
-            profile: profile(),
+            profile: profile(&Default::default()),
             loaded: None,
             logs,
         })

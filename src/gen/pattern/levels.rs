@@ -1,9 +1,11 @@
 //! Which engine and level can run a pattern exactly as written: a small model
-//! of each engine's visibility and write-conflict rules (ENGINE-FACTS.md). A
+//! of visibility and write-conflict rules, derived from the engine profiles'
+//! rules (docs/engine-facts.md). A
 //! pattern is runnable when no statement must wait for a lock or fail, and
 //! every read sees the version the pattern names.
 
 use super::parser::{OpKind, Pattern};
+use crate::engine::profile::{Conflict, Rule, SnapshotPoint, ViewRule};
 use crate::model::Isolation;
 use std::collections::BTreeMap;
 
@@ -21,41 +23,67 @@ pub enum Visibility {
 }
 
 /// An engine family at one level.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Target {
     pub engine: &'static str,
     pub level: Isolation,
     pub visibility: Visibility,
 }
 
-/// The servers' levels that let anomalies through, strongest first.
-pub const TARGETS: [Target; 5] = [
-    Target {
-        engine: "mariadb",
-        level: Isolation::RepeatableRead,
-        visibility: Visibility::SnapshotAtFirstRead,
-    },
-    Target {
-        engine: "postgres",
-        level: Isolation::RepeatableRead,
-        visibility: Visibility::SnapshotFirstUpdaterWins,
-    },
-    Target {
-        engine: "postgres",
-        level: Isolation::ReadCommitted,
-        visibility: Visibility::Committed,
-    },
-    Target {
-        engine: "mariadb",
-        level: Isolation::ReadCommitted,
-        visibility: Visibility::Committed,
-    },
-    Target {
-        engine: "mariadb",
-        level: Isolation::ReadUncommitted,
-        visibility: Visibility::Latest,
-    },
-];
+impl Visibility {
+    /// The pattern model of an engine's rule at a level, if it is one of the
+    /// four this model knows (SERIALIZABLE levels and SQLite's single writer
+    /// are not targets: they let no anomaly through).
+    pub fn of(rule: &Rule) -> Option<Visibility> {
+        match (rule.plain_read, rule.snapshot, rule.conflict) {
+            (ViewRule::Uncommitted, _, _) => Some(Visibility::Latest),
+            (_, SnapshotPoint::EachStatement, _) => Some(Visibility::Committed),
+            (_, SnapshotPoint::FirstConsistentRead, Conflict::Proceed) => {
+                Some(Visibility::SnapshotAtFirstRead)
+            }
+            (_, SnapshotPoint::FirstStatementStart, Conflict::Abort(_)) => {
+                Some(Visibility::SnapshotFirstUpdaterWins)
+            }
+            _ => None,
+        }
+    }
+    fn rank(self) -> u8 {
+        match self {
+            Visibility::SnapshotAtFirstRead => 0,
+            Visibility::SnapshotFirstUpdaterWins => 1,
+            Visibility::Committed => 2,
+            Visibility::Latest => 3,
+        }
+    }
+}
+
+/// The registered engines' levels that let anomalies through (their profiles
+/// permit some), from their profiles' rules: strongest level first, then the
+/// stronger visibility, then the later-registered engine (a fixed order, so
+/// the choice is deterministic).
+pub fn targets() -> Vec<Target> {
+    let mut out: Vec<(usize, Target)> = Vec::new();
+    for (i, kind) in crate::engine::registry::ENGINES.iter().enumerate() {
+        let p = (kind.profile)(&Default::default());
+        for &level in &p.isolations {
+            let Some(visibility) = p.rule(level).as_ref().and_then(Visibility::of) else {
+                continue;
+            };
+            if !p.permitted_at(level).is_empty() {
+                out.push((
+                    i,
+                    Target {
+                        engine: p.engine,
+                        level,
+                        visibility,
+                    },
+                ));
+            }
+        }
+    }
+    out.sort_by_key(|(i, t)| (std::cmp::Reverse(t.level), t.visibility.rank(), std::cmp::Reverse(*i)));
+    out.into_iter().map(|(_, t)| t).collect()
+}
 
 /// Whether the pattern runs as written under `v` (see the module doc).
 pub fn runnable(p: &Pattern, v: Visibility) -> bool {
@@ -136,5 +164,31 @@ pub fn runnable(p: &Pattern, v: Visibility) -> bool {
 
 /// The first target (strongest level first) that runs the pattern as written.
 pub fn permitting_target(p: &Pattern) -> Option<Target> {
-    TARGETS.into_iter().find(|t| runnable(p, t.visibility))
+    targets().into_iter().find(|t| runnable(p, t.visibility))
+}
+
+#[cfg(test)]
+mod target_tests {
+    use super::*;
+
+    /// The targets come from the profiles: MariaDB RR (snapshot at the first
+    /// read), PostgreSQL RR (first updater wins), both READ COMMITTED levels
+    /// and MariaDB READ UNCOMMITTED; no SERIALIZABLE level, no SQLite.
+    #[test]
+    fn targets_are_the_profiles_anomalous_levels() {
+        let t: Vec<(&str, Isolation, Visibility)> = targets()
+            .into_iter()
+            .map(|t| (t.engine, t.level, t.visibility))
+            .collect();
+        assert_eq!(
+            t,
+            vec![
+                ("mariadb", Isolation::RepeatableRead, Visibility::SnapshotAtFirstRead),
+                ("postgres", Isolation::RepeatableRead, Visibility::SnapshotFirstUpdaterWins),
+                ("postgres", Isolation::ReadCommitted, Visibility::Committed),
+                ("mariadb", Isolation::ReadCommitted, Visibility::Committed),
+                ("mariadb", Isolation::ReadUncommitted, Visibility::Latest),
+            ]
+        );
+    }
 }

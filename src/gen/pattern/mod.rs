@@ -20,7 +20,7 @@ pub use parser::{parse, parse_file, OpKind, PatOp, Pattern, PatternError};
 use super::rng::Rng;
 use super::GenConfig;
 use crate::model::TestCase;
-use crate::oracle::{Finding, Verdict};
+use crate::oracle::Finding;
 use std::str::FromStr;
 
 /// Which generator a campaign uses (`--generator`).
@@ -134,15 +134,14 @@ pub fn annotate(findings: &mut Vec<Finding>, report: &PatternReport, p: &Pattern
         }
     }
     if report.path_hit && path::dirty_write(p) && report.expected_anomaly.is_none() {
-        findings.push(Finding {
-            oracle: "graph".into(),
-            kind: "dirty-write".into(),
-            verdict: Verdict::Violation,
-            summary: format!(
+        findings.push(Finding::new(
+            "graph",
+            "dirty-write",
+            format!(
                 "dirty write: pattern {} ({}) ran as written: a write completed while another transaction's write of the same row was uncommitted",
                 report.name, report.pattern
             ),
-            evidence: serde_json::json!({ "pattern": ev }),
-        });
+            serde_json::json!({ "pattern": ev }),
+        ));
     }
 }

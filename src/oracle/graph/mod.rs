@@ -8,28 +8,32 @@
 //!   versions, incompatible version orders, own writes), graph, SCCs, cycles.
 //!
 //! A finding names the anomaly and the weakest isolation level it violates; it
-//! is reported only when the checked level forbids it, and it is
-//! [`Verdict::Permitted`] when the engine profile permits it at that level.
+//! is reported only when the checked level forbids it. Each finding claims its
+//! anomaly ([`Claim::Anomaly`]); the verdict policy makes it permitted when the
+//! engine profile's documentation permits that anomaly at that level.
 //! Reads the history only — no re-execution.
 
 pub mod anomaly;
 pub mod check;
 pub mod history;
 
-use super::{Finding, Verdict};
+use super::verdict::Claim;
+use super::Finding;
+use crate::model::Anomaly as AnomalyName;
 use crate::model::Isolation;
 pub use check::{analyse, Analysis, Anomaly, Stats};
 pub use history::{CheckHistory, CheckTxn, FinalRow, Op, TxnStatus};
 use serde_json::json;
 
-/// Checks a history at `level`; `permitted` lists anomalies the engine's
-/// design permits there (names or classes, see [`anomaly::base_of`]).
-pub fn findings(h: &CheckHistory, level: Isolation, permitted: &[&str]) -> Vec<Finding> {
+/// Checks a history at `level`: the anomalies the level forbids, each a
+/// violation claiming its anomaly (apply [`crate::oracle::verdict::apply`]
+/// with the engine's profile for the verdict).
+pub fn findings(h: &CheckHistory, level: Isolation) -> Vec<Finding> {
     let a = analyse(h);
-    to_findings(&a, level, permitted)
+    to_findings(&a, level)
 }
 
-pub fn to_findings(a: &Analysis, level: Isolation, permitted: &[&str]) -> Vec<Finding> {
+pub fn to_findings(a: &Analysis, level: Isolation) -> Vec<Finding> {
     let note = (a.stats.unobserved_reads > 0).then(|| {
         format!(
             "{} statement(s) read rows that were not observed (predicate evaluation, aggregates, subqueries): predicate (G2) anomalies are not detected there, and no edges are invented for them",
@@ -43,11 +47,6 @@ pub fn to_findings(a: &Analysis, level: Isolation, permitted: &[&str]) -> Vec<Fi
         }
         let (weakest, adya) = anomaly::weakest_level(an.name);
         let base = anomaly::base_of(an.name);
-        let verdict = if permitted.contains(&an.name) || permitted.contains(&base) {
-            Verdict::Permitted
-        } else {
-            Verdict::Violation
-        };
         let title = if base != an.name {
             format!("{} ({base})", an.name)
         } else {
@@ -58,12 +57,11 @@ pub fn to_findings(a: &Analysis, level: Isolation, permitted: &[&str]) -> Vec<Fi
             an.txns.join(", "),
             an.explanation.first().cloned().unwrap_or_default()
         );
-        out.push(Finding {
-            oracle: "graph".into(),
-            kind: an.name.to_string(),
-            verdict,
+        let mut f = Finding::new(
+            "graph",
+            an.name,
             summary,
-            evidence: json!({
+            json!({
                 "anomaly": an.name,
                 "class": base,
                 "weakest_violated_level": weakest.name(),
@@ -76,7 +74,9 @@ pub fn to_findings(a: &Analysis, level: Isolation, permitted: &[&str]) -> Vec<Fi
                 "edges": an.edges,
                 "unobserved_reads": note,
             }),
-        });
+        );
+        f.claim = AnomalyName::from_name(an.name).map(|anomaly| Claim::Anomaly { anomaly });
+        out.push(f);
     }
     if a.stats.suppressed > 0 {
         if let Some(f) = out.last_mut() {
@@ -94,37 +94,5 @@ pub fn check(
 ) -> Vec<Finding> {
     let name = engine.info().name.clone();
     let h = CheckHistory::from_case(case, history, Some(&name));
-    let level = case.isolation;
-    let profile = engine.profile();
-    let permitted: Vec<&str> = profile
-        .permitted_anomalies
-        .iter()
-        .filter(|(l, _)| *l == level)
-        .flat_map(|(_, list)| list.iter().map(String::as_str))
-        .collect();
-    let mut out = findings(&h, level, &permitted);
-    if profile.savepoint_rollback_releases_locks {
-        let rolled_back: Vec<String> = h
-            .txns
-            .iter()
-            .filter(|t| t.savepoint_rollback)
-            .map(|t| t.label.clone().unwrap_or_else(|| format!("T{}", t.id)))
-            .collect();
-        for f in &mut out {
-            let involved = f.evidence["transactions"].as_array().is_some_and(|ts| {
-                ts.iter().any(|t| {
-                    t.as_str()
-                        .is_some_and(|t| rolled_back.iter().any(|r| r == t))
-                })
-            });
-            if involved && f.verdict == Verdict::Violation {
-                f.verdict = Verdict::Permitted;
-                f.evidence["note"] = SAVEPOINT_NOTE.into();
-            }
-        }
-    }
-    out
+    findings(&h, case.isolation)
 }
-
-/// Why findings resting on a savepoint rollback are permitted on some engines.
-pub const SAVEPOINT_NOTE: &str = "permitted: a transaction involved rolled back to a savepoint, and this engine releases the locks taken after the savepoint (engine profile savepoint_rollback_releases_locks)";

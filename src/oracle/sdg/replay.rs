@@ -8,11 +8,13 @@ use super::{deps, order, undecided, Refined, NAME};
 use crate::engine::{Engine, EngineError};
 use crate::exec::{execute, ExecOptions};
 use crate::gen::rng::Rng;
-use crate::model::{CaseStmt, ErrorClass, History, Outcome, Stmt, StmtRef, TestCase, Txn};
+use crate::model::{walk, CaseStmt, ErrorClass, History, Outcome, Stmt, StmtRef, TestCase, Txn};
 use crate::oracle::compare::{same_bag, state_diff};
-use crate::oracle::{CheckStats, Finding, Verdict};
+use crate::oracle::unique_order::{self, Scope};
+use crate::oracle::verdict::Claim;
+use crate::oracle::{CheckStats, Finding};
 use serde_json::json;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The statements of `order` as one autocommit session.
 pub fn replay_case(v: &VsrCase, order: &[u32]) -> TestCase {
@@ -170,20 +172,29 @@ pub fn check_refined(
         .flat_map(|t| t.stmts.iter().map(|s| (s.op, &s.stmt)))
         .collect();
     let mut mismatches = Vec::new();
-    let mut order_dependent = false;
+    // Order-dependent unique-key UPDATEs, their tables, and the tables of the
+    // other mismatching statements.
+    let mut unique: BTreeSet<u32> = BTreeSet::new();
+    let mut targets = BTreeSet::new();
+    let mut other_tables = BTreeSet::new();
     for op in &order {
         let (Some(t), Some(p), Some(stmt)) = (txn_out.get(op), rep_out.get(op), stmt_of.get(op))
         else {
             continue;
         };
         if let Some(what) = mismatch(stmt, t, p) {
-            let dup = |o: &Outcome| class(o) == Some(ErrorClass::DuplicateKey);
-            order_dependent |= what == "error"
-                && (dup(t) || dup(p))
-                && crate::oracle::wss::stmt_updates_unique_key(case, stmt);
+            let order_dependent =
+                what == "error" && unique_order::order_dependent(case, stmt, t, p);
+            if order_dependent {
+                unique.insert(*op);
+                targets.extend(walk::tables(stmt));
+            } else {
+                other_tables.extend(walk::tables(stmt));
+            }
             mismatches.push(json!({
                 "stmt": label(op), "op": op, "differs_in": what,
                 "transactional": describe(t), "replayed": describe(p),
+                "unique_order": order_dependent,
             }));
         }
     }
@@ -191,14 +202,36 @@ pub fn check_refined(
     if mismatches.is_empty() && state.is_none() {
         return Ok(Vec::new());
     }
-    let (verdict, note) = if order_dependent && profile.unique_checked_per_row {
-        (
-            Verdict::Permitted,
-            Some(crate::oracle::wss::UNIQUE_ORDER_NOTE),
-        )
-    } else {
-        (Verdict::Violation, None)
+    // Any other statement that mentions an UPDATE's table may carry its
+    // divergence on (both runs' orders differ, so every one counts).
+    let later: Vec<&Stmt> = order
+        .iter()
+        .filter(|op| !unique.contains(op))
+        .filter_map(|op| stmt_of.get(op).copied())
+        .collect();
+    let mut undecided_by_cascade = false;
+    let mut claim_for = |tables: &BTreeSet<String>| match unique_order::scope(
+        &targets,
+        tables,
+        later.iter().copied(),
+    ) {
+        Scope::Explained => Some(Some(Claim::UniqueCheckOrder)),
+        Scope::Unexplained => Some(None),
+        Scope::Cascade => {
+            undecided_by_cascade = true;
+            None
+        }
     };
+    let stmt_claim = if other_tables.is_empty() && !unique.is_empty() {
+        Some(Some(Claim::UniqueCheckOrder))
+    } else if unique.is_empty() {
+        Some(None)
+    } else {
+        claim_for(&other_tables)
+    };
+    let state_claim = state
+        .as_ref()
+        .and_then(|d| claim_for(&unique_order::diff_tables(d)));
     let order_labels: Vec<String> = order.iter().map(label).collect();
     let removed: Vec<serde_json::Value> = r
         .removed
@@ -239,7 +272,6 @@ pub fn check_refined(
             "vsrs": vsrs,
             "refined_case": r.vsr.case,
             "refined_history": r.history,
-            "note": note,
         });
         if let (Some(obj), serde_json::Value::Object(x)) = (e.as_object_mut(), extra) {
             obj.extend(x);
@@ -247,30 +279,43 @@ pub fn check_refined(
         e
     };
     let mut out = Vec::new();
-    if !mismatches.is_empty() {
-        out.push(Finding {
-            oracle: NAME.into(),
-            kind: "stmt-result".into(),
-            verdict,
-            summary: format!(
+    if let (false, Some(claim)) = (mismatches.is_empty(), stmt_claim) {
+        let mut f = Finding::new(
+            NAME,
+            "stmt-result",
+            format!(
                 "{} statement(s) gave other results without transactions, in dependency order {}",
                 mismatches.len(),
                 order_labels.join(" -> ")
             ),
-            evidence: evidence(json!({ "statements": mismatches })),
-        });
+            evidence(json!({ "statements": mismatches })),
+        );
+        f.claim = claim;
+        out.push(f);
     }
-    if let Some(diff) = state {
-        out.push(Finding {
-            oracle: NAME.into(),
-            kind: "final-state".into(),
-            verdict,
-            summary: format!(
+    if let (Some(diff), Some(claim)) = (state, state_claim) {
+        let mut f = Finding::new(
+            NAME,
+            "final-state",
+            format!(
                 "final state differs from the non-transactional replay in dependency order {}",
                 order_labels.join(" -> ")
             ),
-            evidence: evidence(json!({ "tables": diff })),
-        });
+            evidence(json!({ "tables": diff })),
+        );
+        f.claim = claim;
+        out.push(f);
+    }
+    if undecided_by_cascade {
+        let counts = stats.oracle(NAME);
+        *counts
+            .undecided_by
+            .entry("unique-order-cascade".into())
+            .or_default() += 1;
+        if out.is_empty() {
+            counts.checked -= 1;
+            counts.undecided += 1;
+        }
     }
     Ok(out)
 }

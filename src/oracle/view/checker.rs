@@ -5,13 +5,13 @@
 use super::locks::LockTable;
 use super::scratch::Scratch;
 use super::versions::{Pos, VersionStore, Writer};
-use super::visibility::{rule, Family, Rule};
+use super::visibility::Rule;
 use super::{Conclusion, ORACLE};
 use crate::engine::{Engine, EngineError};
 use crate::instrument::{prepare_case, Prepared};
 use crate::model::{EventKind, History, Stmt, StmtRef, TestCase};
 use crate::oracle::compare::state_diff;
-use crate::oracle::{Finding, Verdict};
+use crate::oracle::Finding;
 use serde_json::json;
 use std::collections::{HashMap, HashSet};
 
@@ -43,8 +43,9 @@ pub struct TxnState {
 pub struct Checker<'a> {
     pub case: &'a TestCase,
     pub history: &'a History,
-    pub family: Family,
     pub rule: Rule,
+    /// The scratch tables enforce foreign keys (profile `temporary_foreign_keys`).
+    pub scratch_foreign_keys: bool,
     /// ROLLBACK TO SAVEPOINT releases row locks taken after the savepoint.
     pub savepoint_releases_locks: bool,
     pub scratch: &'a mut Scratch,
@@ -75,17 +76,14 @@ pub fn run(
     let Some(histories) = super::orders::candidate_histories(history) else {
         return Ok(undecided_case("too-many-resume-orders"));
     };
-    let family = Family::of(engine.dialect());
-    let snapshot_isolation = engine
-        .info()
-        .settings
-        .get("innodb_snapshot_isolation")
-        .is_some_and(|v| v.eq_ignore_ascii_case("on") || v == "1");
+    let profile = engine.profile();
+    let Some(rule) = profile.rule(history.isolation) else {
+        return Ok(undecided_case("no-rule-for-level"));
+    };
     let setup = Setup {
-        family,
-        rule: rule(family, history.isolation, snapshot_isolation),
-        savepoint_releases_locks: family == Family::Postgres
-            || engine.profile().savepoint_rollback_releases_locks,
+        rule,
+        scratch_foreign_keys: profile.temporary_foreign_keys,
+        savepoint_releases_locks: profile.savepoint_rollback_releases_locks,
         prepared: prepare_case(engine.dialect(), case),
     };
     // A violation only if every possible order violates; decided if one matches.
@@ -120,8 +118,8 @@ fn undecided_case(reason: &str) -> Conclusion {
 
 /// What stays the same across the candidate orders.
 struct Setup {
-    family: Family,
     rule: Rule,
+    scratch_foreign_keys: bool,
     savepoint_releases_locks: bool,
     prepared: HashMap<StmtRef, Prepared>,
 }
@@ -135,8 +133,8 @@ fn walk_one(
     let mut ck = Checker {
         case,
         history,
-        family: setup.family,
         rule: setup.rule,
+        scratch_foreign_keys: setup.scratch_foreign_keys,
         savepoint_releases_locks: setup.savepoint_releases_locks,
         scratch,
         prepared: setup.prepared.clone(),
@@ -323,13 +321,12 @@ impl Checker<'_> {
         }
         let expected = self.store.committed_state();
         if let Some(diff) = state_diff(&self.history.final_state, &expected) {
-            self.findings.push(Finding {
-                oracle: ORACLE.into(),
-                kind: "final-state".into(),
-                verdict: Verdict::Violation,
-                summary: "the final state differs from the one the version history predicts".into(),
-                evidence: json!({ "diff": diff, "expected": expected }),
-            });
+            self.findings.push(Finding::new(
+                ORACLE,
+                "final-state",
+                "the final state differs from the one the version history predicts".into(),
+                json!({ "diff": diff, "expected": expected }),
+            ));
         }
         Ok(())
     }

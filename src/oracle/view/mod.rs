@@ -1,7 +1,7 @@
 //! The `view` oracle (Troc, ICSE'23), per statement: from the actual schedule,
 //! keep a version history of every row ([`versions`]); for each statement,
 //! build the view its engine, isolation level and statement kind make visible
-//! ([`visibility`]), evaluate the statement on that view in the engine itself
+//! (the profile's [`visibility`] rules), evaluate the statement on that view in the engine itself
 //! ([`scratch`]), predict whether it must block on another transaction's locks
 //! or must abort on a write conflict ([`locks`]), and compare with what
 //! happened: blocking that must have happened but did not, an abort that must
@@ -31,7 +31,8 @@ mod orders;
 pub mod scratch;
 mod statement;
 pub mod versions;
-pub mod visibility;
+/// The engine's visibility rules, from its profile.
+pub use crate::engine::profile::rules as visibility;
 
 use super::{CheckStats, Finding};
 use crate::engine::{Engine, EngineError};

@@ -29,7 +29,7 @@ pub type ScratchResult<T> = Result<T, String>;
 /// enforcement off while it fills tables) and PostgreSQL (which empties a
 /// table and the tables referencing it with TRUNCATE ... CASCADE); MariaDB's
 /// temporary tables have none, so an actual foreign-key error is undecided there.
-fn scratch_table(d: Dialect, t: &Table) -> Table {
+fn scratch_table(foreign_keys: bool, t: &Table) -> Table {
     let mut s = t.clone();
     s.uniques.extend(
         t.indexes
@@ -38,7 +38,7 @@ fn scratch_table(d: Dialect, t: &Table) -> Table {
             .map(|i| i.columns.clone()),
     );
     s.indexes.clear();
-    if d == Dialect::Mysql {
+    if !foreign_keys {
         s.foreign_keys.clear();
     }
     s
@@ -66,7 +66,8 @@ impl Scratch {
             filled: HashMap::new(),
         };
         for t in &schema.tables {
-            let ddl = sql::create_table(s.dialect, &scratch_table(s.dialect, t));
+            let fks = engine.profile().temporary_foreign_keys;
+            let ddl = sql::create_table(s.dialect, &scratch_table(fks, t));
             let Some(create) = ddl.first() else { continue };
             let Some(rest) = create.strip_prefix("CREATE TABLE ") else {
                 return Ok(Err(format!("unexpected DDL: {create}")));

@@ -5,15 +5,15 @@
 use super::checker::{undecided, Checker, Stop};
 use super::locks::LockTable;
 use super::versions::{Pos, Sight, Version, Writer};
-use super::visibility::{Access, Conflict, Family, SnapshotPoint, ViewRule};
+use super::visibility::{Access, Conflict, SnapshotPoint, ViewRule};
 use super::ORACLE;
 use crate::instrument::Shape;
 use crate::model::{
-    ErrorClass, Expr, Isolation, LockMode, OnConflict, Outcome, RowWrite, Select, Stmt, StmtRef,
+    ErrorClass, Expr, LockMode, OnConflict, Outcome, RowWrite, Select, Stmt, StmtRef,
     Value,
 };
 use crate::oracle::compare::{bag_diff, same_bag};
-use crate::oracle::{Finding, Verdict};
+use crate::oracle::Finding;
 use serde_json::json;
 
 mod evaluate;
@@ -55,16 +55,16 @@ fn unsupported(ck: &Checker, stmt: &Stmt) -> Option<&'static str> {
         // InnoDB READ UNCOMMITTED: the subqueries of writes and locking reads
         // are plain (dirty) reads while the outer rows are current reads.
         Stmt::Update(_) | Stmt::Delete(_) | Stmt::Select(Select { lock: Some(_), .. })
-            if ck.family == Family::Innodb
-                && ck.history.isolation == Isolation::ReadUncommitted
+            if ck.rule.current_read_subqueries_are_plain
+                && ck.rule.plain_read == ViewRule::Uncommitted
                 && has_subquery(stmt) =>
         {
             Some("read-uncommitted-subquery")
         }
-        // MariaDB's scratch tables have no foreign keys, and INSERT IGNORE
-        // skips rows that violate one instead of failing.
+        // Scratch tables without foreign keys (MariaDB's temporary tables), and
+        // INSERT IGNORE skips rows that violate one instead of failing.
         Stmt::Insert(i)
-            if ck.family == Family::Innodb
+            if !ck.scratch_foreign_keys
                 && i.on_conflict == OnConflict::Ignore
                 && ck
                     .case
@@ -116,12 +116,8 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
     // whose newest committed version does not match: a statement that waited
     // halfway through its scan may miss rows committed behind its cursor.
     if was_blocked
-        && ck.family == Family::Innodb
+        && ck.rule.resumed_scan_skips_passed_rows
         && view_rule(ck, r, access) == ViewRule::LatestCommitted
-        && matches!(
-            ck.history.isolation,
-            Isolation::ReadCommitted | Isolation::ReadUncommitted
-        )
     {
         return Err(undecided("resumed-scan"));
     }
@@ -227,7 +223,7 @@ fn peek_snapshot(ck: &Checker, r: StmtRef, access: Access, pos: Pos) -> Snapshot
         };
     };
     if t.autocommit {
-        let at = if ck.family == Family::Sqlite {
+        let at = if ck.rule.snapshot == SnapshotPoint::FirstStatementEnd {
             pos
         } else {
             start
@@ -446,12 +442,11 @@ fn violation(
         .get(&r)
         .map(|p| p.plain.clone())
         .unwrap_or_default();
-    ck.findings.push(Finding {
-        oracle: ORACLE.into(),
-        kind: kind.into(),
-        verdict: Verdict::Violation,
+    ck.findings.push(Finding::new(
+        ORACLE,
+        kind,
         summary,
-        evidence: json!({
+        json!({
             "stmt": format!("T{}#{}", r.txn, r.index),
             "sql": plain,
             "isolation": ck.history.isolation,
@@ -460,6 +455,6 @@ fn violation(
             "expected": { "rows": eval.outcome.rows, "writes": eval.writes, "error": eval.outcome.error },
             "actual": { "rows": actual.rows, "writes": actual.writes, "error": actual.error },
         }),
-    });
+    ));
     Err(Stop::Violation)
 }

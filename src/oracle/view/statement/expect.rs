@@ -28,7 +28,7 @@ pub(super) fn expect(
     let txn = r.txn;
     let own = Writer::Txn(txn);
     let locking = ck.rule.lock_of(access, in_txn(ck, r)).is_some();
-    if ck.family == Family::Sqlite || matches!(ck.rule.conflict, Conflict::SingleWriter) {
+    if matches!(ck.rule.conflict, Conflict::SingleWriter) {
         if access != Access::Write {
             return Expect::Run;
         }

@@ -3,6 +3,9 @@
 //! session's [`WaitSignal`] on every call (the first tick means "blocked") and
 //! keeps waiting until the lock is free or txfuzz cancels.
 
+mod profile;
+pub use profile::profile;
+
 use super::{Canceller, Engine, EngineError, EngineProfile, QueryResult, Session, WaitSignal};
 use crate::instrument::{self, Prepared};
 use crate::model::{
@@ -90,6 +93,7 @@ impl SqliteEngine {
         let mut settings = std::collections::BTreeMap::new();
         settings.insert("journal_mode".into(), "wal".into());
         settings.insert("foreign_keys".into(), "on".into());
+        let profile = profile(&settings);
         Ok(SqliteEngine {
             _dir: dir,
             path,
@@ -100,7 +104,7 @@ impl SqliteEngine {
                 url,
                 settings,
             },
-            profile: EngineProfile::sqlite(),
+            profile,
             loaded: None,
         })
     }

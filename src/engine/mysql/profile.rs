@@ -1,0 +1,154 @@
+//! MariaDB/MySQL with InnoDB: what the manuals document, per level, read from
+//! the server settings at connect (docs/engine-facts.md).
+
+use crate::engine::profile::{
+    AnomalyPermission, Conflict, EngineProfile, Rule, SnapshotPoint, Source, ViewRule,
+};
+use crate::model::{Anomaly, ErrorClass, Features, Isolation};
+use std::collections::BTreeMap;
+
+fn on(settings: &BTreeMap<String, String>, name: &str) -> bool {
+    settings
+        .get(name)
+        .is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1")
+}
+
+/// InnoDB's rules at `iso` ("InnoDB Transaction Isolation Levels",
+/// "Consistent Nonlocking Reads", "Locking Reads"). `snapshot_isolation`:
+/// `innodb_snapshot_isolation=ON` (a locking read or write of a row changed
+/// since the read view fails with 1020).
+pub fn rule(iso: Isolation, snapshot_isolation: bool) -> Rule {
+    let base = Rule {
+        plain_read: ViewRule::Snapshot,
+        locking_read: ViewRule::LatestCommitted,
+        write: ViewRule::LatestCommitted,
+        snapshot: SnapshotPoint::FirstConsistentRead,
+        conflict: if snapshot_isolation {
+            Conflict::Abort(ErrorClass::SnapshotConflict)
+        } else {
+            Conflict::Proceed
+        },
+        plain_read_is_locking: false,
+        row_locks: true,
+        resumed_scan_skips_passed_rows: false,
+        current_read_subqueries_are_plain: true,
+    };
+    match iso {
+        Isolation::ReadUncommitted => Rule {
+            plain_read: ViewRule::Uncommitted,
+            snapshot: SnapshotPoint::EachStatement,
+            conflict: Conflict::Proceed,
+            resumed_scan_skips_passed_rows: true,
+            ..base
+        },
+        Isolation::ReadCommitted => Rule {
+            snapshot: SnapshotPoint::EachStatement,
+            conflict: Conflict::Proceed,
+            resumed_scan_skips_passed_rows: true,
+            ..base
+        },
+        Isolation::RepeatableRead => base,
+        Isolation::Serializable => Rule {
+            plain_read_is_locking: true,
+            ..base
+        },
+    }
+}
+
+/// The anomalies each level's documentation permits. With
+/// `innodb_snapshot_isolation=ON`, REPEATABLE READ is snapshot isolation
+/// (MariaDB KB, "InnoDB System Variables": innodb_snapshot_isolation), so it
+/// permits write skew only.
+fn permitted_anomalies(snapshot_isolation: bool) -> Vec<AnomalyPermission> {
+    use Anomaly::*;
+    let mut out = vec![
+        AnomalyPermission {
+            level: Isolation::ReadUncommitted,
+            anomalies: vec![G1a, G1b, G1c, GSingle, G2Item],
+            source: Source {
+                doc: "MariaDB KB \"SET TRANSACTION\", READ UNCOMMITTED: \"SELECT statements are performed in a non-locking fashion, but a possible earlier version of a row might be used ... also called a dirty read\"; writes lock as at READ COMMITTED",
+                test: "tests/hermitage.rs::mariadb_read_uncommitted_permits_what_its_manual_says",
+            },
+        },
+        AnomalyPermission {
+            level: Isolation::ReadCommitted,
+            anomalies: vec![GSingle, G2Item],
+            source: Source {
+                doc: "MariaDB KB \"SET TRANSACTION\", READ COMMITTED: \"each consistent read, even within the same transaction, sets and reads its own fresh snapshot\" (non-repeatable reads, read skew, lost updates by read-then-write)",
+                test: "tests/hermitage.rs::mariadb_read_committed_permits_what_its_manual_says",
+            },
+        },
+    ];
+    out.push(if snapshot_isolation {
+        AnomalyPermission {
+            level: Isolation::RepeatableRead,
+            anomalies: vec![G2Item],
+            source: Source {
+                doc: "MariaDB KB \"InnoDB System Variables\", innodb_snapshot_isolation=ON: a locking read or write of a record not in the read view fails (snapshot isolation: write skew remains)",
+                test: "tests/hermitage.rs::mariadb_repeatable_read_permits_what_its_manual_says",
+            },
+        }
+    } else {
+        AnomalyPermission {
+            level: Isolation::RepeatableRead,
+            anomalies: vec![GSingle, G2Item],
+            source: Source {
+                doc: "MySQL 8.0 Reference Manual 17.7.2.3 \"Consistent Nonlocking Reads\": \"The snapshot of the database state applies to SELECT statements within a transaction, not necessarily to DML statements\" (UPDATE/DELETE read the latest committed version: lost update, G-single); innodb_snapshot_isolation=OFF is MariaDB 10.11's default",
+                test: "tests/hermitage.rs::mariadb_repeatable_read_permits_what_its_manual_says",
+            },
+        }
+    });
+    out
+}
+
+/// MariaDB/InnoDB error scopes:
+/// - 1213 deadlock: InnoDB rolls back the whole victim transaction.
+/// - 1020 snapshot conflict (innodb_snapshot_isolation): treated as aborting,
+///   txfuzz issues ROLLBACK.
+/// - 1317 KILL QUERY: the server rolls back only the statement, but txfuzz only
+///   cancels blocked or hung statements and then ends their transaction.
+/// - 1205 lock wait timeout: statement only, unless innodb_rollback_on_timeout=ON.
+/// - Lost connections end the transaction; everything else is statement-level.
+///
+/// SERIALIZABLE is two-phase locking (plain SELECTs become locking reads), so the
+/// commit order is a valid serial order for reads too. No snapshot rule for
+/// read-only transactions: RR snapshots start at the first read, not at BEGIN,
+/// and RC/RU have none. READ UNCOMMITTED and READ COMMITTED use semi-consistent
+/// reads and no gap locks, so `wss` cannot judge them with a commit-order
+/// replay (their cases are undecided there).
+pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
+    let mut aborting = vec![
+        ErrorClass::Deadlock,
+        ErrorClass::SnapshotConflict,
+        ErrorClass::Cancelled,
+        ErrorClass::ConnectionLost,
+    ];
+    if on(settings, "innodb_rollback_on_timeout") {
+        aborting.push(ErrorClass::LockWaitTimeout);
+    }
+    let si = on(settings, "innodb_snapshot_isolation");
+    EngineProfile {
+        engine: "mariadb",
+        embedded: false,
+        isolations: Isolation::ALL.to_vec(),
+        aborting_errors: aborting,
+        all_errors_abort: false,
+        read_only_at_snapshot: false,
+        write_conflicts_detected: vec![Isolation::RepeatableRead, Isolation::Serializable],
+        serializable_reads_in_commit_order: true,
+        // "InnoDB does not release the row locks that were stored in memory
+        // after the savepoint" (MariaDB KB "SAVEPOINT").
+        savepoint_rollback_releases_locks: false,
+        unique_checked_per_row: Some(Source {
+            doc: "MariaDB KB \"UPDATE\" / MySQL 8.0 Reference Manual 15.2.17 \"UPDATE Statement\": \"UPDATE t SET id = id + 1 ... could fail with a duplicate-key error, depending on the order in which rows are updated\"",
+            test: "tests/mariadb.rs::unique_keys_are_checked_row_by_row",
+        }),
+        constraint_checks_outside_snapshot: Vec::new(),
+        locking_read_subqueries_use_statement_snapshot: true,
+        permitted_anomalies: permitted_anomalies(si),
+        rules: Isolation::ALL.iter().map(|&l| (l, rule(l, si))).collect(),
+        features: Features::mysql(),
+        // MariaDB's temporary tables ignore FOREIGN KEY clauses.
+        temporary_foreign_keys: false,
+    }
+}

@@ -1,0 +1,118 @@
+//! PostgreSQL: what its manual documents, per level (docs/engine-facts.md).
+
+use crate::engine::profile::{
+    AnomalyPermission, Conflict, EngineProfile, Rule, SnapshotPoint, Source, ViewRule,
+};
+use crate::model::{Anomaly, ErrorClass, Features, Isolation};
+use std::collections::BTreeMap;
+
+/// PostgreSQL's rules at `iso` (manual, 13.2 "Transaction Isolation").
+pub fn rule(iso: Isolation) -> Rule {
+    match iso {
+        // READ UNCOMMITTED is READ COMMITTED (13.2). Writes and locking reads
+        // find rows on the statement's snapshot and re-check a concurrently
+        // updated row's newest version (13.2.1).
+        Isolation::ReadUncommitted | Isolation::ReadCommitted => Rule {
+            plain_read: ViewRule::Snapshot,
+            locking_read: ViewRule::SnapshotThenLatest,
+            write: ViewRule::SnapshotThenLatest,
+            snapshot: SnapshotPoint::EachStatement,
+            conflict: Conflict::Proceed,
+            plain_read_is_locking: false,
+            row_locks: true,
+            resumed_scan_skips_passed_rows: false,
+            current_read_subqueries_are_plain: false,
+        },
+        // 13.2.2: the snapshot is taken at the first statement; updating a row
+        // changed since fails with 40001.
+        Isolation::RepeatableRead | Isolation::Serializable => Rule {
+            plain_read: ViewRule::Snapshot,
+            locking_read: ViewRule::Snapshot,
+            write: ViewRule::Snapshot,
+            snapshot: SnapshotPoint::FirstStatementStart,
+            conflict: Conflict::Abort(ErrorClass::SerializationFailure),
+            plain_read_is_locking: false,
+            row_locks: true,
+            resumed_scan_skips_passed_rows: false,
+            current_read_subqueries_are_plain: false,
+        },
+    }
+}
+
+/// What PostgreSQL's documented design permits.
+///
+/// - Levels: READ COMMITTED, REPEATABLE READ (snapshot isolation) and
+///   SERIALIZABLE (SSI). READ UNCOMMITTED is accepted but behaves exactly as
+///   READ COMMITTED, so testing it would only repeat READ COMMITTED.
+/// - Any error inside a transaction block aborts it (later statements fail with
+///   25P02 until ROLLBACK): `all_errors_abort`. The concurrency classes are
+///   listed in `aborting_errors` too, for readers of the profile.
+/// - `read_only_at_snapshot`: false. A read-only transaction at RR/SER is not
+///   generally serialisable at its snapshot (SSI may place it elsewhere, and
+///   at READ COMMITTED every statement takes a new snapshot).
+/// - `serializable_reads_in_commit_order`: false. SSI guarantees some serial
+///   order, not commit order: a reader may serialise before a writer that
+///   committed first.
+/// - `write_conflicts_detected`: none. Writes are evaluated on snapshots and SSI
+///   may serialise a writer before one that committed earlier, so a final
+///   state unlike the commit-order replay proves nothing: `wss` cases are
+///   undecided here.
+pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
+    use Anomaly::*;
+    let levels = [
+        Isolation::ReadCommitted,
+        Isolation::RepeatableRead,
+        Isolation::Serializable,
+    ];
+    EngineProfile {
+        engine: "postgres",
+        embedded: false,
+        isolations: levels.to_vec(),
+        aborting_errors: vec![
+            ErrorClass::Deadlock,
+            ErrorClass::SerializationFailure,
+            ErrorClass::LockWaitTimeout,
+            ErrorClass::Cancelled,
+            ErrorClass::TransactionAborted,
+            ErrorClass::ConnectionLost,
+            ErrorClass::Internal,
+        ],
+        all_errors_abort: true,
+        read_only_at_snapshot: false,
+        write_conflicts_detected: Vec::new(),
+        serializable_reads_in_commit_order: false,
+        // SELECT, "The Locking Clause": a row lock taken after a savepoint is
+        // lost when the savepoint is rolled back.
+        savepoint_rollback_releases_locks: true,
+        unique_checked_per_row: Some(Source {
+            doc: "PostgreSQL manual, CREATE TABLE, Compatibility, \"Non-Deferred Uniqueness Constraints\": \"When a UNIQUE or PRIMARY KEY constraint is not deferrable, PostgreSQL checks for uniqueness immediately whenever a row is inserted or modified\"",
+            test: "tests/postgres.rs::unique_keys_are_checked_row_by_row",
+        }),
+        constraint_checks_outside_snapshot: vec![
+            Isolation::RepeatableRead,
+            Isolation::Serializable,
+        ],
+        locking_read_subqueries_use_statement_snapshot: false,
+        permitted_anomalies: vec![
+            AnomalyPermission {
+                level: Isolation::ReadCommitted,
+                anomalies: vec![GSingle, G2Item],
+                source: Source {
+                    doc: "PostgreSQL manual 13.2.1 \"Read Committed Isolation Level\": each command sees a new snapshot, and UPDATE/DELETE/SELECT FOR UPDATE act on the newest version of a row (nonrepeatable reads, read skew, lost updates)",
+                    test: "tests/hermitage.rs::postgres_read_committed_permits_what_its_manual_says",
+                },
+            },
+            AnomalyPermission {
+                level: Isolation::RepeatableRead,
+                anomalies: vec![G2Item],
+                source: Source {
+                    doc: "PostgreSQL manual 13.2.2 \"Repeatable Read Isolation Level\" (snapshot isolation: a transaction cannot modify rows changed by others since its snapshot, but \"does not guarantee serializable behavior\"; 13.2.3's write-skew example)",
+                    test: "tests/hermitage.rs::postgres_repeatable_read_permits_what_its_manual_says",
+                },
+            },
+        ],
+        rules: Isolation::ALL.iter().map(|&l| (l, rule(l))).collect(),
+        features: Features::postgres(),
+        temporary_foreign_keys: true,
+    }
+}

@@ -1,0 +1,197 @@
+//! Engine profiles: what an engine's documented design does and permits, as
+//! data. One profile per engine and version (built by `engine/*/profile.rs`
+//! from the settings read at connect); every oracle and the generator read it,
+//! none matches on an engine name or an SQL dialect.
+//!
+//! Two kinds of facts live here:
+//! - **behaviour** the oracles model (levels, error scopes, visibility and
+//!   write-conflict rules, lock facts, SQL features): a wrong one makes an
+//!   oracle predict wrongly, which shows as violations or undecided cases;
+//! - **permissions**: outcomes a strict check would flag but the engine's
+//!   documentation (or the SQL standard for the level) allows. Each carries a
+//!   [`Source`]: the manual section and the test in `tests/` that shows the
+//!   behaviour. Only the verdict policy (`oracle::verdict`) turns a finding into
+//!   `permitted`, and only through one of these. docs/engine-facts.md lists them.
+
+pub mod rules;
+
+use crate::model::{Anomaly, ErrorClass, Features, Isolation};
+pub use rules::{Access, Conflict, Rule, SnapshotPoint, ViewRule};
+use serde::Serialize;
+
+/// What an error rolls back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorScope {
+    /// Only the failing statement; the transaction goes on.
+    Statement,
+    /// The whole transaction (txfuzz issues ROLLBACK where the engine needs one).
+    Transaction,
+}
+
+/// Why a permission holds: the documentation that allows the behaviour and
+/// the test that shows the engine does it (`tests/FILE.rs::test_name`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Source {
+    pub doc: &'static str,
+    pub test: &'static str,
+}
+
+/// Dependency-graph anomalies the engine's documentation permits at one level.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnomalyPermission {
+    pub level: Isolation,
+    /// Anomaly classes and named variants; permitting a class (`G-single`)
+    /// permits its variants (`lost-update`, `read-skew`).
+    pub anomalies: Vec<Anomaly>,
+    pub source: Source,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngineProfile {
+    /// The engine family (`sqlite`, `mariadb`, `postgres`), for messages only.
+    pub engine: &'static str,
+    /// In-process (no server, no URL to reconnect to).
+    pub embedded: bool,
+    /// Isolation levels the engine implements (the default `--isolation` set).
+    pub isolations: Vec<Isolation>,
+    /// Error classes that abort the whole transaction; every other class rolls
+    /// back only the statement.
+    pub aborting_errors: Vec<ErrorClass>,
+    /// Every error inside a transaction aborts it (PostgreSQL: later statements
+    /// fail with 25P02 until ROLLBACK).
+    pub all_errors_abort: bool,
+    /// A transaction that wrote nothing is serialised where it took its snapshot
+    /// (its first statement), not where it committed. True for snapshot engines
+    /// whose writers serialise in commit order (SQLite WAL).
+    pub read_only_at_snapshot: bool,
+    /// Levels at which the engine identifies every write-write conflict (blocks
+    /// or aborts) and serialises writers in commit order, so a final state
+    /// unlike the commit-order serial replay is a bug (WriteCheck's Assumption
+    /// 1). At other levels `wss` cannot judge soundly: its cases are undecided
+    /// (`write-conflicts-not-detected`), never permitted.
+    pub write_conflicts_detected: Vec<Isolation>,
+    /// At SERIALIZABLE, the commit/rollback order is a valid serial order for
+    /// reads too (false for PostgreSQL SSI, where a reader may serialise before a
+    /// writer that committed first).
+    pub serializable_reads_in_commit_order: bool,
+    /// ROLLBACK TO SAVEPOINT releases the row locks taken after the savepoint,
+    /// as documented (PostgreSQL). False where the documentation says they are
+    /// kept (InnoDB): behaviour to the contrary is then a violation.
+    pub savepoint_rollback_releases_locks: bool,
+    /// Permission: unique constraints are checked row by row during a statement
+    /// (not at its end), so a multi-row UPDATE of a key column succeeds or fails
+    /// depending on the order its plan visits rows. Scoped by the verdict policy
+    /// to the UPDATE whose unique error differs and the rows it explains.
+    pub unique_checked_per_row: Option<Source>,
+    /// Levels at which writes read the transaction's snapshot while their
+    /// unique and foreign-key checks see the latest committed rows (PostgreSQL
+    /// REPEATABLE READ and SERIALIZABLE): a constraint error there can come from
+    /// a row the statement's view does not contain.
+    pub constraint_checks_outside_snapshot: Vec<Isolation>,
+    /// A locking read (`FOR UPDATE`/`FOR SHARE`) reads its own rows current,
+    /// after any lock wait, but evaluates its subqueries as consistent reads
+    /// (InnoDB). Behaviour, not a permission: at SERIALIZABLE the result can
+    /// match no serial order, which the standard forbids (a known issue).
+    pub locking_read_subqueries_use_statement_snapshot: bool,
+    /// The anomalies the documentation permits, per level (absent level:
+    /// none). See docs/engine-facts.md.
+    pub permitted_anomalies: Vec<AnomalyPermission>,
+    /// Visibility, write-conflict and lock rules per level.
+    pub rules: Vec<(Isolation, Rule)>,
+    /// SQL features the generator may use.
+    pub features: Features,
+    /// The engine's temporary tables can have foreign keys (the `view`
+    /// oracle's scratch tables are temporary).
+    pub temporary_foreign_keys: bool,
+}
+
+impl EngineProfile {
+    pub fn error_scope(&self, class: ErrorClass) -> ErrorScope {
+        if self.all_errors_abort || self.aborting_errors.contains(&class) {
+            ErrorScope::Transaction
+        } else {
+            ErrorScope::Statement
+        }
+    }
+
+    /// The rules at `level` (`None`: a level the engine does not implement).
+    pub fn rule(&self, level: Isolation) -> Option<Rule> {
+        self.rules
+            .iter()
+            .find(|(l, _)| *l == level)
+            .map(|(_, r)| *r)
+    }
+
+    /// The permission (with its source) for `anomaly` at `level`, if the
+    /// documentation permits it or its class.
+    pub fn anomaly_permission(
+        &self,
+        level: Isolation,
+        anomaly: Anomaly,
+    ) -> Option<&AnomalyPermission> {
+        self.permitted_anomalies.iter().find(|p| {
+            p.level == level
+                && (p.anomalies.contains(&anomaly) || p.anomalies.contains(&anomaly.class()))
+        })
+    }
+
+    /// The anomalies permitted at `level`.
+    pub fn permitted_at(&self, level: Isolation) -> Vec<Anomaly> {
+        self.permitted_anomalies
+            .iter()
+            .filter(|p| p.level == level)
+            .flat_map(|p| p.anomalies.iter().copied())
+            .collect()
+    }
+
+    /// Every permission of the profile with its source, for documentation and
+    /// for the test that checks each names an existing test.
+    pub fn permissions(&self) -> Vec<(String, Source)> {
+        let mut out: Vec<(String, Source)> = self
+            .permitted_anomalies
+            .iter()
+            .map(|p| {
+                let names: Vec<&str> = p.anomalies.iter().map(|a| a.name()).collect();
+                (format!("{}: {}", p.level, names.join(", ")), p.source)
+            })
+            .collect();
+        if let Some(s) = self.unique_checked_per_row {
+            out.push(("unique_checked_per_row".into(), s));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every permission of every registered profile names a documentation
+    /// source and an existing test function in `tests/`.
+    #[test]
+    fn every_permission_cites_a_document_and_an_existing_test() {
+        for kind in crate::engine::registry::ENGINES {
+            for settings in kind.setting_variants() {
+                let p = (kind.profile)(&settings);
+                for (fact, src) in p.permissions() {
+                    assert!(
+                        src.doc.len() > 20,
+                        "{}: {fact}: no documentation source",
+                        p.engine
+                    );
+                    let (file, func) = src
+                        .test
+                        .split_once("::")
+                        .unwrap_or_else(|| panic!("{fact}: test {} not FILE::fn", src.test));
+                    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+                    let text = std::fs::read_to_string(&path)
+                        .unwrap_or_else(|e| panic!("{fact}: {}: {e}", path.display()));
+                    assert!(
+                        text.contains(&format!("fn {func}(")),
+                        "{}: {fact}: {file} has no test fn {func}",
+                        p.engine
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! Concurrency-control rules as data (part of the engine profile): for one
+//! isolation level and kind of statement, which row versions a statement sees,
+//! where its transaction's snapshot is taken, what happens when it writes a row
+//! changed since, and how its locks behave. Each engine's profile gives one
+//! [`Rule`] per level (`engine/*/profile.rs`); the `view` oracle and the
+//! pattern generator read them, never an engine name.
+//!
+//! Sources: the engines' documentation (docs/engine-facts.md) and
+//! `tests/view_servers.rs`, which checks each rule on the servers.
+
+use crate::model::{ErrorClass, LockMode, Stmt};
+
+/// How a statement accesses rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// A plain SELECT.
+    PlainRead,
+    /// SELECT ... FOR UPDATE / FOR SHARE.
+    LockingRead(LockMode),
+    /// INSERT, UPDATE, DELETE.
+    Write,
+}
+
+impl Access {
+    pub fn of(s: &Stmt) -> Option<Access> {
+        match s {
+            Stmt::Select(sel) => Some(match sel.lock {
+                Some(m) => Access::LockingRead(m),
+                None => Access::PlainRead,
+            }),
+            Stmt::Insert(_) | Stmt::Update(_) | Stmt::Delete(_) => Some(Access::Write),
+            _ => None,
+        }
+    }
+}
+
+/// Which versions a statement's view is built from (always plus the
+/// transaction's own latest versions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ViewRule {
+    /// The newest version, committed or not (Troc V2).
+    Uncommitted,
+    /// The newest committed version when the statement completes: a current read
+    /// that waited for row locks (Troc V3).
+    LatestCommitted,
+    /// The transaction's snapshot (Troc V4), taken at [`SnapshotPoint`].
+    Snapshot,
+    /// PostgreSQL READ COMMITTED writes and locking reads: the rows matching in
+    /// the statement's snapshot, each re-checked on its newest committed version
+    /// (EvalPlanQual); rows that match only in the newest version are not seen.
+    SnapshotThenLatest,
+}
+
+/// Where a transaction's snapshot is taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SnapshotPoint {
+    /// Every statement takes its own when it starts.
+    EachStatement,
+    /// When the first data statement starts (PostgreSQL REPEATABLE READ/SERIALIZABLE).
+    FirstStatementStart,
+    /// When the first data statement has its locks (SQLite WAL: a write waiting
+    /// for the write lock opens its read snapshot once it has it; reads never wait).
+    FirstStatementEnd,
+    /// At the first consistent (plain) read, not at BEGIN and not at a write or
+    /// locking read (InnoDB read views).
+    FirstConsistentRead,
+}
+
+/// What happens to a write (or locking read) of a row whose newest committed
+/// version is newer than the transaction's snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Conflict {
+    /// It proceeds on the newest version (InnoDB without snapshot isolation,
+    /// PostgreSQL READ COMMITTED).
+    Proceed,
+    /// The statement fails with this error and the transaction aborts
+    /// (PostgreSQL RR/SER: 40001; InnoDB with innodb_snapshot_isolation: 1020,
+    /// only once a read view exists).
+    Abort(ErrorClass),
+    /// SQLite WAL: one writer at a time; a writer whose snapshot is not the
+    /// newest is refused (BUSY_SNAPSHOT), and one holding a read snapshot while
+    /// another holds the write lock is refused at once (BUSY) instead of waiting.
+    SingleWriter,
+}
+
+/// The rule set of one engine family at one isolation level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rule {
+    pub plain_read: ViewRule,
+    pub locking_read: ViewRule,
+    pub write: ViewRule,
+    pub snapshot: SnapshotPoint,
+    pub conflict: Conflict,
+    /// Plain SELECTs inside explicit transactions are locking reads in share
+    /// mode (InnoDB SERIALIZABLE).
+    pub plain_read_is_locking: bool,
+    /// Locks are per row (servers) rather than one database write lock (SQLite).
+    pub row_locks: bool,
+    /// Writes and locking reads scan without gap locks and judge a row by its
+    /// newest committed version (semi-consistent reads): one that waited
+    /// halfway through its scan does not revisit rows it passed (InnoDB READ
+    /// COMMITTED / READ UNCOMMITTED).
+    pub resumed_scan_skips_passed_rows: bool,
+    /// The subqueries of writes and locking reads are plain reads at this
+    /// level (InnoDB: "a locking read clause in an outer statement does not
+    /// lock the rows of a table in a nested subquery"), while their outer rows
+    /// are current reads.
+    pub current_read_subqueries_are_plain: bool,
+}
+
+impl Rule {
+    pub fn view_rule(&self, access: Access, in_txn: bool) -> ViewRule {
+        match access {
+            Access::PlainRead if self.plain_read_is_locking && in_txn => self.locking_read,
+            Access::PlainRead => self.plain_read,
+            Access::LockingRead(_) => self.locking_read,
+            Access::Write => self.write,
+        }
+    }
+    /// The lock a statement takes on the rows it reads or writes (`None`: no lock).
+    pub fn lock_of(&self, access: Access, in_txn: bool) -> Option<LockMode> {
+        match access {
+            Access::PlainRead if self.plain_read_is_locking && in_txn => Some(LockMode::ForShare),
+            Access::PlainRead => None,
+            Access::LockingRead(m) => Some(m),
+            Access::Write => Some(LockMode::ForUpdate),
+        }
+    }
+}
+

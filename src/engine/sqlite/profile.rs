@@ -1,0 +1,55 @@
+//! SQLite's profile: WAL mode, one writer at a time, snapshot reads, always
+//! serializable (docs/engine-facts.md).
+
+use crate::engine::profile::{Conflict, EngineProfile, Rule, SnapshotPoint, ViewRule};
+use crate::model::{ErrorClass, Features, Isolation};
+use std::collections::BTreeMap;
+
+/// The rules of SQLite in WAL mode ("Isolation In SQLite"; "Write-Ahead
+/// Logging"): reads see the snapshot taken when the transaction first reads,
+/// one writer at a time, a writer whose snapshot is stale is refused with
+/// SQLITE_BUSY_SNAPSHOT.
+pub fn rule() -> Rule {
+    Rule {
+        plain_read: ViewRule::Snapshot,
+        locking_read: ViewRule::Snapshot,
+        write: ViewRule::Snapshot,
+        snapshot: SnapshotPoint::FirstStatementEnd,
+        conflict: Conflict::SingleWriter,
+        plain_read_is_locking: false,
+        row_locks: false,
+        resumed_scan_skips_passed_rows: false,
+        current_read_subqueries_are_plain: false,
+    }
+}
+
+/// BUSY (refused lock upgrade / stale snapshot) and interrupts end the
+/// transaction; constraint errors roll back the statement (ABORT conflict
+/// resolution). Nothing is permitted: SQLite is serializable.
+pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
+    EngineProfile {
+        engine: "sqlite",
+        embedded: true,
+        isolations: vec![Isolation::Serializable],
+        aborting_errors: vec![
+            ErrorClass::Busy,
+            ErrorClass::Deadlock,
+            ErrorClass::Cancelled,
+            ErrorClass::LockWaitTimeout,
+            ErrorClass::ConnectionLost,
+            ErrorClass::Internal,
+        ],
+        all_errors_abort: false,
+        read_only_at_snapshot: true,
+        write_conflicts_detected: vec![Isolation::Serializable],
+        serializable_reads_in_commit_order: true,
+        savepoint_rollback_releases_locks: false,
+        unique_checked_per_row: None,
+        constraint_checks_outside_snapshot: Vec::new(),
+        locking_read_subqueries_use_statement_snapshot: false,
+        permitted_anomalies: Vec::new(),
+        rules: vec![(Isolation::Serializable, rule())],
+        features: Features::sqlite(),
+        temporary_foreign_keys: true,
+    }
+}

@@ -1,0 +1,322 @@
+//! Known engine bugs: findings that match one are still violations, marked
+//! `known` with the upstream reference, counted apart, and they do not fail a
+//! campaign unless `--fail-on-known`.
+//!
+//! The list is TOML (docs/known-issues.md): txfuzz ships `known-issues.toml`
+//! and `--known FILE` adds a user's own. An entry matches a violation when its
+//! engine and version range, its signature pattern (a `*` glob over the
+//! finding's signature key, `oracle/kind/verdict/engine/isolation/features`)
+//! and, if given, its case trait (`when`) all match.
+
+use super::signature::{involved, signature};
+use crate::model::{EngineInfo, EventKind, History, Stmt, StmtRef, TestCase};
+use crate::oracle::{Finding, Verdict};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The list txfuzz ships.
+pub const BUILTIN: &str = include_str!("../../known-issues.toml");
+
+/// A property of the case (and of the statements the finding involves) that
+/// pins a known bug down more precisely than a signature can.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Trait {
+    /// A transaction (among those the finding names, else any) took a
+    /// savepoint before its first data statement and later rolled back to it
+    /// successfully.
+    SavepointBeforeFirstStatementRolledBack,
+    /// Every statement the finding involves is a locking read with a subquery
+    /// that waited for a lock.
+    BlockedLockingReadWithSubquery,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KnownIssue {
+    /// A short stable name.
+    pub id: String,
+    /// Engine names (`EngineInfo::name`: `mariadb`, `mysql`, `postgres`, `sqlite`).
+    pub engines: Vec<String>,
+    /// First affected version (inclusive), e.g. `10.11`; none: all before `until`.
+    #[serde(default)]
+    pub since: Option<String>,
+    /// First fixed version (exclusive); none: not fixed.
+    #[serde(default)]
+    pub until: Option<String>,
+    /// `*` glob over the signature key.
+    pub signature: String,
+    #[serde(default)]
+    pub when: Option<Trait>,
+    /// Upstream bug, or the manual section it contradicts when not reported.
+    pub reference: String,
+    pub description: String,
+    /// The scripted test that shows the behaviour.
+    #[serde(default)]
+    pub test: Option<String>,
+}
+
+/// What a finding records when it matches a known issue.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KnownMatch {
+    pub id: String,
+    pub reference: String,
+    pub description: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KnownFile {
+    #[serde(default, rename = "issue")]
+    issues: Vec<KnownIssue>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KnownIssues {
+    pub issues: Vec<KnownIssue>,
+}
+
+impl KnownIssues {
+    /// Parses a known-issues file; the error is one line for the user.
+    pub fn parse(text: &str, origin: &str) -> Result<KnownIssues, String> {
+        let file: KnownFile = toml::from_str(text).map_err(|e| {
+            let msg = e.to_string();
+            let first = msg.lines().next().unwrap_or_default().to_string();
+            format!("{origin} is not a valid known-issues file: {first} ({})", e.message())
+        })?;
+        for i in &file.issues {
+            if i.engines.is_empty() || i.signature.is_empty() || i.id.is_empty() {
+                return Err(format!(
+                    "{origin}: known issue '{}' needs an id, engines and a signature",
+                    i.id
+                ));
+            }
+        }
+        Ok(KnownIssues { issues: file.issues })
+    }
+
+    /// The list txfuzz ships.
+    pub fn builtin() -> KnownIssues {
+        KnownIssues::parse(BUILTIN, "known-issues.toml").expect("the shipped list parses")
+    }
+
+    /// The shipped list plus the user's files.
+    pub fn load(extra: &[std::path::PathBuf]) -> Result<KnownIssues, String> {
+        let mut all = KnownIssues::builtin();
+        for p in extra {
+            all.issues.extend(Self::read(p)?.issues);
+        }
+        Ok(all)
+    }
+
+    fn read(path: &Path) -> Result<KnownIssues, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read known-issues file {}: {e}", path.display()))?;
+        KnownIssues::parse(&text, &path.display().to_string())
+    }
+
+    /// The first issue `finding` matches (only violations can).
+    pub fn find(
+        &self,
+        finding: &Finding,
+        case: &TestCase,
+        history: &History,
+        engine: &EngineInfo,
+    ) -> Option<&KnownIssue> {
+        if finding.verdict != Verdict::Violation {
+            return None;
+        }
+        let key = signature(finding, case, engine).key();
+        self.issues.iter().find(|i| {
+            i.engines.iter().any(|e| e.eq_ignore_ascii_case(&engine.name))
+                && in_range(&engine.version, i.since.as_deref(), i.until.as_deref())
+                && glob(&i.signature, &key)
+                && i.when.is_none_or(|t| has_trait(t, finding, case, history))
+        })
+    }
+
+    /// Marks `findings` that match a known issue (and unmarks the others).
+    pub fn mark(
+        &self,
+        findings: &mut [Finding],
+        case: &TestCase,
+        history: &History,
+        engine: &EngineInfo,
+    ) {
+        for i in 0..findings.len() {
+            let m = self
+                .find(&findings[i], case, history, engine)
+                .map(|k| KnownMatch {
+                    id: k.id.clone(),
+                    reference: k.reference.clone(),
+                    description: k.description.clone(),
+                });
+            findings[i].known = m;
+        }
+    }
+}
+
+/// `*` matches any run of characters; everything else literally.
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last)
+    {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for p in &parts[1..parts.len() - 1] {
+        match rest.find(p) {
+            Some(at) => rest = &rest[at + p.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The leading numeric components of a version (`10.11.19-MariaDB` -> 10, 11, 19).
+fn numbers(v: &str) -> Vec<u64> {
+    v.split(|c: char| !c.is_ascii_digit() && c != '.')
+        .next()
+        .unwrap_or_default()
+        .split('.')
+        .map_while(|p| p.parse().ok())
+        .collect()
+}
+
+/// Whether `version` is in `[since, until)`, comparing numeric components.
+pub fn in_range(version: &str, since: Option<&str>, until: Option<&str>) -> bool {
+    let v = numbers(version);
+    since.is_none_or(|s| v >= numbers(s)) && until.is_none_or(|u| v < numbers(u))
+}
+
+fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) -> bool {
+    match t {
+        Trait::SavepointBeforeFirstStatementRolledBack => {
+            let named: Vec<u32> = finding
+                .evidence
+                .get("transactions")
+                .and_then(|v| v.as_array())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|l| l.as_str())
+                        .filter_map(|l| l.trim_start_matches('T').split('#').next())
+                        .filter_map(|id| id.parse().ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            case.txns
+                .iter()
+                .filter(|t| named.is_empty() || named.contains(&t.id))
+                .any(|t| savepoint_before_first_statement_rolled_back(t.id, case, history))
+        }
+        Trait::BlockedLockingReadWithSubquery => {
+            let refs = involved(finding, case);
+            !refs.is_empty()
+                && refs
+                    .iter()
+                    .all(|r| blocked_locking_read_with_subquery(case, history, *r))
+        }
+    }
+}
+
+/// Transaction `txn` ran SAVEPOINT s before any data statement and later
+/// ROLLBACK TO s successfully.
+fn savepoint_before_first_statement_rolled_back(
+    txn: u32,
+    case: &TestCase,
+    history: &History,
+) -> bool {
+    let Some(t) = case.txn(txn) else {
+        return false;
+    };
+    let ok = |i: usize| {
+        history
+            .outcome(StmtRef {
+                txn,
+                index: i as u32,
+            })
+            .is_some_and(|o| o.ok())
+    };
+    let first_data = t
+        .stmts
+        .iter()
+        .position(|s| s.stmt.kind().is_data())
+        .unwrap_or(t.stmts.len());
+    t.stmts[..first_data]
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| match &s.stmt {
+            Stmt::Savepoint(name) if ok(i) => Some(name),
+            _ => None,
+        })
+        .any(|name| {
+            t.stmts.iter().enumerate().skip(first_data).any(|(i, s)| {
+                matches!(&s.stmt, Stmt::RollbackTo(n) if n == name) && ok(i)
+            })
+        })
+}
+
+/// A SELECT with a locking clause and a subquery that waited for a lock.
+fn blocked_locking_read_with_subquery(case: &TestCase, history: &History, r: StmtRef) -> bool {
+    let Some(Stmt::Select(q)) = case.stmt(r).map(|s| &s.stmt) else {
+        return false;
+    };
+    let subquery = q.where_.as_ref().is_some_and(|w| w.has_subquery())
+        || q.items.iter().any(|i| i.expr.has_subquery());
+    q.lock.is_some()
+        && subquery
+        && history
+            .events
+            .iter()
+            .any(|e| e.stmt == r && matches!(e.kind, EventKind::Blocked { .. }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_list_parses_and_names_tests_that_exist() {
+        let k = KnownIssues::builtin();
+        assert!(k.issues.len() >= 2);
+        for i in &k.issues {
+            if let Some(t) = &i.test {
+                let (file, func) = t.split_once("::").unwrap();
+                let text = std::fs::read_to_string(
+                    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file),
+                )
+                .unwrap();
+                assert!(text.contains(&format!("fn {func}(")), "{}: {t}", i.id);
+            }
+        }
+    }
+
+    #[test]
+    fn globs_and_versions() {
+        assert!(glob("graph/*/violation/mariadb/*", "graph/G-single/violation/mariadb/serializable/select"));
+        assert!(!glob("graph/*/violation/mariadb/*", "wss/x/violation/mariadb/serializable/"));
+        assert!(glob("*", ""));
+        assert!(glob("a*b*c", "aXbYc") && !glob("a*b*c", "aXcYb"));
+        assert!(in_range("10.11.19-MariaDB-0+deb12u1", Some("10.11"), Some("10.12")));
+        assert!(!in_range("11.4.2-MariaDB", Some("10.11"), Some("10.12")));
+        assert!(in_range("15.20", None, None));
+    }
+
+    #[test]
+    fn bad_files_are_one_line_errors() {
+        let e = KnownIssues::parse("[[issue]]\nid = 1", "x.toml").unwrap_err();
+        assert!(e.starts_with("x.toml is not a valid known-issues file"), "{e}");
+        let e = KnownIssues::parse(
+            "[[issue]]\nid = \"a\"\nengines = []\nsignature = \"*\"\nreference = \"r\"\ndescription = \"d\"",
+            "y.toml",
+        )
+        .unwrap_err();
+        assert!(e.contains("needs an id, engines and a signature"), "{e}");
+        let e = KnownIssues::parse("[[issue]]\nbogus = 1", "z.toml").unwrap_err();
+        assert!(!e.contains('\n'), "{e}");
+    }
+}

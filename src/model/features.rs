@@ -1,0 +1,46 @@
+//! The SQL features an engine supports, which the generator may use (part of
+//! the engine profile).
+
+/// What an engine's SQL supports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Features {
+    /// `REPLACE INTO` (SQLite, MySQL/MariaDB).
+    pub replace: bool,
+    /// `SELECT ... FOR UPDATE / FOR SHARE` (MySQL/MariaDB, PostgreSQL).
+    pub locking_reads: bool,
+    pub savepoints: bool,
+    /// `ON CONFLICT DO UPDATE` / `ON DUPLICATE KEY UPDATE`.
+    pub upsert: bool,
+    pub foreign_keys: bool,
+}
+
+impl Features {
+    pub fn sqlite() -> Self {
+        Features {
+            replace: true,
+            locking_reads: false,
+            savepoints: true,
+            upsert: true,
+            foreign_keys: true,
+        }
+    }
+    pub fn mysql() -> Self {
+        Features {
+            replace: true,
+            locking_reads: true,
+            savepoints: true,
+            upsert: true,
+            foreign_keys: true,
+        }
+    }
+    pub fn postgres() -> Self {
+        Features {
+            replace: false,
+            locking_reads: true,
+            savepoints: true,
+            upsert: true,
+            foreign_keys: true,
+        }
+    }
+}
+

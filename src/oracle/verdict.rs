@@ -1,0 +1,146 @@
+//! The verdict policy, enforced here and nowhere else.
+//!
+//! `permitted` means: the engine's documentation (or the SQL standard for the
+//! level) allows this outcome. An oracle never decides that on its own: it
+//! makes every finding a violation and may attach a [`Claim`], the documented
+//! behaviour it believes explains the whole finding. [`apply`] looks the claim
+//! up in the engine profile; only a permission there, which carries its
+//! documentation source and the test that shows it, makes the finding
+//! `permitted` (with [`Permit`] naming that source). Behaviour that is merely
+//! observed, undocumented or contrary to the documentation has no permission in
+//! the profile, so it stays a violation (possibly a `known` one, see
+//! `finding::known`). An oracle that cannot judge a case soundly reports it
+//! `undecided` with a reason instead; there is no level-wide permission.
+
+use super::{Finding, Verdict};
+use crate::engine::EngineProfile;
+use crate::model::{Anomaly, Isolation};
+use serde::{Deserialize, Serialize};
+
+/// The documented behaviour an oracle says explains a finding entirely.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "fact")]
+pub enum Claim {
+    /// The finding is this dependency-graph anomaly at the case's level.
+    Anomaly { anomaly: Anomaly },
+    /// Every difference in the finding comes from a multi-row UPDATE of a
+    /// unique key that hit a duplicate key in one run and not in the other
+    /// (row-by-row unique checks), on the rows that UPDATE wrote.
+    UniqueCheckOrder,
+}
+
+/// The profile fact that permits a finding, with its source.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Permit {
+    /// The profile fact (`permitted_anomalies[read-committed]`, ...).
+    pub fact: String,
+    /// The documentation that allows the behaviour.
+    pub doc: String,
+    /// The test that shows the engine does it.
+    pub test: String,
+}
+
+/// The permission for `claim` at `level`, if the profile documents one.
+pub fn permit(profile: &EngineProfile, level: Isolation, claim: Claim) -> Option<Permit> {
+    match claim {
+        Claim::Anomaly { anomaly } => profile.anomaly_permission(level, anomaly).map(|p| Permit {
+            fact: format!("permitted_anomalies[{level}]"),
+            doc: p.source.doc.into(),
+            test: p.source.test.into(),
+        }),
+        Claim::UniqueCheckOrder => profile.unique_checked_per_row.map(|s| Permit {
+            fact: "unique_checked_per_row".into(),
+            doc: s.doc.into(),
+            test: s.test.into(),
+        }),
+    }
+}
+
+/// Sets the verdict of each finding from its claim and the profile.
+pub fn apply(findings: &mut [Finding], profile: &EngineProfile, level: Isolation) {
+    for f in findings {
+        f.permitted_by = f.claim.and_then(|c| permit(profile, level, c));
+        f.verdict = match f.permitted_by {
+            Some(_) => Verdict::Permitted,
+            None => Verdict::Violation,
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::registry;
+    use serde_json::json;
+
+    fn profile(name: &str) -> EngineProfile {
+        (registry::kind(name).unwrap().profile)(&Default::default())
+    }
+
+    fn finding(claim: Option<Claim>) -> Finding {
+        let mut f = Finding::new("graph", "x", "s".into(), json!({}));
+        f.claim = claim;
+        f
+    }
+
+    #[test]
+    fn only_a_documented_claim_permits() {
+        let lost = Some(Claim::Anomaly {
+            anomaly: Anomaly::LostUpdate,
+        });
+        let mut fs = vec![finding(lost), finding(None)];
+        apply(&mut fs, &profile("mariadb"), Isolation::RepeatableRead);
+        assert_eq!(fs[0].verdict, Verdict::Permitted);
+        let p = fs[0].permitted_by.as_ref().unwrap();
+        assert!(p.doc.contains("Consistent Nonlocking Reads"), "{p:?}");
+        assert!(p.test.starts_with("tests/"));
+        assert_eq!(fs[1].verdict, Verdict::Violation);
+        // Not permitted at SERIALIZABLE, nor on PostgreSQL REPEATABLE READ.
+        apply(&mut fs, &profile("mariadb"), Isolation::Serializable);
+        assert_eq!(fs[0].verdict, Verdict::Violation);
+        assert!(fs[0].permitted_by.is_none());
+        apply(&mut fs, &profile("postgres"), Isolation::RepeatableRead);
+        assert_eq!(fs[0].verdict, Verdict::Violation);
+    }
+
+    #[test]
+    fn unique_order_needs_the_profile_fact() {
+        let mut fs = vec![finding(Some(Claim::UniqueCheckOrder))];
+        apply(&mut fs, &profile("sqlite"), Isolation::Serializable);
+        assert_eq!(fs[0].verdict, Verdict::Violation);
+        apply(&mut fs, &profile("postgres"), Isolation::Serializable);
+        assert_eq!(fs[0].verdict, Verdict::Permitted);
+    }
+
+    /// No oracle sets `Verdict::Permitted` itself: the policy is the only
+    /// place (a grep over the sources, so a new oracle cannot bypass it).
+    #[test]
+    fn permitted_is_set_only_by_the_policy() {
+        fn walk(dir: &std::path::Path, out: &mut Vec<String>) {
+            for e in std::fs::read_dir(dir).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.extension().is_some_and(|x| x == "rs")
+                    && !p.ends_with("oracle/verdict.rs")
+                {
+                    let text = std::fs::read_to_string(&p).unwrap();
+                    for (i, line) in text.lines().enumerate() {
+                        if line.contains("Verdict::Permitted")
+                            && !line.contains("==")
+                            && !line.contains("=>")
+                        {
+                            out.push(format!("{}:{}: {line}", p.display(), i + 1));
+                        }
+                    }
+                }
+            }
+        }
+        let mut hits = Vec::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut hits,
+        );
+        assert!(hits.is_empty(), "Verdict::Permitted set outside the policy: {hits:#?}");
+    }
+}
