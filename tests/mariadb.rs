@@ -700,7 +700,7 @@ fn savepoint_after_the_first_statement_keeps_its_locks() {
                 "REPEATABLE READ: T1 kept its read view across ROLLBACK TO"
             );
         }
-    }    // The documented behaviour is the profile's: locks survive ROLLBACK TO.
+    } // The documented behaviour is the profile's: locks survive ROLLBACK TO.
     assert!(!engine().profile().savepoint_rollback_releases_locks);
 }
 
@@ -766,7 +766,8 @@ fn unique_keys_are_checked_row_by_row() {
     assert_eq!(desc.affected, 2);
     let state = e.final_state(&case.schema).unwrap();
     assert_eq!(value_of(&state, "t", 1), Some(Value::Int(2)));
-    assert_eq!(value_of(&state, "t", 2), Some(Value::Int(3)));    assert!(
+    assert_eq!(value_of(&state, "t", 2), Some(Value::Int(3)));
+    assert!(
         e.profile().unique_checked_per_row.is_some(),
         "the profile must permit order-dependent unique errors"
     );

@@ -590,7 +590,8 @@ fn unique_keys_are_checked_row_by_row() {
     assert_eq!(
         s.query(heap_order).unwrap().rows,
         vec![vec![Value::Int(2)], vec![Value::Int(1)]]
-    );    assert!(
+    );
+    assert!(
         e.profile().unique_checked_per_row.is_some(),
         "the profile must permit order-dependent unique errors"
     );
@@ -657,5 +658,6 @@ fn rollback_to_savepoint_releases_row_locks_taken_after_it() {
         );
         assert_eq!(h.txn_end(1), Some(TxnEnd::Committed), "{iso:?}");
         assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(15)));
-    }    assert!(engine().profile().savepoint_rollback_releases_locks);
+    }
+    assert!(engine().profile().savepoint_rollback_releases_locks);
 }

@@ -60,10 +60,7 @@ fn savepoint_case(first: Vec<Stmt>) -> TestCase {
     let before = "1 ".repeat(first.len());
     let mut case = kv_case(
         &[(1, 10), (2, 20), (3, 30)],
-        vec![
-            (false, t1),
-            committed(vec![add("t", 1, 5), add("t", 2, 5)]),
-        ],
+        vec![(false, t1), committed(vec![add("t", 1, 5), add("t", 2, 5)])],
         &format!("1 {before}1 1 2 2 1 2 2 1 1"),
     );
     case.isolation = Isolation::Serializable;
@@ -77,7 +74,10 @@ fn mariadb_savepoint_before_the_first_statement_is_a_known_violation() {
     assert!(!f.is_empty(), "the savepoint bug must be found");
     for x in &f {
         assert_eq!(x.verdict, Verdict::Violation, "{x:#?}");
-        let k = x.known.as_ref().unwrap_or_else(|| panic!("not known: {x:#?}"));
+        let k = x
+            .known
+            .as_ref()
+            .unwrap_or_else(|| panic!("not known: {x:#?}"));
         assert_eq!(k.id, "mariadb-savepoint-before-first-statement");
     }
     // A user's file with no entries changes nothing; --fail-on-known is the
@@ -159,7 +159,12 @@ fn check_gives_the_verdict_of_the_campaign() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let mut files: Vec<_> = std::fs::read_dir(out.join("findings"))
         .unwrap()
         .flatten()

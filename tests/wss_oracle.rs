@@ -138,7 +138,11 @@ fn rollbacks_and_autocommit_statements_take_their_place() {
     let mut e = engine(None);
     e.load(&case).unwrap();
     let h = execute(e.as_mut(), &case, &ExecOptions::default()).unwrap();
-    let order = serial_order(&case, &h, &txfuzz::engine::sqlite::profile(&Default::default()));
+    let order = serial_order(
+        &case,
+        &h,
+        &txfuzz::engine::sqlite::profile(&Default::default()),
+    );
     assert_eq!(
         order,
         vec![Unit::Autocommit(StmtRef { txn: 2, index: 0 }), Unit::Txn(3)]
@@ -238,7 +242,11 @@ fn statements_resumed_by_one_release_may_serialise_in_either_order() {
         final_state_error: None,
     };
     let (a, b) = (Unit::Autocommit(r(2, 0)), Unit::Autocommit(r(3, 0)));
-    let orders = candidate_orders(&case, &h, &txfuzz::engine::sqlite::profile(&Default::default()));
+    let orders = candidate_orders(
+        &case,
+        &h,
+        &txfuzz::engine::sqlite::profile(&Default::default()),
+    );
     assert_eq!(
         orders,
         vec![vec![Unit::Txn(1), a, b], vec![Unit::Txn(1), b, a]]
@@ -247,7 +255,12 @@ fn statements_resumed_by_one_release_may_serialise_in_either_order() {
     let mut h2 = h.clone();
     h2.events.insert(11, ev(r(1, 2), EventKind::Submitted));
     assert_eq!(
-        candidate_orders(&case, &h2, &txfuzz::engine::sqlite::profile(&Default::default())).len(),
+        candidate_orders(
+            &case,
+            &h2,
+            &txfuzz::engine::sqlite::profile(&Default::default())
+        )
+        .len(),
         1
     );
 }

@@ -56,8 +56,8 @@ pub fn load(path: &std::path::Path) -> Result<Loaded, String> {
         .map_err(|e| format!("{} is not valid JSON: {e}", path.display()))?;
     if value.get("case").is_some() && value.get("history").is_some() {
         // A finding file or a stress history: a case plus what happened.
-        let case: TestCase = field(&value, "case", path)?
-            .ok_or_else(|| format!("{}: no case", path.display()))?;
+        let case: TestCase =
+            field(&value, "case", path)?.ok_or_else(|| format!("{}: no case", path.display()))?;
         let history: History = field(&value, "history", path)?
             .ok_or_else(|| format!("{}: no history", path.display()))?;
         case.validate()

@@ -1,4 +1,4 @@
-//! The `txfuzz` command line (DESIGN.md section 6). Exit codes: 0 no violation,
+//! The `txfuzz` command line (docs/design.md §6). Exit codes: 0 no violation,
 //! 1 violations found (or reproduced), 2 usage or connection errors.
 
 mod bench;

@@ -120,9 +120,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
         super::reduce::after_campaign(engine.as_mut(), &summary, &cfg.exec)?;
     }
     println!("summary: {}", args.out.join("summary.json").display());
-    Ok(if args.known.fails(summary.violations, summary.known_violations) {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(
+        if args
+            .known
+            .fails(summary.violations, summary.known_violations)
+        {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
 }

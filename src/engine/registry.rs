@@ -75,7 +75,10 @@ pub fn dialect_of(name: &str) -> Result<Dialect, String> {
 }
 
 fn unknown(name: &str) -> String {
-    let known: Vec<&str> = ENGINES.iter().flat_map(|k| k.names.iter().copied()).collect();
+    let known: Vec<&str> = ENGINES
+        .iter()
+        .flat_map(|k| k.names.iter().copied())
+        .collect();
     format!("unknown engine '{name}' (known: {})", known.join(", "))
 }
 

@@ -1,4 +1,4 @@
-//! The deterministic execution protocol (DESIGN.md section 3): statements are
+//! The deterministic execution protocol (docs/design.md §3): statements are
 //! submitted one at a time in the case's submit order; after each, the driver
 //! waits until the statement completes or the engine confirms it waits for a lock.
 //! A blocked session's later statements wait until it resumes; after a COMMIT,

@@ -82,7 +82,10 @@ impl KnownIssues {
         let file: KnownFile = toml::from_str(text).map_err(|e| {
             let msg = e.to_string();
             let first = msg.lines().next().unwrap_or_default().to_string();
-            format!("{origin} is not a valid known-issues file: {first} ({})", e.message())
+            format!(
+                "{origin} is not a valid known-issues file: {first} ({})",
+                e.message()
+            )
         })?;
         for i in &file.issues {
             if i.engines.is_empty() || i.signature.is_empty() || i.id.is_empty() {
@@ -92,7 +95,9 @@ impl KnownIssues {
                 ));
             }
         }
-        Ok(KnownIssues { issues: file.issues })
+        Ok(KnownIssues {
+            issues: file.issues,
+        })
     }
 
     /// The list txfuzz ships.
@@ -128,7 +133,9 @@ impl KnownIssues {
         }
         let key = signature(finding, case, engine).key();
         self.issues.iter().find(|i| {
-            i.engines.iter().any(|e| e.eq_ignore_ascii_case(&engine.name))
+            i.engines
+                .iter()
+                .any(|e| e.eq_ignore_ascii_case(&engine.name))
                 && in_range(&engine.version, i.since.as_deref(), i.until.as_deref())
                 && glob(&i.signature, &key)
                 && i.when.is_none_or(|t| has_trait(t, finding, case, history))
@@ -143,15 +150,12 @@ impl KnownIssues {
         history: &History,
         engine: &EngineInfo,
     ) {
-        for i in 0..findings.len() {
-            let m = self
-                .find(&findings[i], case, history, engine)
-                .map(|k| KnownMatch {
-                    id: k.id.clone(),
-                    reference: k.reference.clone(),
-                    description: k.description.clone(),
-                });
-            findings[i].known = m;
+        for f in findings.iter_mut() {
+            f.known = self.find(f, case, history, engine).map(|k| KnownMatch {
+                id: k.id.clone(),
+                reference: k.reference.clone(),
+                description: k.description.clone(),
+            });
         }
     }
 }
@@ -163,8 +167,7 @@ pub fn glob(pattern: &str, text: &str) -> bool {
         return pattern == text;
     }
     let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last)
-    {
+    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
         return false;
     }
     let mut rest = &text[first.len()..text.len() - last.len()];
@@ -254,9 +257,11 @@ fn savepoint_before_first_statement_rolled_back(
             _ => None,
         })
         .any(|name| {
-            t.stmts.iter().enumerate().skip(first_data).any(|(i, s)| {
-                matches!(&s.stmt, Stmt::RollbackTo(n) if n == name) && ok(i)
-            })
+            t.stmts
+                .iter()
+                .enumerate()
+                .skip(first_data)
+                .any(|(i, s)| matches!(&s.stmt, Stmt::RollbackTo(n) if n == name) && ok(i))
         })
 }
 
@@ -297,11 +302,21 @@ mod tests {
 
     #[test]
     fn globs_and_versions() {
-        assert!(glob("graph/*/violation/mariadb/*", "graph/G-single/violation/mariadb/serializable/select"));
-        assert!(!glob("graph/*/violation/mariadb/*", "wss/x/violation/mariadb/serializable/"));
+        assert!(glob(
+            "graph/*/violation/mariadb/*",
+            "graph/G-single/violation/mariadb/serializable/select"
+        ));
+        assert!(!glob(
+            "graph/*/violation/mariadb/*",
+            "wss/x/violation/mariadb/serializable/"
+        ));
         assert!(glob("*", ""));
         assert!(glob("a*b*c", "aXbYc") && !glob("a*b*c", "aXcYb"));
-        assert!(in_range("10.11.19-MariaDB-0+deb12u1", Some("10.11"), Some("10.12")));
+        assert!(in_range(
+            "10.11.19-MariaDB-0+deb12u1",
+            Some("10.11"),
+            Some("10.12")
+        ));
         assert!(!in_range("11.4.2-MariaDB", Some("10.11"), Some("10.12")));
         assert!(in_range("15.20", None, None));
     }
@@ -309,7 +324,10 @@ mod tests {
     #[test]
     fn bad_files_are_one_line_errors() {
         let e = KnownIssues::parse("[[issue]]\nid = 1", "x.toml").unwrap_err();
-        assert!(e.starts_with("x.toml is not a valid known-issues file"), "{e}");
+        assert!(
+            e.starts_with("x.toml is not a valid known-issues file"),
+            "{e}"
+        );
         let e = KnownIssues::parse(
             "[[issue]]\nid = \"a\"\nengines = []\nsignature = \"*\"\nreference = \"r\"\ndescription = \"d\"",
             "y.toml",

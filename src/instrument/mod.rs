@@ -1,4 +1,4 @@
-//! Instrumentation (DESIGN.md section 2): every generated table carries hidden
+//! Instrumentation (docs/design.md §2): every generated table carries hidden
 //! columns `rid` (row identity) and `wl` (write list, `'0'` for initial rows, and
 //! `',k'` appended by write operation `k`). This module rewrites a case statement
 //! so that it reports the row versions it read and wrote, and interprets what the

@@ -10,8 +10,8 @@ pub mod value;
 pub mod walk;
 
 pub use anomaly::Anomaly;
-pub use features::Features;
 pub use case::{CaseStmt, Isolation, StmtRef, TestCase, Txn, CASE_FORMAT};
+pub use features::Features;
 pub use history::{
     DbState, EngineInfo, ErrorClass, Event, EventKind, History, Outcome, RowVersion, RowWrite,
     StmtError, StmtOutcome, TxnEnd, TxnOutcome,

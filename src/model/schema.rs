@@ -1,5 +1,5 @@
 //! Schemas of generated databases. The hidden instrumentation columns `rid` and
-//! `wl` (DESIGN.md section 2) are not part of [`Table::columns`]; renderers add them.
+//! `wl` (docs/design.md §2) are not part of [`Table::columns`]; renderers add them.
 
 use super::stmt::Expr;
 use super::value::Value;

@@ -1,5 +1,5 @@
 //! Statements resumed by one lock release complete in an order the client
-//! cannot observe (DESIGN.md §3): the runs of such completions in a history,
+//! cannot observe (docs/design.md §3): the runs of such completions in a history,
 //! and the orders to try. Shared by `wss` and `view`.
 
 use crate::model::{EventKind, History};

@@ -141,6 +141,9 @@ mod tests {
             &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
             &mut hits,
         );
-        assert!(hits.is_empty(), "Verdict::Permitted set outside the policy: {hits:#?}");
+        assert!(
+            hits.is_empty(),
+            "Verdict::Permitted set outside the policy: {hits:#?}"
+        );
     }
 }

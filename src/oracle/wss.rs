@@ -363,8 +363,8 @@ impl Actual<'_> {
                 let a_class = act.and_then(|a| a.error.as_ref().map(|e| e.class));
                 let r_class = o.outcome.error.as_ref().map(|e| e.class);
                 if act.is_none() || a_class != r_class {
-                    let order_dependent =
-                        act.is_some_and(|a| unique_order::order_dependent(case, stmt, a, &o.outcome));
+                    let order_dependent = act
+                        .is_some_and(|a| unique_order::order_dependent(case, stmt, a, &o.outcome));
                     if order_dependent {
                         unique.push(*orig);
                         targets.extend(crate::model::walk::tables(stmt));
@@ -397,16 +397,17 @@ impl Actual<'_> {
             .unwrap_or_default();
         // How a difference in `tables` relates to the order-dependent UPDATEs:
         // `None` drops the finding as undecided.
-        let claim_for = |tables: &BTreeSet<String>, stats: &mut CheckStats| -> Option<Option<Claim>> {
-            match unique_order::scope(&targets, tables, later.iter().copied()) {
-                Scope::Explained => Some(Some(Claim::UniqueCheckOrder)),
-                Scope::Unexplained => Some(None),
-                Scope::Cascade => {
-                    undecided(stats, "unique-order-cascade");
-                    None
+        let claim_for =
+            |tables: &BTreeSet<String>, stats: &mut CheckStats| -> Option<Option<Claim>> {
+                match unique_order::scope(&targets, tables, later.iter().copied()) {
+                    Scope::Explained => Some(Some(Claim::UniqueCheckOrder)),
+                    Scope::Unexplained => Some(None),
+                    Scope::Cascade => {
+                        undecided(stats, "unique-order-cascade");
+                        None
+                    }
                 }
-            }
-        };
+            };
         if let Some(diff) = state_diff(&actual.final_state, &replayed.final_state) {
             if let Some(claim) = claim_for(&unique_order::diff_tables(&diff), stats) {
                 let mut f = Finding::new(

@@ -1,7 +1,7 @@
 //! The public Hermitage test sequences (Kleppmann) as scripted cases over
 //! `test(id int primary key, value int)` = our key/value table `t` with rows
 //! (1, 10) and (2, 20). Each returns the case and the name of the anomaly it
-//! provokes; ENGINE-FACTS.md records which engines and levels let it happen.
+//! provokes; docs/engine-facts.md records which engines and levels let it happen.
 
 use super::*;
 use crate::model::{Stmt, TestCase};
@@ -104,7 +104,7 @@ pub fn g2_item() -> TestCase {
     )
 }
 
-/// Every sequence with the anomaly it provokes (names as in ENGINE-FACTS.md).
+/// Every sequence with the anomaly it provokes (names as in docs/engine-facts.md).
 pub fn all() -> Vec<(&'static str, TestCase)> {
     vec![
         ("G0", g0()),

@@ -66,7 +66,7 @@ fn permitted_anomalies(snapshot_isolation: bool) -> Vec<AnomalyPermission> {
             level: Isolation::ReadUncommitted,
             anomalies: vec![G1a, G1b, G1c, GSingle, G2Item],
             source: Source {
-                doc: "MariaDB KB \"SET TRANSACTION\", READ UNCOMMITTED: \"SELECT statements are performed in a non-locking fashion, but a possible earlier version of a row might be used ... also called a dirty read\"; writes lock as at READ COMMITTED",
+                doc: "MariaDB KB \"SET TRANSACTION\" (https://mariadb.com/kb/en/set-transaction/), READ UNCOMMITTED: \"SELECT statements are performed in a non-locking fashion, but a possible earlier version of a row might be used ... also called a dirty read\"; writes lock as at READ COMMITTED",
                 test: "tests/hermitage.rs::mariadb_read_uncommitted_permits_what_its_manual_says",
             },
         },
@@ -74,7 +74,7 @@ fn permitted_anomalies(snapshot_isolation: bool) -> Vec<AnomalyPermission> {
             level: Isolation::ReadCommitted,
             anomalies: vec![GSingle, G2Item],
             source: Source {
-                doc: "MariaDB KB \"SET TRANSACTION\", READ COMMITTED: \"each consistent read, even within the same transaction, sets and reads its own fresh snapshot\" (non-repeatable reads, read skew, lost updates by read-then-write)",
+                doc: "MariaDB KB \"SET TRANSACTION\" (https://mariadb.com/kb/en/set-transaction/), READ COMMITTED: \"each consistent read, even within the same transaction, sets and reads its own fresh snapshot\" (non-repeatable reads, read skew, lost updates by read-then-write)",
                 test: "tests/hermitage.rs::mariadb_read_committed_permits_what_its_manual_says",
             },
         },
@@ -84,8 +84,8 @@ fn permitted_anomalies(snapshot_isolation: bool) -> Vec<AnomalyPermission> {
             level: Isolation::RepeatableRead,
             anomalies: vec![G2Item],
             source: Source {
-                doc: "MariaDB KB \"InnoDB System Variables\", innodb_snapshot_isolation=ON: a locking read or write of a record not in the read view fails (snapshot isolation: write skew remains)",
-                test: "tests/hermitage.rs::mariadb_repeatable_read_permits_what_its_manual_says",
+                doc: "MariaDB KB \"InnoDB System Variables\" (https://mariadb.com/kb/en/innodb-system-variables/#innodb_snapshot_isolation), innodb_snapshot_isolation=ON (MDEV-32898): a locking read or write of a record not in the read view fails (snapshot isolation: write skew remains)",
+                test: "tests/hermitage_si.rs::mariadb_snapshot_isolation_repeatable_read_permits_only_write_skew",
             },
         }
     } else {
@@ -93,7 +93,7 @@ fn permitted_anomalies(snapshot_isolation: bool) -> Vec<AnomalyPermission> {
             level: Isolation::RepeatableRead,
             anomalies: vec![GSingle, G2Item],
             source: Source {
-                doc: "MySQL 8.0 Reference Manual 17.7.2.3 \"Consistent Nonlocking Reads\": \"The snapshot of the database state applies to SELECT statements within a transaction, not necessarily to DML statements\" (UPDATE/DELETE read the latest committed version: lost update, G-single); innodb_snapshot_isolation=OFF is MariaDB 10.11's default",
+                doc: "MySQL 8.0 Reference Manual 17.7.2.3 \"Consistent Nonlocking Reads\" (https://dev.mysql.com/doc/refman/8.0/en/innodb-consistent-read.html): \"The snapshot of the database state applies to SELECT statements within a transaction, not necessarily to DML statements\" (UPDATE/DELETE read the latest committed version: lost update, G-single); innodb_snapshot_isolation=OFF is MariaDB 10.11's default",
                 test: "tests/hermitage.rs::mariadb_repeatable_read_permits_what_its_manual_says",
             },
         }
@@ -136,11 +136,12 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
         read_only_at_snapshot: false,
         write_conflicts_detected: vec![Isolation::RepeatableRead, Isolation::Serializable],
         serializable_reads_in_commit_order: true,
-        // "InnoDB does not release the row locks that were stored in memory
-        // after the savepoint" (MariaDB KB "SAVEPOINT").
+        // MariaDB KB "SAVEPOINT": "all locks that have been acquired after the
+        // save point will survive"; MySQL 15.3.4: "InnoDB does not release the
+        // row locks that were stored in memory after the savepoint".
         savepoint_rollback_releases_locks: false,
         unique_checked_per_row: Some(Source {
-            doc: "MariaDB KB \"UPDATE\" / MySQL 8.0 Reference Manual 15.2.17 \"UPDATE Statement\": \"UPDATE t SET id = id + 1 ... could fail with a duplicate-key error, depending on the order in which rows are updated\"",
+            doc: "MySQL 8.0 Reference Manual 15.2.17 \"UPDATE Statement\" (https://dev.mysql.com/doc/refman/8.0/en/update.html): \"UPDATE t SET id = id + 1; ... could fail with a duplicate-key error, depending on the order in which rows are updated\" (InnoDB; MariaDB's UPDATE page has no such sentence)",
             test: "tests/mariadb.rs::unique_keys_are_checked_row_by_row",
         }),
         constraint_checks_outside_snapshot: Vec::new(),

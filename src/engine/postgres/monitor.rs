@@ -7,7 +7,7 @@ use crate::engine::server::WaitProbe;
 use std::time::{Duration, Instant};
 use tokio_postgres::{Config, Statement};
 
-/// How often the monitor asks (DESIGN.md: 5-10 ms; faster is cheap here).
+/// How often the monitor asks (docs/design.md: 5-10 ms; faster is cheap here).
 pub const POLL: Duration = Duration::from_millis(2);
 
 /// A probe query that takes longer than this is abandoned (so the monitor

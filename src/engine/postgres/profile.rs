@@ -81,11 +81,11 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
         read_only_at_snapshot: false,
         write_conflicts_detected: Vec::new(),
         serializable_reads_in_commit_order: false,
-        // SELECT, "The Locking Clause": a row lock taken after a savepoint is
-        // lost when the savepoint is rolled back.
+        // Manual 13.3.2 "Row-Level Locks": "Row-level locks are released at
+        // transaction end or during savepoint rollback".
         savepoint_rollback_releases_locks: true,
         unique_checked_per_row: Some(Source {
-            doc: "PostgreSQL manual, CREATE TABLE, Compatibility, \"Non-Deferred Uniqueness Constraints\": \"When a UNIQUE or PRIMARY KEY constraint is not deferrable, PostgreSQL checks for uniqueness immediately whenever a row is inserted or modified\"",
+            doc: "PostgreSQL 15 manual, CREATE TABLE, Compatibility, \"Non-Deferred Uniqueness Constraints\" (https://www.postgresql.org/docs/15/sql-createtable.html): \"When a UNIQUE or PRIMARY KEY constraint is not deferrable, PostgreSQL checks for uniqueness immediately whenever a row is inserted or modified\"",
             test: "tests/postgres.rs::unique_keys_are_checked_row_by_row",
         }),
         constraint_checks_outside_snapshot: vec![
@@ -98,7 +98,7 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
                 level: Isolation::ReadCommitted,
                 anomalies: vec![GSingle, G2Item],
                 source: Source {
-                    doc: "PostgreSQL manual 13.2.1 \"Read Committed Isolation Level\": each command sees a new snapshot, and UPDATE/DELETE/SELECT FOR UPDATE act on the newest version of a row (nonrepeatable reads, read skew, lost updates)",
+                    doc: "PostgreSQL 15 manual 13.2.1 \"Read Committed Isolation Level\" (https://www.postgresql.org/docs/15/transaction-iso.html): each command sees a new snapshot, and UPDATE/DELETE/SELECT FOR UPDATE act on the newest version of a row (nonrepeatable reads, read skew, lost updates)",
                     test: "tests/hermitage.rs::postgres_read_committed_permits_what_its_manual_says",
                 },
             },
@@ -106,7 +106,7 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
                 level: Isolation::RepeatableRead,
                 anomalies: vec![G2Item],
                 source: Source {
-                    doc: "PostgreSQL manual 13.2.2 \"Repeatable Read Isolation Level\" (snapshot isolation: a transaction cannot modify rows changed by others since its snapshot, but \"does not guarantee serializable behavior\"; 13.2.3's write-skew example)",
+                    doc: "PostgreSQL 15 manual 13.2.2 \"Repeatable Read Isolation Level\" (https://www.postgresql.org/docs/15/transaction-iso.html) (snapshot isolation: a transaction cannot modify rows changed by others since its snapshot, but \"does not guarantee serializable behavior\"; 13.2.3's write-skew example)",
                     test: "tests/hermitage.rs::postgres_repeatable_read_permits_what_its_manual_says",
                 },
             },

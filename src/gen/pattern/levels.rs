@@ -81,7 +81,13 @@ pub fn targets() -> Vec<Target> {
             }
         }
     }
-    out.sort_by_key(|(i, t)| (std::cmp::Reverse(t.level), t.visibility.rank(), std::cmp::Reverse(*i)));
+    out.sort_by_key(|(i, t)| {
+        (
+            std::cmp::Reverse(t.level),
+            t.visibility.rank(),
+            std::cmp::Reverse(*i),
+        )
+    });
     out.into_iter().map(|(_, t)| t).collect()
 }
 
@@ -183,8 +189,16 @@ mod target_tests {
         assert_eq!(
             t,
             vec![
-                ("mariadb", Isolation::RepeatableRead, Visibility::SnapshotAtFirstRead),
-                ("postgres", Isolation::RepeatableRead, Visibility::SnapshotFirstUpdaterWins),
+                (
+                    "mariadb",
+                    Isolation::RepeatableRead,
+                    Visibility::SnapshotAtFirstRead
+                ),
+                (
+                    "postgres",
+                    Isolation::RepeatableRead,
+                    Visibility::SnapshotFirstUpdaterWins
+                ),
                 ("postgres", Isolation::ReadCommitted, Visibility::Committed),
                 ("mariadb", Isolation::ReadCommitted, Visibility::Committed),
                 ("mariadb", Isolation::ReadUncommitted, Visibility::Latest),

@@ -1,5 +1,5 @@
 //! Statements resumed by one lock release complete in an order the client
-//! cannot observe (DESIGN.md §3). Each order is a possible actual schedule:
+//! cannot observe (docs/design.md §3). Each order is a possible actual schedule:
 //! the oracle reports a violation only if every order violates, and decides
 //! the case if one order matches the prediction.
 

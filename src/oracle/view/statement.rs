@@ -9,8 +9,7 @@ use super::visibility::{Access, Conflict, SnapshotPoint, ViewRule};
 use super::ORACLE;
 use crate::instrument::Shape;
 use crate::model::{
-    ErrorClass, Expr, LockMode, OnConflict, Outcome, RowWrite, Select, Stmt, StmtRef,
-    Value,
+    ErrorClass, Expr, LockMode, OnConflict, Outcome, RowWrite, Select, Stmt, StmtRef, Value,
 };
 use crate::oracle::compare::{bag_diff, same_bag};
 use crate::oracle::Finding;
