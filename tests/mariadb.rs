@@ -454,7 +454,7 @@ fn rollback_to_savepoint_releases_the_locks_taken_after_it() {
     let t1_commit = completed(&h, at(1, 5)).unwrap();
     assert!(
         t2_done < t1_commit,
-        "T2's UPDATE resumed only at T1's COMMIT: MariaDB kept the lock (update the profile)"
+        "T2's UPDATE resumed only at T1's COMMIT: MariaDB kept the lock (the known issue is fixed: update known-issues.toml)"
     );
     // Contrary to the manual: not a profile fact (the profile says locks are
     // kept), but a known issue, so findings resting on it are known violations.
@@ -543,7 +543,7 @@ fn autocommit_locking_read_evaluates_its_subquery_in_an_earlier_read_view() {
     ];
     assert!(
         !serial.contains(&rows),
-        "MariaDB's result {rows:?} is now serial (update the profile)"
+        "MariaDB's result {rows:?} is now serial (the known issue is fixed: update known-issues.toml)"
     );
     assert!(
         MysqlEngine::connect(&url())
@@ -551,6 +551,10 @@ fn autocommit_locking_read_evaluates_its_subquery_in_an_earlier_read_view() {
             .profile()
             .locking_read_subqueries_use_statement_snapshot
     );
+    assert!(txfuzz::finding::known::KnownIssues::builtin()
+        .issues
+        .iter()
+        .any(|i| i.id == "innodb-locking-read-subquery-read-view"));
 }
 
 /// `SELECT k, v FROM t WHERE k = key FOR UPDATE`
@@ -600,6 +604,17 @@ fn savepoint_and_row_lock(savepoint_first: bool, iso: Isolation) -> TestCase {
     )
 }
 
+/// T1 committed and T2's UPDATE of k=1 took effect.
+fn both_committed(h: &History, iso: Isolation) {
+    assert_eq!(h.txn_end(1), Some(TxnEnd::Committed), "{iso:?}");
+    assert!(
+        h.outcome(at(2, 0)).unwrap().ok(),
+        "{iso:?}: {:#?}",
+        h.outcomes
+    );
+    assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(15)));
+}
+
 fn sorted_rows(h: &History, r: StmtRef) -> Vec<Vec<Value>> {
     let mut rows = h
         .outcome(r)
@@ -641,16 +656,10 @@ fn savepoint_before_the_first_statement_ends_the_innodb_transaction() {
             t2_done < t1_read_after && t2_done < t1_commit,
             "{iso:?}: T2's UPDATE did not resume at T1's ROLLBACK TO SAVEPOINT: MariaDB now keeps \
              the row locks taken after a savepoint set before the first statement, as its manual \
-             says (the engine bug is fixed; update the profile): {:#?}",
+             says (the engine bug is fixed; update known-issues.toml): {:#?}",
             h.events
         );
-        assert_eq!(h.txn_end(1), Some(TxnEnd::Committed), "{iso:?}");
-        assert!(
-            h.outcome(at(2, 0)).unwrap().ok(),
-            "{iso:?}: {:#?}",
-            h.outcomes
-        );
-        assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(15)));
+        both_committed(&h, iso);
         if iso == Isolation::RepeatableRead {
             // T1's first read was a consistent read of k=2 (it created the read view).
             assert_eq!(sorted_rows(&h, at(1, 2)), kv_rows(&[(2, 20)]));
@@ -659,7 +668,7 @@ fn savepoint_before_the_first_statement_ends_the_innodb_transaction() {
                 kv_rows(&[(1, 15), (2, 20), (3, 30)]),
                 "REPEATABLE READ: after ROLLBACK TO, T1 no longer sees T3's insert and T2's \
                  update, both committed after its first read: MariaDB now keeps the read view \
-                 (the engine bug is fixed; update the profile)"
+                 (the engine bug is fixed; update known-issues.toml)"
             );
         }
     }
@@ -686,13 +695,7 @@ fn savepoint_after_the_first_statement_keeps_its_locks() {
              after the savepoint although T1's InnoDB transaction had started: {:#?}",
             h.events
         );
-        assert_eq!(h.txn_end(1), Some(TxnEnd::Committed), "{iso:?}");
-        assert!(
-            h.outcome(at(2, 0)).unwrap().ok(),
-            "{iso:?}: {:#?}",
-            h.outcomes
-        );
-        assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(15)));
+        both_committed(&h, iso);
         if iso == Isolation::RepeatableRead {
             assert_eq!(
                 sorted_rows(&h, at(1, 5)),

@@ -204,6 +204,10 @@ impl Summary {
         if let Some(why) = &self.stopped {
             s.push_str(&format!("stopped early: {why}\n"));
         }
+        s.push_str(&format!(
+            "undecided comparisons: {} (never reported as findings)\n",
+            self.undecided
+        ));
         if self.findings.is_empty() {
             s.push_str("findings: none\n");
         } else {

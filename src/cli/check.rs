@@ -133,11 +133,15 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
         }),
         _ => None,
     };
-    let profile = engine_info
-        .as_ref()
-        .map(crate::engine::registry::profile_of)
-        .transpose()
-        .map_err(UsageError)?;
+    let profile = match engine_info.as_ref().map(crate::engine::registry::profile_of) {
+        Some(Ok(p)) => Some(p),
+        Some(Err(e)) => {
+            // A history from another tool may name any engine.
+            println!("note: {e}; nothing is permitted");
+            None
+        }
+        None => None,
+    };
     let known = args.known.load()?;
     let start = Instant::now();
     let analysis = graph::analyse(h);

@@ -73,6 +73,47 @@ pub fn scope<'a>(
     }
 }
 
+/// The rows an order-dependent UPDATE wrote in the run where it succeeded
+/// (`None`: that run's writes were not fully observed).
+pub fn explained_rows(a: &Outcome, b: &Outcome) -> Option<BTreeSet<(String, i64)>> {
+    let ok = if a.ok() { a } else { b };
+    ok.writes_complete
+        .then(|| ok.writes.iter().map(|w| (w.table.clone(), w.rid)).collect())
+}
+
+/// The rows (table, rid) a final-state diff names on either side (rows are
+/// `[rid, wl, columns...]`); `None` when a row has no integer rid.
+pub fn diff_rows(diff: &serde_json::Value) -> Option<BTreeSet<(String, i64)>> {
+    let mut out = BTreeSet::new();
+    for (table, sides) in diff.as_object()? {
+        for side in ["only_in_actual", "only_in_expected"] {
+            for row in sides
+                .get(side)
+                .and_then(|r| r.as_array())
+                .into_iter()
+                .flatten()
+            {
+                let first = row.as_array()?.first()?;
+                match serde_json::from_value::<crate::model::Value>(first.clone()).ok()? {
+                    crate::model::Value::Int(rid) => out.insert((table.clone(), rid)),
+                    _ => return None,
+                };
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Whether the rows of a final-state diff are all rows the order-dependent
+/// UPDATEs wrote (`explained`: `None` when those were not fully observed).
+pub fn rows_explained(
+    explained: Option<&BTreeSet<(String, i64)>>,
+    diff: &serde_json::Value,
+) -> Option<bool> {
+    let rows = diff_rows(diff)?;
+    explained.map(|e| rows.is_subset(e))
+}
+
 /// The tables a final-state diff (`compare::state_diff`) names.
 pub fn diff_tables(diff: &serde_json::Value) -> BTreeSet<String> {
     diff.as_object()
@@ -108,6 +149,19 @@ mod tests {
             scope(&set(&["t0"]), &set(&["t0"]), [&other]),
             Scope::Explained
         );
+    }
+
+    #[test]
+    fn final_state_rows_must_be_the_updates_own() {
+        let diff = serde_json::json!({"t0": {
+            "only_in_actual": [[{"int": 1}, {"text": "0,3"}, {"int": 2}]],
+            "only_in_expected": [[{"int": 1}, {"text": "0"}, {"int": 1}]],
+        }});
+        let mine: BTreeSet<(String, i64)> = [("t0".to_string(), 1), ("t0".to_string(), 2)].into();
+        assert_eq!(rows_explained(Some(&mine), &diff), Some(true));
+        let other: BTreeSet<(String, i64)> = [("t0".to_string(), 2)].into();
+        assert_eq!(rows_explained(Some(&other), &diff), Some(false));
+        assert_eq!(rows_explained(None, &diff), None);
     }
 
     #[test]

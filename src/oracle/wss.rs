@@ -340,6 +340,8 @@ impl Actual<'_> {
         // Order-dependent unique-key UPDATEs (in replay order) and their tables.
         let mut unique: Vec<StmtRef> = Vec::new();
         let mut targets = BTreeSet::new();
+        // The rows they wrote where they succeeded (`None`: not fully observed).
+        let mut explained: Option<BTreeSet<(String, i64)>> = Some(BTreeSet::new());
         let mut reads = Vec::new();
         let mut read_tables = BTreeSet::new();
         for o in &replayed.outcomes {
@@ -365,9 +367,16 @@ impl Actual<'_> {
                 if act.is_none() || a_class != r_class {
                     let order_dependent = act
                         .is_some_and(|a| unique_order::order_dependent(case, stmt, a, &o.outcome));
-                    if order_dependent {
+                    if let (true, Some(a)) = (order_dependent, act) {
                         unique.push(*orig);
                         targets.extend(crate::model::walk::tables(stmt));
+                        explained = match (explained, unique_order::explained_rows(a, &o.outcome)) {
+                            (Some(mut all), Some(rows)) => {
+                                all.extend(rows);
+                                Some(all)
+                            }
+                            _ => None,
+                        };
                     }
                     writes.push((
                         order_dependent,
@@ -409,7 +418,19 @@ impl Actual<'_> {
                 }
             };
         if let Some(diff) = state_diff(&actual.final_state, &replayed.final_state) {
-            if let Some(claim) = claim_for(&unique_order::diff_tables(&diff), stats) {
+            // Beyond the tables: only rows the UPDATEs wrote are explained.
+            let claim = match claim_for(&unique_order::diff_tables(&diff), stats) {
+                Some(Some(c)) => match unique_order::rows_explained(explained.as_ref(), &diff) {
+                    Some(true) => Some(Some(c)),
+                    Some(false) => Some(None),
+                    None => {
+                        undecided(stats, "unique-order-unobserved-rows");
+                        None
+                    }
+                },
+                other => other,
+            };
+            if let Some(claim) = claim {
                 let mut f = Finding::new(
                     NAME,
                     &format!("{level}-final-state"),

@@ -176,6 +176,7 @@ pub fn check_refined(
     // other mismatching statements.
     let mut unique: BTreeSet<u32> = BTreeSet::new();
     let mut targets = BTreeSet::new();
+    let mut explained: Option<BTreeSet<(String, i64)>> = Some(BTreeSet::new());
     let mut other_tables = BTreeSet::new();
     for op in &order {
         let (Some(t), Some(p), Some(stmt)) = (txn_out.get(op), rep_out.get(op), stmt_of.get(op))
@@ -188,6 +189,13 @@ pub fn check_refined(
             if order_dependent {
                 unique.insert(*op);
                 targets.extend(walk::tables(stmt));
+                explained = match (explained, unique_order::explained_rows(t, p)) {
+                    (Some(mut all), Some(rows)) => {
+                        all.extend(rows);
+                        Some(all)
+                    }
+                    _ => None,
+                };
             } else {
                 other_tables.extend(walk::tables(stmt));
             }
@@ -229,9 +237,21 @@ pub fn check_refined(
     } else {
         claim_for(&other_tables)
     };
-    let state_claim = state
-        .as_ref()
-        .and_then(|d| claim_for(&unique_order::diff_tables(d)));
+    let mut rows_unobserved = false;
+    let state_claim = state.as_ref().and_then(|d| {
+        match claim_for(&unique_order::diff_tables(d)) {
+            // Beyond the tables: only rows the UPDATEs wrote are explained.
+            Some(Some(c)) => match unique_order::rows_explained(explained.as_ref(), d) {
+                Some(true) => Some(Some(c)),
+                Some(false) => Some(None),
+                None => {
+                    rows_unobserved = true;
+                    None
+                }
+            },
+            other => other,
+        }
+    });
     let order_labels: Vec<String> = order.iter().map(label).collect();
     let removed: Vec<serde_json::Value> = r
         .removed
@@ -306,13 +326,16 @@ pub fn check_refined(
         f.claim = claim;
         out.push(f);
     }
-    if undecided_by_cascade {
+    // A comparison whose every difference was dropped is undecided, not checked.
+    let reason = match (undecided_by_cascade, rows_unobserved) {
+        (true, _) => Some("unique-order-cascade"),
+        (false, true) => Some("unique-order-unobserved-rows"),
+        _ => None,
+    };
+    if let Some(reason) = reason {
         let counts = stats.oracle(NAME);
-        *counts
-            .undecided_by
-            .entry("unique-order-cascade".into())
-            .or_default() += 1;
-        if out.is_empty() {
+        *counts.undecided_by.entry(reason.into()).or_default() += 1;
+        if out.is_empty() && counts.checked > 0 {
             counts.checked -= 1;
             counts.undecided += 1;
         }
