@@ -442,8 +442,11 @@ fn wss_cases() -> Vec<TestCase> {
     ]
 }
 
+/// PostgreSQL's profile detects no write conflicts in commit order (snapshot
+/// writes, SSI), so `wss` judges no level: every case is undecided, with its
+/// reason, without replays, and never a finding.
 #[test]
-fn the_wss_oracle_finds_nothing_on_serialisable_cases() {
+fn the_wss_oracle_is_undecided_on_postgres() {
     let mut e = engine();
     for iso in LEVELS {
         for (i, case) in wss_cases().into_iter().enumerate() {
@@ -462,7 +465,10 @@ fn the_wss_oracle_finds_nothing_on_serialisable_cases() {
                 "{iso:?} case {i}: {findings:#?}\n{:#?}",
                 h.events
             );
-            assert_eq!(stats.replays, 2);
+            assert_eq!(stats.replays, 0);
+            let wss = &stats.per_oracle["wss"];
+            assert_eq!(wss.undecided_by["write-conflicts-not-detected"], 1);
+            assert_eq!(wss.checked, 0);
         }
     }
 }

@@ -153,14 +153,14 @@ pub fn run_campaign_with(
             }
             Err(e) => return Err(e.into()),
         };
-        cfg.known
-            .mark(&mut findings, &case, &history, engine.info());
         let crashed = history.lost_connection();
         if let (Some((p, b)), false) = (&pattern, crashed) {
             let report = crate::gen::pattern::detect::check(p, b, &case, &history);
             hits.note(p, &case, &report);
             crate::gen::pattern::annotate(&mut findings, &report, p);
         }
+        cfg.known
+            .mark(&mut findings, &case, &history, engine.info());
         tracing::debug!(
             case = case.index,
             ms = case_start.elapsed().as_millis() as u64,

@@ -92,6 +92,13 @@ fn verdict_text(f: &Finding) -> String {
     }
 }
 
+/// What re-judging a recorded finding gave.
+enum Rechecked {
+    Finding(Box<Finding>),
+    /// The current oracles would not report it (with why).
+    NotReported(&'static str),
+}
+
 /// The verdict of a recorded finding under the current profile, verdict
 /// policy and known issues: the `graph` checker's own finding of that kind
 /// for a `graph` finding, the recorded claim judged again for the others.
@@ -100,12 +107,24 @@ fn recheck(
     graph_findings: &[Finding],
     profile: Option<&EngineProfile>,
     level: Isolation,
-) -> Option<Finding> {
+) -> Rechecked {
     if recorded.oracle == "graph" {
-        return graph_findings
-            .iter()
-            .find(|f| f.kind == recorded.kind)
-            .cloned();
+        return match graph_findings.iter().find(|f| f.kind == recorded.kind) {
+            Some(f) => Rechecked::Finding(Box::new(f.clone())),
+            None => Rechecked::NotReported("not found by the offline graph checker"),
+        };
+    }
+    if recorded.oracle == "wss"
+        && profile.is_some_and(|p| !p.write_conflicts_detected.contains(&level))
+    {
+        return Rechecked::NotReported(
+            "undecided now: wss does not judge a level where the engine does not detect every write conflict",
+        );
+    }
+    if recorded.claim.is_none() && recorded.verdict == Verdict::Permitted {
+        return Rechecked::NotReported(
+            "recorded before findings carried claims: its permission cannot be re-derived",
+        );
     }
     let mut f = recorded.clone();
     f.verdict = Verdict::Violation;
@@ -113,7 +132,7 @@ fn recheck(
     if let Some(p) = profile {
         crate::oracle::verdict::apply(std::slice::from_mut(&mut f), p, level);
     }
-    Some(f)
+    Rechecked::Finding(Box::new(f))
 }
 
 pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
@@ -133,7 +152,10 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
         }),
         _ => None,
     };
-    let profile = match engine_info.as_ref().map(crate::engine::registry::profile_of) {
+    let profile = match engine_info
+        .as_ref()
+        .map(crate::engine::registry::profile_of)
+    {
         Some(Ok(p)) => Some(p),
         Some(Err(e)) => {
             // A history from another tool may name any engine.
@@ -173,28 +195,29 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
     }
     let mut rechecked = None;
     if let (Some(rec), Some((case, history, _))) = (&loaded.finding, &loaded.recorded) {
-        let again = recheck(rec, &findings, profile.as_ref(), level).map(|mut f| {
-            if let Some(info) = &engine_info {
-                known.mark(std::slice::from_mut(&mut f), case, history, info);
-            }
-            f
-        });
-        match &again {
-            Some(f) => {
-                let (now, then) = (verdict_text(f), verdict_text(rec));
+        match recheck(rec, &findings, profile.as_ref(), level) {
+            Rechecked::Finding(mut f) => {
+                if let Some(info) = &engine_info {
+                    known.mark(std::slice::from_mut(&mut *f), case, history, info);
+                }
+                let (now, then) = (verdict_text(&f), verdict_text(rec));
                 let agree = if now == then { "agrees" } else { "DIFFERS" };
                 println!(
                     "recorded finding [{}:{}]: {now}; the campaign said: {then} ({agree})",
                     rec.oracle, rec.kind
                 );
+                // A graph finding is already among `findings`.
+                if rec.oracle != "graph" {
+                    rechecked = Some(*f);
+                }
             }
-            None => println!(
-                "recorded finding [{}:{}]: not found by the offline graph checker",
-                rec.oracle, rec.kind
+            Rechecked::NotReported(why) => println!(
+                "recorded finding [{}:{}]: {why}; the campaign said: {}",
+                rec.oracle,
+                rec.kind,
+                verdict_text(rec)
             ),
         }
-        // A graph finding is already among `findings`.
-        rechecked = again.filter(|_| rec.oracle != "graph");
     }
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir)?;

@@ -86,9 +86,11 @@ pub(super) fn after_campaign(
     engine: &mut dyn crate::engine::Engine,
     summary: &crate::campaign::Summary,
     exec: &crate::exec::ExecOptions,
+    known: &crate::finding::known::KnownIssues,
 ) -> Result<(), UsageError> {
     let cfg = ReduceConfig {
         exec: exec.clone(),
+        known: known.clone(),
         ..ReduceConfig::default()
     };
     for line in crate::reduce::files::reduce_distinct(engine, &summary.distinct, &cfg)? {

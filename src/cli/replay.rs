@@ -65,15 +65,20 @@ pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
             f.oracle, f.kind, f.verdict, f.summary
         );
     }
-    let violations = findings.iter().filter(|f| f.verdict == Verdict::Violation);
+    let new = findings.iter().filter(|f| f.is_new_violation()).count() as u64;
+    let known_n = findings
+        .iter()
+        .filter(|f| f.verdict == Verdict::Violation && f.known.is_some())
+        .count() as u64;
+    // A finding file: whether it reproduced; a bare case: whether it violates.
     let reproduced = match &expected {
         Some((o, k)) => findings.iter().any(|f| &f.oracle == o && &f.kind == k),
-        None => violations.clone().count() > 0,
+        None => args.known.fails(new, known_n),
     };
     match (&expected, reproduced) {
         (Some((o, k)), true) => println!("reproduced: {o}:{k}"),
         (Some((o, k)), false) => println!("not reproduced: {o}:{k}"),
-        (None, _) => println!("{} violation(s)", violations.count()),
+        (None, _) => println!("{new} violation(s), {known_n} known"),
     }
     Ok(if reproduced {
         ExitCode::from(1)

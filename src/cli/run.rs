@@ -117,7 +117,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
     let summary = run_campaign_with(engine.as_mut(), &cfg, &generation)?;
     print!("{}", summary.render());
     if args.reduce {
-        super::reduce::after_campaign(engine.as_mut(), &summary, &cfg.exec)?;
+        super::reduce::after_campaign(engine.as_mut(), &summary, &cfg.exec, &cfg.known)?;
     }
     println!("summary: {}", args.out.join("summary.json").display());
     Ok(

@@ -32,6 +32,8 @@ pub struct StressArgs {
     pub oracle: Option<String>,
     #[arg(long, default_value_os_t = super::default_out())]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub known: super::KnownArgs,
 }
 
 pub fn stress(args: StressArgs) -> Result<ExitCode, UsageError> {
@@ -83,18 +85,30 @@ pub fn stress(args: StressArgs) -> Result<ExitCode, UsageError> {
     )?;
     let mut stats = CheckStats::default();
     let mut store = FindingStore::create(&args.out)?;
-    let mut violations = 0;
+    let known = args.known.load()?;
+    let (mut violations, mut known_violations) = (0, 0);
     for o in &oracles {
-        for f in oracle::check(
+        let mut found = oracle::check(
             *o,
             engine.as_mut(),
             &case,
             &history,
             &ExecOptions::default(),
             &mut stats,
-        )? {
-            violations += usize::from(f.verdict == Verdict::Violation);
-            println!("  [{}:{}] {:?}: {}", f.oracle, f.kind, f.verdict, f.summary);
+        )?;
+        known.mark(&mut found, &case, &history, engine.info());
+        for f in found {
+            violations += u64::from(f.is_new_violation());
+            known_violations += u64::from(f.verdict == Verdict::Violation && f.known.is_some());
+            let tag = f.known.as_ref().map(|k| format!(" (known: {})", k.id));
+            println!(
+                "  [{}:{}] {:?}{}: {}",
+                f.oracle,
+                f.kind,
+                f.verdict,
+                tag.unwrap_or_default(),
+                f.summary
+            );
             let rec = FindingRecord::new(f, engine.info().clone(), case.clone(), history.clone());
             let script = render_script(
                 engine.dialect(),
@@ -107,7 +121,7 @@ pub fn stress(args: StressArgs) -> Result<ExitCode, UsageError> {
     }
     let ended = |how| history.txns.iter().filter(|t| t.end == Some(how)).count();
     println!(
-        "stress on {} {} at {level}: {} sessions, {:?}, {} transactions ({} committed, {} rolled back, {} aborted, {} autocommit sessions), {} statements; {} violation(s)",
+        "stress on {} {} at {level}: {} sessions, {:?}, {} transactions ({} committed, {} rolled back, {} aborted, {} autocommit sessions), {} statements; {} violation(s), {} known",
         engine.info().name,
         engine.info().version,
         cfg.sessions,
@@ -118,13 +132,14 @@ pub fn stress(args: StressArgs) -> Result<ExitCode, UsageError> {
         ended(TxnEnd::Aborted),
         case.txns.iter().filter(|t| t.autocommit).count(),
         history.outcomes.len(),
-        violations
+        violations,
+        known_violations
     );
     println!(
         "history: {}",
         args.out.join("stress-history.json").display()
     );
-    Ok(if violations > 0 {
+    Ok(if args.known.fails(violations, known_violations) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

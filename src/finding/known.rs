@@ -12,6 +12,7 @@ use super::signature::{involved, signature};
 use crate::model::{EngineInfo, EventKind, History, Stmt, StmtRef, TestCase};
 use crate::oracle::{Finding, Verdict};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::path::Path;
 
 /// The list txfuzz ships.
@@ -190,30 +191,54 @@ fn numbers(v: &str) -> Vec<u64> {
         .collect()
 }
 
-/// Whether `version` is in `[since, until)`, comparing numeric components.
+/// Whether `version` is in `[since, until)`, comparing numeric components (a
+/// version without numbers is in no bounded range).
 pub fn in_range(version: &str, since: Option<&str>, until: Option<&str>) -> bool {
     let v = numbers(version);
+    if v.is_empty() && (since.is_some() || until.is_some()) {
+        return false;
+    }
     since.is_none_or(|s| v >= numbers(s)) && until.is_none_or(|u| v < numbers(u))
+}
+
+/// The transactions a finding's evidence names: graph `transactions`
+/// (`T1`, `T1#2`), a statement label or reference (`stmt`), a lock holder
+/// (`details.holder`), and the statements of `writes`, `reads` and
+/// `statements`. `None` when it names none (final-state differences).
+fn named_txns(finding: &Finding) -> Option<BTreeSet<u32>> {
+    fn txn_of(v: &serde_json::Value) -> Option<u32> {
+        match v {
+            serde_json::Value::String(label) => label
+                .trim_start_matches('T')
+                .split('#')
+                .next()
+                .and_then(|id| id.parse().ok()),
+            serde_json::Value::Object(_) => StmtRef::deserialize(v).ok().map(|r| r.txn),
+            serde_json::Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+            _ => None,
+        }
+    }
+    let ev = &finding.evidence;
+    let mut out = BTreeSet::new();
+    let list = |key: &str| ev.get(key).and_then(|v| v.as_array()).into_iter().flatten();
+    out.extend(list("transactions").filter_map(txn_of));
+    out.extend(ev.get("stmt").and_then(txn_of));
+    out.extend(ev.pointer("/details/holder").and_then(txn_of));
+    for key in ["writes", "reads", "statements"] {
+        for item in list(key) {
+            out.extend(txn_of(item).or_else(|| item.get("stmt").and_then(txn_of)));
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) -> bool {
     match t {
         Trait::SavepointBeforeFirstStatementRolledBack => {
-            let named: Vec<u32> = finding
-                .evidence
-                .get("transactions")
-                .and_then(|v| v.as_array())
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|l| l.as_str())
-                        .filter_map(|l| l.trim_start_matches('T').split('#').next())
-                        .filter_map(|id| id.parse().ok())
-                        .collect()
-                })
-                .unwrap_or_default();
+            let named = named_txns(finding);
             case.txns
                 .iter()
-                .filter(|t| named.is_empty() || named.contains(&t.id))
+                .filter(|t| named.as_ref().is_none_or(|n| n.contains(&t.id)))
                 .any(|t| savepoint_before_first_statement_rolled_back(t.id, case, history))
         }
         Trait::BlockedLockingReadWithSubquery => {
@@ -226,8 +251,8 @@ fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) ->
     }
 }
 
-/// Transaction `txn` ran SAVEPOINT s before any data statement and later
-/// ROLLBACK TO s successfully.
+/// Transaction `txn` ran SAVEPOINT s before any data statement, then a data
+/// statement (which took locks), then ROLLBACK TO s successfully.
 fn savepoint_before_first_statement_rolled_back(
     txn: u32,
     case: &TestCase,
@@ -260,7 +285,7 @@ fn savepoint_before_first_statement_rolled_back(
             t.stmts
                 .iter()
                 .enumerate()
-                .skip(first_data)
+                .skip(first_data + 1)
                 .any(|(i, s)| matches!(&s.stmt, Stmt::RollbackTo(n) if n == name) && ok(i))
         })
 }
@@ -319,6 +344,32 @@ mod tests {
         ));
         assert!(!in_range("11.4.2-MariaDB", Some("10.11"), Some("10.12")));
         assert!(in_range("15.20", None, None));
+        assert!(!in_range("unknown", None, Some("11.0")));
+        assert!(in_range("unknown", None, None));
+    }
+
+    #[test]
+    fn named_transactions_come_from_the_evidence() {
+        let f = |ev| Finding::new("x", "y", String::new(), ev);
+        let named = |ev| named_txns(&f(ev)).map(|s| s.into_iter().collect::<Vec<_>>());
+        use serde_json::json;
+        assert_eq!(
+            named(json!({"transactions": ["T1", "T3#2"]})),
+            Some(vec![1, 3])
+        );
+        assert_eq!(
+            named(json!({"stmt": "T4#5", "details": {"holder": 2}})),
+            Some(vec![2, 4])
+        );
+        assert_eq!(
+            named(json!({"writes": [{"stmt": {"txn": 5, "index": 0}}]})),
+            Some(vec![5])
+        );
+        assert_eq!(
+            named(json!({"statements": [{"stmt": "T2#1"}]})),
+            Some(vec![2])
+        );
+        assert_eq!(named(json!({"tables": {}})), None);
     }
 
     #[test]

@@ -258,7 +258,12 @@ pub fn note_distinct(
     let sig = signature(finding, case, engine);
     let n = data_stmts(case);
     let example = path.display().to_string();
-    match list.iter_mut().find(|d| d.signature == sig.key()) {
+    // Known and new violations of one signature are separate problems.
+    let known = finding.known.as_ref().map(|k| k.id.clone());
+    match list
+        .iter_mut()
+        .find(|d| d.signature == sig.key() && d.known == known)
+    {
         Some(d) => {
             d.count += 1;
             if n < d.statements {
@@ -272,7 +277,7 @@ pub fn note_distinct(
             count: 1,
             example,
             statements: n,
-            known: finding.known.as_ref().map(|k| k.id.clone()),
+            known,
             permitted_by: finding.permitted_by.as_ref().map(|p| p.fact.clone()),
         }),
     }

@@ -3,10 +3,11 @@
 //! Engines that check unique constraints row by row (MariaDB, PostgreSQL) can
 //! fail a multi-row UPDATE of a key column with a duplicate key in one run and
 //! not in another, depending on the order the plan visits rows. That explains
-//! the UPDATE's own outcome and the rows of its table, nothing else: a
-//! difference elsewhere is a violation, and where a later statement read or
-//! wrote the UPDATE's table (so the divergence may have propagated) the
-//! comparison is undecided (`unique-order-cascade`), never permitted.
+//! the UPDATE's own outcome and the rows it wrote where it succeeded, nothing
+//! else: any other difference is a violation, unless statements that ran after
+//! the UPDATE may have carried its divergence on to it (they mention its table,
+//! directly or through other tables), where the comparison is undecided
+//! (`unique-order-cascade`), never permitted.
 
 use crate::model::{walk, ErrorClass, Outcome, Stmt, TestCase};
 use std::collections::BTreeSet;
@@ -40,19 +41,22 @@ pub fn order_dependent(case: &TestCase, stmt: &Stmt, a: &Outcome, b: &Outcome) -
         && ((duplicate(a) && multi_row_success(b)) || (duplicate(b) && multi_row_success(a)))
 }
 
-/// How far order-dependent UPDATEs of `targets` explain a difference in
-/// `touched` tables.
+/// How far order-dependent UPDATEs of `targets` explain a difference.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
     /// Only the targets differ and nothing after the UPDATEs looked at them.
     Explained,
-    /// A later statement mentions a target table: the difference may have
-    /// propagated, so it cannot be judged.
+    /// Statements after the UPDATEs may have carried its divergence on to
+    /// what differs, so it cannot be judged.
     Cascade,
     /// Something the UPDATEs cannot explain.
     Unexplained,
 }
 
+/// A final-state difference in `touched` tables: explained when it stays in
+/// the UPDATEs' `targets` and no `later` statement mentions them; a possible
+/// cascade when later statements link the targets (transitively) to what
+/// differs; otherwise unexplained.
 pub fn scope<'a>(
     targets: &BTreeSet<String>,
     touched: &BTreeSet<String>,
@@ -61,13 +65,42 @@ pub fn scope<'a>(
     if targets.is_empty() {
         return Scope::Unexplained;
     }
-    let cascade = later
-        .into_iter()
-        .any(|s| walk::tables(s).iter().any(|t| targets.contains(t)));
-    if cascade {
+    let later: Vec<BTreeSet<String>> = later.into_iter().map(walk::tables).collect();
+    let mentions_target = later.iter().any(|t| !t.is_disjoint(targets));
+    let outside: BTreeSet<&String> = touched.difference(targets).collect();
+    if outside.is_empty() {
+        return if mentions_target {
+            Scope::Cascade
+        } else {
+            Scope::Explained
+        };
+    }
+    // Tables a later statement may have changed because of the targets.
+    let mut reached = targets.clone();
+    loop {
+        let before = reached.len();
+        for t in &later {
+            if !t.is_disjoint(&reached) {
+                reached.extend(t.iter().cloned());
+            }
+        }
+        if reached.len() == before {
+            break;
+        }
+    }
+    if outside.iter().all(|t| reached.contains(*t)) {
         Scope::Cascade
-    } else if touched.is_subset(targets) {
-        Scope::Explained
+    } else {
+        Scope::Unexplained
+    }
+}
+
+/// A statement other than the order-dependent UPDATEs that gave another
+/// result or error: never explained by them, a possible cascade when it ran
+/// after them (`is_later`).
+pub fn effect_scope(targets: &BTreeSet<String>, is_later: bool) -> Scope {
+    if !targets.is_empty() && is_later {
+        Scope::Cascade
     } else {
         Scope::Unexplained
     }
@@ -149,6 +182,39 @@ mod tests {
             scope(&set(&["t0"]), &set(&["t0"]), [&other]),
             Scope::Explained
         );
+        // A difference in t1 is unexplained when nothing later links t0 to t1,
+        // even if a later statement reads t0...
+        assert_eq!(
+            scope(&set(&["t0"]), &set(&["t0", "t1"]), [&later]),
+            Scope::Unexplained
+        );
+        // ... and a possible cascade when one does (here through t2).
+        let link = |a: &str, b: &str| {
+            let mut s = crate::testkit::select(a, None);
+            if let Stmt::Select(q) = &mut s {
+                let mut sub = crate::testkit::select(b, None);
+                if let Stmt::Select(inner) = &mut sub {
+                    inner.items.truncate(1);
+                }
+                let Stmt::Select(inner) = sub else {
+                    unreachable!()
+                };
+                q.where_ = Some(crate::model::Expr::InSubquery {
+                    expr: Box::new(crate::model::Expr::col("k")),
+                    query: Box::new(inner),
+                    negated: false,
+                });
+            }
+            s
+        };
+        let (a, b) = (link("t2", "t0"), link("t1", "t2"));
+        assert_eq!(
+            scope(&set(&["t0"]), &set(&["t1"]), [&a, &b]),
+            Scope::Cascade
+        );
+        assert_eq!(effect_scope(&set(&["t0"]), true), Scope::Cascade);
+        assert_eq!(effect_scope(&set(&["t0"]), false), Scope::Unexplained);
+        assert_eq!(effect_scope(&set(&[]), true), Scope::Unexplained);
     }
 
     #[test]

@@ -126,10 +126,16 @@ mod tests {
                 {
                     let text = std::fs::read_to_string(&p).unwrap();
                     for (i, line) in text.lines().enumerate() {
-                        if line.contains("Verdict::Permitted")
-                            && !line.contains("==")
-                            && !line.contains("=>")
-                        {
+                        // Allowed: comparisons (`== Verdict::Permitted`) and
+                        // match patterns (`Verdict::Permitted ... =>`).
+                        let sets = line.match_indices("Verdict::Permitted").any(|(at, _)| {
+                            let before = line[..at].trim_end();
+                            let after = &line[at..];
+                            !(before.ends_with("==")
+                                || before.ends_with("!=")
+                                || after.contains("=>"))
+                        });
+                        if sets {
                             out.push(format!("{}:{}: {line}", p.display(), i + 1));
                         }
                     }

@@ -279,26 +279,30 @@ struct Actual<'a> {
 /// The oracle's name in findings and counts.
 const NAME: &str = "wss";
 
-/// An undecided comparison, counted by reason.
-fn undecided(stats: &mut CheckStats, reason: &str) {
-    stats.undecided += 1;
-    *stats
-        .oracle(NAME)
-        .undecided_by
-        .entry(reason.to_string())
-        .or_default() += 1;
+/// What one comparison of a replay with the actual run gave.
+#[derive(Debug, Default)]
+struct Compared {
+    findings: Vec<Finding>,
+    /// Why a difference was dropped as undecided (a possible cascade of an
+    /// order-dependent UPDATE, or rows that were not observed).
+    dropped: Option<&'static str>,
 }
 
 impl Actual<'_> {
     /// Statements after `first` (an order-dependent UPDATE): completed after it
-    /// in the actual run, or after it in the replay.
-    fn later<'c>(&'c self, rp: &'c Replay, first: StmtRef) -> Vec<&'c Stmt> {
+    /// in the actual run, resumed by the same lock release (their order is not
+    /// observable), or after it in the replay.
+    fn later(&self, rp: &Replay, first: StmtRef) -> BTreeSet<StmtRef> {
         let done = |h: &History, r: StmtRef| {
             h.events
                 .iter()
                 .position(|e| e.stmt == r && matches!(e.kind, EventKind::Completed { .. }))
         };
         let actual_at = done(self.history, first);
+        let peers: Vec<usize> = resumed_runs(self.history)
+            .into_iter()
+            .find(|run| actual_at.is_some_and(|a| run.contains(&a)))
+            .unwrap_or_default();
         let replay_at = rp
             .case
             .submit_order
@@ -311,7 +315,7 @@ impl Actual<'_> {
             };
             let after_in_replay = replay_at.is_some_and(|at| pos > at);
             let after_in_actual = match (actual_at, done(self.history, *orig)) {
-                (Some(a), Some(b)) => b > a,
+                (Some(a), Some(b)) => b > a || peers.contains(&b),
                 _ => false,
             };
             if *orig != first && (after_in_replay || after_in_actual) {
@@ -319,13 +323,9 @@ impl Actual<'_> {
             }
         }
         later
-            .into_iter()
-            .filter_map(|r| self.case.stmt(r).map(|s| &s.stmt))
-            .filter(|s| s.kind().is_data())
-            .collect()
     }
 
-    /// Compares one replay with the actual history; pushes findings tagged `level`.
+    /// Compares one replay with the actual history; findings are tagged `level`.
     fn compare(
         &self,
         level: &str,
@@ -333,17 +333,16 @@ impl Actual<'_> {
         replayed: &History,
         compare_reads: bool,
         stats: &mut CheckStats,
-        out: &mut Vec<Finding>,
-    ) {
+    ) -> Compared {
         let (case, actual, serial) = (self.case, self.history, &self.serial);
-        let mut writes = Vec::new();
-        // Order-dependent unique-key UPDATEs (in replay order) and their tables.
+        // Differing writes and reads: (statement, order-dependent, evidence).
+        let mut writes: Vec<(StmtRef, bool, serde_json::Value)> = Vec::new();
+        let mut reads: Vec<(StmtRef, serde_json::Value)> = Vec::new();
+        // Order-dependent unique-key UPDATEs (in replay order), their tables
+        // and the rows they wrote where they succeeded (`None`: not observed).
         let mut unique: Vec<StmtRef> = Vec::new();
         let mut targets = BTreeSet::new();
-        // The rows they wrote where they succeeded (`None`: not fully observed).
         let mut explained: Option<BTreeSet<(String, i64)>> = Some(BTreeSet::new());
-        let mut reads = Vec::new();
-        let mut read_tables = BTreeSet::new();
         for o in &replayed.outcomes {
             let Some(orig) = rp.origin.get(&o.stmt) else {
                 continue;
@@ -379,6 +378,7 @@ impl Actual<'_> {
                         };
                     }
                     writes.push((
+                        *orig,
                         order_dependent,
                         json!({
                             "stmt": orig, "op": o.op,
@@ -390,12 +390,14 @@ impl Actual<'_> {
             } else if compare_reads && kind == StmtKind::Select {
                 if let Some(a) = act {
                     if a.ok() != o.outcome.ok() || !same_bag(&a.rows, &o.outcome.rows) {
-                        read_tables.extend(crate::model::walk::tables(stmt));
-                        reads.push(json!({
-                            "stmt": orig, "op": o.op,
-                            "actual": a.rows, "serial": o.outcome.rows,
-                            "actual_error": a.error, "serial_error": o.outcome.error,
-                        }));
+                        reads.push((
+                            *orig,
+                            json!({
+                                "stmt": orig, "op": o.op,
+                                "actual": a.rows, "serial": o.outcome.rows,
+                                "actual_error": a.error, "serial_error": o.outcome.error,
+                            }),
+                        ));
                     }
                 }
             }
@@ -404,33 +406,35 @@ impl Actual<'_> {
             .first()
             .map(|first| self.later(rp, *first))
             .unwrap_or_default();
-        // How a difference in `tables` relates to the order-dependent UPDATEs:
-        // `None` drops the finding as undecided.
-        let claim_for =
-            |tables: &BTreeSet<String>, stats: &mut CheckStats| -> Option<Option<Claim>> {
-                match unique_order::scope(&targets, tables, later.iter().copied()) {
-                    Scope::Explained => Some(Some(Claim::UniqueCheckOrder)),
-                    Scope::Unexplained => Some(None),
-                    Scope::Cascade => {
-                        undecided(stats, "unique-order-cascade");
-                        None
-                    }
-                }
-            };
+        let later_stmts: Vec<&Stmt> = later
+            .iter()
+            .filter_map(|r| case.stmt(*r).map(|s| &s.stmt))
+            .filter(|s| s.kind().is_data())
+            .collect();
+        let mut out = Compared::default();
+        // `Some(claim)` keeps a finding; `None` drops it as undecided.
+        let mut decide = |scope: Scope, rows_ok: Option<bool>| match (scope, rows_ok) {
+            (Scope::Explained, Some(true)) => Some(Some(Claim::UniqueCheckOrder)),
+            (Scope::Explained, None) => {
+                out.dropped = Some("unique-order-unobserved-rows");
+                None
+            }
+            (Scope::Cascade, _) => {
+                out.dropped = Some("unique-order-cascade");
+                None
+            }
+            _ => Some(None),
+        };
+        let mut findings = Vec::new();
         if let Some(diff) = state_diff(&actual.final_state, &replayed.final_state) {
+            let scope = unique_order::scope(
+                &targets,
+                &unique_order::diff_tables(&diff),
+                later_stmts.clone(),
+            );
             // Beyond the tables: only rows the UPDATEs wrote are explained.
-            let claim = match claim_for(&unique_order::diff_tables(&diff), stats) {
-                Some(Some(c)) => match unique_order::rows_explained(explained.as_ref(), &diff) {
-                    Some(true) => Some(Some(c)),
-                    Some(false) => Some(None),
-                    None => {
-                        undecided(stats, "unique-order-unobserved-rows");
-                        None
-                    }
-                },
-                other => other,
-            };
-            if let Some(claim) = claim {
+            let rows_ok = unique_order::rows_explained(explained.as_ref(), &diff);
+            if let Some(claim) = decide(scope, rows_ok) {
                 let mut f = Finding::new(
                     NAME,
                     &format!("{level}-final-state"),
@@ -441,33 +445,46 @@ impl Actual<'_> {
                     json!({ "serial_order": serial, "tables": diff }),
                 );
                 f.claim = claim;
-                out.push(f);
+                findings.push(f);
             }
         }
+        // Differing statements other than the UPDATEs are never explained by
+        // them; one that ran after them may be their cascade.
+        let effects = |refs: &mut dyn Iterator<Item = StmtRef>| {
+            refs.map(|r| unique_order::effect_scope(&targets, later.contains(&r)))
+                .fold(None, |acc: Option<Scope>, s| match (acc, s) {
+                    (Some(Scope::Unexplained), _) | (_, Scope::Unexplained) => {
+                        Some(Scope::Unexplained)
+                    }
+                    _ => Some(s),
+                })
+        };
         if !writes.is_empty() {
-            let all_unique = writes.iter().all(|(u, _)| *u);
-            let mut f = Finding::new(
-                NAME,
-                &format!("{level}-write-outcome"),
-                format!(
-                    "{} write(s) succeeded or failed differently than in the {level}-level serial replay",
-                    writes.len()
-                ),
-                json!({
-                    "serial_order": serial,
-                    "writes": writes.into_iter().map(|(_, w)| w).collect::<Vec<_>>(),
-                }),
-            );
-            f.claim = all_unique.then_some(Claim::UniqueCheckOrder);
-            out.push(f);
-        }
-        if !reads.is_empty() {
-            let claim = if unique.is_empty() {
-                Some(None)
-            } else {
-                claim_for(&read_tables, stats)
+            let others = effects(&mut writes.iter().filter(|w| !w.1).map(|w| w.0));
+            let claim = match others {
+                None => Some(Some(Claim::UniqueCheckOrder)),
+                Some(scope) => decide(scope, Some(false)),
             };
             if let Some(claim) = claim {
+                let mut f = Finding::new(
+                    NAME,
+                    &format!("{level}-write-outcome"),
+                    format!(
+                        "{} write(s) succeeded or failed differently than in the {level}-level serial replay",
+                        writes.len()
+                    ),
+                    json!({
+                        "serial_order": serial,
+                        "writes": writes.iter().map(|w| w.2.clone()).collect::<Vec<_>>(),
+                    }),
+                );
+                f.claim = claim;
+                findings.push(f);
+            }
+        }
+        if !reads.is_empty() {
+            let scope = effects(&mut reads.iter().map(|r| r.0)).unwrap_or(Scope::Unexplained);
+            if let Some(claim) = decide(scope, Some(false)) {
                 let mut f = Finding::new(
                     NAME,
                     &format!("{level}-read-result"),
@@ -475,13 +492,26 @@ impl Actual<'_> {
                         "{} read(s) at SERIALIZABLE returned other rows than in the serial replay",
                         reads.len()
                     ),
-                    json!({ "serial_order": serial, "reads": reads }),
+                    json!({
+                        "serial_order": serial,
+                        "reads": reads.iter().map(|r| r.1.clone()).collect::<Vec<_>>(),
+                    }),
                 );
                 f.claim = claim;
-                out.push(f);
+                findings.push(f);
             }
         }
+        out.findings = findings;
+        out
     }
+}
+
+/// How one candidate serial order compared.
+enum OrderResult {
+    Clean,
+    Findings(Vec<Finding>),
+    /// Differences that could not be judged (reason).
+    Undecided(&'static str),
 }
 
 pub fn check(
@@ -493,22 +523,33 @@ pub fn check(
 ) -> Result<Vec<Finding>, EngineError> {
     let profile = engine.profile().clone();
     if !profile.write_conflicts_detected.contains(&case.isolation) {
-        stats.oracle(NAME).undecided += 1;
-        undecided(stats, "write-conflicts-not-detected");
+        undecided_case(stats, "write-conflicts-not-detected");
+        return Ok(Vec::new());
+    }
+    let orders = candidate_orders(case, history, &profile);
+    // A violation only if every order violates; clean if one order matches;
+    // otherwise (some order could not be judged) undecided.
+    let mut first = None;
+    let mut undecided_reason = None;
+    for order in &orders {
+        match check_order(engine, case, history, opts, &profile, order, stats)? {
+            OrderResult::Clean => {
+                stats.oracle(NAME).checked += 1;
+                return Ok(Vec::new());
+            }
+            OrderResult::Findings(f) => {
+                first.get_or_insert(f);
+            }
+            OrderResult::Undecided(r) => {
+                undecided_reason.get_or_insert(r);
+            }
+        }
+    }
+    if let Some(reason) = undecided_reason {
+        undecided_case(stats, reason);
         return Ok(Vec::new());
     }
     stats.oracle(NAME).checked += 1;
-    let orders = candidate_orders(case, history, &profile);
-    let mut first = None;
-    for (i, order) in orders.iter().enumerate() {
-        let found = check_order(engine, case, history, opts, &profile, order, stats)?;
-        if found.is_empty() {
-            return Ok(found);
-        }
-        if i == 0 {
-            first = Some(found);
-        }
-    }
     let mut findings = first.unwrap_or_default();
     if orders.len() > 1 {
         for f in &mut findings {
@@ -516,6 +557,14 @@ pub fn check(
         }
     }
     Ok(findings)
+}
+
+/// A case `wss` cannot judge, counted with its reason.
+fn undecided_case(stats: &mut CheckStats, reason: &str) {
+    stats.undecided += 1;
+    let counts = stats.oracle(NAME);
+    counts.undecided += 1;
+    *counts.undecided_by.entry(reason.to_string()).or_default() += 1;
 }
 
 /// Replays `order` at transaction and statement level and compares.
@@ -527,10 +576,9 @@ fn check_order(
     profile: &EngineProfile,
     order: &[Unit],
     stats: &mut CheckStats,
-) -> Result<Vec<Finding>, EngineError> {
+) -> Result<OrderResult, EngineError> {
     let compare_reads =
         case.isolation == Isolation::Serializable && profile.serializable_reads_in_commit_order;
-    let mut out = Vec::new();
     let actual = Actual {
         case,
         history,
@@ -540,16 +588,21 @@ fn check_order(
     engine.reset()?;
     let tx_hist = execute(engine, &tx.case, opts)?;
     stats.replays += 1;
-    actual.compare("tx", &tx, &tx_hist, compare_reads, stats, &mut out);
-
+    let mut results = vec![actual.compare("tx", &tx, &tx_hist, compare_reads, stats)];
     match stmt_level(case, order) {
         Some(st) => {
             engine.reset()?;
             let st_hist = execute(engine, &st.case, opts)?;
             stats.replays += 1;
-            actual.compare("stmt", &st, &st_hist, false, stats, &mut out);
+            results.push(actual.compare("stmt", &st, &st_hist, false, stats));
         }
-        None => stats.undecided += 1,
+        None => stats.undecided += 1, // statement level not replayable (savepoints)
     }
-    Ok(out)
+    let dropped = results.iter().find_map(|c| c.dropped);
+    let findings: Vec<Finding> = results.into_iter().flat_map(|c| c.findings).collect();
+    Ok(match (findings.is_empty(), dropped) {
+        (false, _) => OrderResult::Findings(findings),
+        (true, Some(reason)) => OrderResult::Undecided(reason),
+        (true, None) => OrderResult::Clean,
+    })
 }

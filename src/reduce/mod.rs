@@ -19,6 +19,7 @@ pub mod simplify;
 use crate::campaign::run_case;
 use crate::engine::{Engine, EngineError};
 use crate::exec::ExecOptions;
+use crate::finding::known::KnownIssues;
 use crate::finding::{data_stmts, signature, FindingRecord, Signature};
 use crate::model::{EngineInfo, History, TestCase};
 use crate::oracle::{CheckStats, Finding, OracleKind};
@@ -35,6 +36,9 @@ pub struct ReduceConfig {
     /// its core.
     pub keep_features: bool,
     pub exec: ExecOptions,
+    /// Known issues: a known violation must stay the same known issue, a new
+    /// one must stay new.
+    pub known: KnownIssues,
 }
 
 impl Default for ReduceConfig {
@@ -45,6 +49,7 @@ impl Default for ReduceConfig {
             repeats: 3,
             keep_features: false,
             exec: ExecOptions::default(),
+            known: KnownIssues::builtin(),
         }
     }
 }
@@ -93,6 +98,7 @@ pub fn reduce(
         info,
         oracle,
         target: target.clone(),
+        target_known: rec.finding.known.as_ref().map(|k| k.id.clone()),
         cfg,
         start: Instant::now(),
         runs: 0,
@@ -160,6 +166,8 @@ struct Reducer<'a> {
     info: EngineInfo,
     oracle: OracleKind,
     target: Signature,
+    /// The known issue the finding matched (`None`: a new violation).
+    target_known: Option<String>,
     cfg: &'a ReduceConfig,
     start: Instant,
     runs: u32,
@@ -191,13 +199,17 @@ impl Reducer<'_> {
                 &self.cfg.exec,
                 &mut stats,
             ) {
-                Ok((history, findings)) => {
+                Ok((history, mut findings)) => {
+                    self.cfg
+                        .known
+                        .mark(&mut findings, case, &history, &self.info);
                     let hit = findings.into_iter().find(|f| {
                         let s = signature(f, case, &self.info);
-                        match self.cfg.keep_features {
+                        let same = match self.cfg.keep_features {
                             true => s == self.target,
                             false => s.core() == self.target.core(),
-                        }
+                        };
+                        same && f.known.as_ref().map(|k| &k.id) == self.target_known.as_ref()
                     });
                     if let Some(f) = hit {
                         self.last = Some((history, f));

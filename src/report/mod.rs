@@ -73,7 +73,13 @@ pub fn load(dir: &Path) -> Result<Report, String> {
         let rec = read_record(&path)?;
         let sig = signature(&rec.finding, &rec.case, &rec.engine);
         let n = data_stmts(&rec.case);
-        match groups.iter_mut().find(|g| g.signature == sig) {
+        // Known and new violations of one signature are separate problems.
+        let known = |r: &FindingRecord| r.finding.known.as_ref().map(|k| k.id.clone());
+        let id = known(&rec);
+        match groups
+            .iter_mut()
+            .find(|g| g.signature == sig && known(&g.shown) == id)
+        {
             Some(g) => {
                 g.count += 1;
                 if n < data_stmts(&g.shown.case) {
@@ -98,18 +104,18 @@ pub fn load(dir: &Path) -> Result<Report, String> {
             g.shown = r;
         }
     }
-    // Violations first, then by count.
+    // New violations first, then known ones, then permitted; then by count.
+    let rank = |g: &Group| match (g.signature.verdict.as_str(), &g.shown.finding.known) {
+        ("violation", None) => 0,
+        ("violation", Some(_)) => 1,
+        _ => 2,
+    };
     groups.sort_by(|a, b| {
-        (
-            a.signature.verdict != "violation",
-            std::cmp::Reverse(a.count),
-            a.signature.key(),
-        )
-            .cmp(&(
-                b.signature.verdict != "violation",
-                std::cmp::Reverse(b.count),
-                b.signature.key(),
-            ))
+        (rank(a), std::cmp::Reverse(a.count), a.signature.key()).cmp(&(
+            rank(b),
+            std::cmp::Reverse(b.count),
+            b.signature.key(),
+        ))
     });
     Ok(Report {
         dir: dir.to_path_buf(),

@@ -133,6 +133,22 @@ fn all_columns(t: &Table) -> String {
     ident_list(&names)
 }
 
+/// Statements that turn foreign-key enforcement off and on again for the
+/// session, where the dialect has them (SQLite's PRAGMA); `None` elsewhere.
+pub fn foreign_key_switch(d: Dialect) -> Option<(&'static str, &'static str)> {
+    (d == Dialect::Sqlite).then_some(("PRAGMA foreign_keys=OFF", "PRAGMA foreign_keys=ON"))
+}
+
+/// The statement that empties table `name`, and whether it also empties the
+/// tables that reference it (PostgreSQL: `TRUNCATE ... CASCADE`, since a
+/// referenced table cannot be emptied alone).
+pub fn empty_table(d: Dialect, name: &str) -> (String, bool) {
+    match d {
+        Dialect::Postgres => (format!("TRUNCATE {name} CASCADE"), true),
+        _ => (format!("DELETE FROM {name}"), false),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

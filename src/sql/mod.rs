@@ -28,7 +28,9 @@ mod render;
 mod fixtures;
 
 pub use check::unsupported;
-pub use ddl::{create_table, drop_table, insert_rows, select_state};
+pub use ddl::{
+    create_table, drop_table, empty_table, foreign_key_switch, insert_rows, select_state,
+};
 pub use expr::{render_expr, render_select, render_value};
 pub use render::{render_stmt, session_setup};
 

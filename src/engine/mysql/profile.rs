@@ -153,3 +153,49 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
         temporary_foreign_keys: false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::profile::Access;
+    use crate::model::LockMode;
+
+    #[test]
+    fn innodb_serializable_reads_lock_only_inside_transactions() {
+        let r = rule(Isolation::Serializable, false);
+        assert_eq!(
+            r.view_rule(Access::PlainRead, true),
+            ViewRule::LatestCommitted
+        );
+        assert_eq!(r.view_rule(Access::PlainRead, false), ViewRule::Snapshot);
+        assert_eq!(r.lock_of(Access::PlainRead, true), Some(LockMode::ForShare));
+        assert_eq!(r.lock_of(Access::PlainRead, false), None);
+    }
+
+    #[test]
+    fn snapshot_isolation_changes_repeatable_read_only() {
+        let si = BTreeMap::from([("innodb_snapshot_isolation".to_string(), "ON".to_string())]);
+        let p = profile(&si);
+        assert_eq!(
+            p.rule(Isolation::RepeatableRead).unwrap().conflict,
+            Conflict::Abort(ErrorClass::SnapshotConflict)
+        );
+        assert_eq!(
+            p.permitted_at(Isolation::RepeatableRead),
+            vec![Anomaly::G2Item]
+        );
+        assert_eq!(
+            p.rule(Isolation::ReadCommitted).unwrap().conflict,
+            Conflict::Proceed
+        );
+        let off = profile(&BTreeMap::new());
+        assert!(off
+            .anomaly_permission(Isolation::RepeatableRead, Anomaly::LostUpdate)
+            .is_some());
+        assert!(
+            off.rule(Isolation::ReadCommitted)
+                .unwrap()
+                .resumed_scan_skips_passed_rows
+        );
+    }
+}

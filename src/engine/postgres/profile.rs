@@ -116,3 +116,32 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
         temporary_foreign_keys: true,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::profile::Access;
+
+    #[test]
+    fn read_committed_writes_recheck_latest() {
+        let r = rule(Isolation::ReadCommitted);
+        assert_eq!(
+            r.view_rule(Access::Write, true),
+            ViewRule::SnapshotThenLatest
+        );
+        let r = rule(Isolation::RepeatableRead);
+        assert_eq!(r.view_rule(Access::Write, true), ViewRule::Snapshot);
+        assert!(matches!(
+            r.conflict,
+            Conflict::Abort(ErrorClass::SerializationFailure)
+        ));
+        let p = profile(&BTreeMap::new());
+        assert!(p.write_conflicts_detected.is_empty());
+        assert!(p
+            .anomaly_permission(Isolation::RepeatableRead, Anomaly::WriteSkew)
+            .is_some());
+        assert!(p
+            .anomaly_permission(Isolation::RepeatableRead, Anomaly::LostUpdate)
+            .is_none());
+    }
+}

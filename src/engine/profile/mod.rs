@@ -77,7 +77,11 @@ pub struct EngineProfile {
     pub serializable_reads_in_commit_order: bool,
     /// ROLLBACK TO SAVEPOINT releases the row locks taken after the savepoint,
     /// as documented (PostgreSQL). False where the documentation says they are
-    /// kept (InnoDB): behaviour to the contrary is then a violation.
+    /// kept (InnoDB): behaviour to the contrary is then a violation. Either way
+    /// the locks of entries inserted after the savepoint go with the undo
+    /// (MySQL 15.3.4: "For a new inserted row, the lock information is carried
+    /// by the transaction ID stored in the row ... the row lock is released in
+    /// the undo").
     pub savepoint_rollback_releases_locks: bool,
     /// Permission: unique constraints are checked row by row during a statement
     /// (not at its end), so a multi-row UPDATE of a key column succeeds or fails

@@ -177,7 +177,7 @@ pub fn check_refined(
     let mut unique: BTreeSet<u32> = BTreeSet::new();
     let mut targets = BTreeSet::new();
     let mut explained: Option<BTreeSet<(String, i64)>> = Some(BTreeSet::new());
-    let mut other_tables = BTreeSet::new();
+    let mut other_ops: Vec<u32> = Vec::new();
     for op in &order {
         let (Some(t), Some(p), Some(stmt)) = (txn_out.get(op), rep_out.get(op), stmt_of.get(op))
         else {
@@ -197,7 +197,7 @@ pub fn check_refined(
                     _ => None,
                 };
             } else {
-                other_tables.extend(walk::tables(stmt));
+                other_ops.push(*op);
             }
             mismatches.push(json!({
                 "stmt": label(op), "op": op, "differs_in": what,
@@ -210,46 +210,72 @@ pub fn check_refined(
     if mismatches.is_empty() && state.is_none() {
         return Ok(Vec::new());
     }
-    // Any other statement that mentions an UPDATE's table may carry its
-    // divergence on (both runs' orders differ, so every one counts).
-    let later: Vec<&Stmt> = order
+    // Statements after the first order-dependent UPDATE, in the replay order
+    // or in the transactional run's completion order, may carry its
+    // divergence on.
+    let later_ops: BTreeSet<u32> = match order.iter().find(|op| unique.contains(op)) {
+        Some(first) => {
+            let completed: Vec<u32> = r.history.outcomes.iter().map(|o| o.op).collect();
+            let at = |list: &[u32], op: &u32| list.iter().position(|x| x == op);
+            let (in_replay, in_txn) = (at(&order, first), at(&completed, first));
+            order
+                .iter()
+                .filter(|op| !unique.contains(op))
+                .filter(|op| {
+                    let after =
+                        |list: &[u32], first_at: Option<usize>| match (first_at, at(list, op)) {
+                            (Some(f), Some(p)) => p > f,
+                            _ => false,
+                        };
+                    after(&order, in_replay) || after(&completed, in_txn)
+                })
+                .copied()
+                .collect()
+        }
+        None => BTreeSet::new(),
+    };
+    let later: Vec<&Stmt> = later_ops
         .iter()
-        .filter(|op| !unique.contains(op))
         .filter_map(|op| stmt_of.get(op).copied())
         .collect();
     let mut undecided_by_cascade = false;
-    let mut claim_for = |tables: &BTreeSet<String>| match unique_order::scope(
-        &targets,
-        tables,
-        later.iter().copied(),
-    ) {
-        Scope::Explained => Some(Some(Claim::UniqueCheckOrder)),
-        Scope::Unexplained => Some(None),
-        Scope::Cascade => {
+    let mut rows_unobserved = false;
+    // Differing statements other than the UPDATEs are never explained by
+    // them; one that ran after them may be their cascade.
+    let stmt_scope = other_ops
+        .iter()
+        .map(|op| unique_order::effect_scope(&targets, later_ops.contains(op)))
+        .fold(None, |acc: Option<Scope>, s| match (acc, s) {
+            (Some(Scope::Unexplained), _) | (_, Scope::Unexplained) => Some(Scope::Unexplained),
+            _ => Some(s),
+        });
+    let stmt_claim = match (unique.is_empty(), stmt_scope) {
+        (true, _) => Some(None),
+        (false, None) => Some(Some(Claim::UniqueCheckOrder)),
+        (false, Some(Scope::Cascade)) => {
             undecided_by_cascade = true;
             None
         }
+        (false, Some(_)) => Some(None),
     };
-    let stmt_claim = if other_tables.is_empty() && !unique.is_empty() {
-        Some(Some(Claim::UniqueCheckOrder))
-    } else if unique.is_empty() {
-        Some(None)
-    } else {
-        claim_for(&other_tables)
-    };
-    let mut rows_unobserved = false;
     let state_claim = state.as_ref().and_then(|d| {
-        match claim_for(&unique_order::diff_tables(d)) {
-            // Beyond the tables: only rows the UPDATEs wrote are explained.
-            Some(Some(c)) => match unique_order::rows_explained(explained.as_ref(), d) {
-                Some(true) => Some(Some(c)),
-                Some(false) => Some(None),
-                None => {
-                    rows_unobserved = true;
-                    None
-                }
-            },
-            other => other,
+        let scope = unique_order::scope(
+            &targets,
+            &unique_order::diff_tables(d),
+            later.iter().copied(),
+        );
+        // Beyond the tables: only rows the UPDATEs wrote are explained.
+        match (scope, unique_order::rows_explained(explained.as_ref(), d)) {
+            (Scope::Explained, Some(true)) => Some(Some(Claim::UniqueCheckOrder)),
+            (Scope::Explained, None) => {
+                rows_unobserved = true;
+                None
+            }
+            (Scope::Cascade, _) => {
+                undecided_by_cascade = true;
+                None
+            }
+            _ => Some(None),
         }
     });
     let order_labels: Vec<String> = order.iter().map(label).collect();
@@ -332,13 +358,11 @@ pub fn check_refined(
         (false, true) => Some("unique-order-unobserved-rows"),
         _ => None,
     };
-    if let Some(reason) = reason {
+    if let (Some(reason), true) = (reason, out.is_empty()) {
         let counts = stats.oracle(NAME);
         *counts.undecided_by.entry(reason.into()).or_default() += 1;
-        if out.is_empty() && counts.checked > 0 {
-            counts.checked -= 1;
-            counts.undecided += 1;
-        }
+        counts.checked = counts.checked.saturating_sub(1);
+        counts.undecided += 1;
     }
     Ok(out)
 }

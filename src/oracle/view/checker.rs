@@ -280,6 +280,10 @@ impl Checker<'_> {
                 self.store.rollback(writer, from);
                 if self.savepoint_releases_locks {
                     self.locks.release_from(txn, from, false);
+                } else {
+                    // The undo removes the entries inserted since, with their
+                    // (implicit) locks; the other locks stay.
+                    self.locks.release_inserted_from(txn, from);
                 }
                 Ok(())
             }

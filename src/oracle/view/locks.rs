@@ -16,6 +16,10 @@ struct Held {
     mode: LockMode,
     /// Where it was taken (locks taken after a savepoint may be released).
     at: Pos,
+    /// The lock of an index entry the transaction inserted (a new row, a new
+    /// unique-key value): InnoDB keeps it implicitly in the entry, so the undo
+    /// of ROLLBACK TO SAVEPOINT releases it with the entry.
+    inserted: bool,
 }
 
 /// Row locks by `(table, rid)`, unique-key locks by `(table, key columns, values)`,
@@ -52,15 +56,40 @@ pub fn key_values(table: &Table, row: &[Value]) -> Vec<(Vec<String>, Vec<Value>)
 
 impl LockTable {
     pub fn lock_row(&mut self, table: &str, rid: i64, txn: u32, mode: LockMode, at: Pos) {
+        self.lock_row_as(table, rid, txn, mode, at, false);
+    }
+
+    /// The lock of a row the transaction inserted.
+    pub fn lock_inserted_row(&mut self, table: &str, rid: i64, txn: u32, at: Pos) {
+        self.lock_row_as(table, rid, txn, LockMode::ForUpdate, at, true);
+    }
+
+    fn lock_row_as(
+        &mut self,
+        table: &str,
+        rid: i64,
+        txn: u32,
+        mode: LockMode,
+        at: Pos,
+        inserted: bool,
+    ) {
         let list = self.rows.entry((table.to_string(), rid)).or_default();
         if !list
             .iter()
             .any(|h| h.txn == txn && h.mode == LockMode::ForUpdate)
         {
-            list.push(Held { txn, mode, at });
+            list.push(Held {
+                txn,
+                mode,
+                at,
+                inserted,
+            });
         }
     }
 
+    /// Locks the unique-key values of `row` (index entries the write inserted
+    /// or changed; counted as inserted entries, so a ROLLBACK TO that undoes
+    /// them releases them: the model then predicts fewer waits, never more).
     pub fn lock_keys(&mut self, table: &Table, row: &[Value], txn: u32, at: Pos) {
         for (cols, vals) in key_values(table, row) {
             self.keys
@@ -70,6 +99,7 @@ impl LockTable {
                     txn,
                     mode: LockMode::ForUpdate,
                     at,
+                    inserted: true,
                 });
         }
     }
@@ -110,10 +140,20 @@ impl LockTable {
         self.release_from(txn, 0, true);
     }
 
+    /// Releases the locks of index entries `txn` inserted at or after `from`
+    /// (ROLLBACK TO SAVEPOINT on engines that keep the other locks).
+    pub fn release_inserted_from(&mut self, txn: u32, from: Pos) {
+        self.release_where(|h| h.txn == txn && h.at >= from && h.inserted, false, txn);
+    }
+
     /// Releases the locks `txn` took at or after `from` (ROLLBACK TO SAVEPOINT
     /// on engines that do so); the database write lock stays unless `all`.
     pub fn release_from(&mut self, txn: u32, from: Pos, all: bool) {
-        let keep = |h: &Held| !(h.txn == txn && h.at >= from);
+        self.release_where(|h| h.txn == txn && h.at >= from, all, txn);
+    }
+
+    fn release_where(&mut self, release: impl Fn(&Held) -> bool, all: bool, txn: u32) {
+        let keep = |h: &Held| !release(h);
         for list in self.rows.values_mut() {
             list.retain(keep);
         }
@@ -160,5 +200,30 @@ mod tests {
         assert_eq!(l.key_holder(&t, &row(6), 2), None);
         l.release_from(1, 3, false);
         assert_eq!(l.key_holder(&t, &row(5), 2), None);
+    }
+
+    /// InnoDB's ROLLBACK TO: locks of inserted rows and key entries taken
+    /// after the savepoint go with the undo; locks of existing rows stay.
+    #[test]
+    fn rollback_to_releases_only_inserted_entries_after_the_savepoint() {
+        let t = kv_table("t");
+        let row = |k| {
+            vec![
+                Value::Int(9),
+                Value::Text("1".into()),
+                Value::Int(k),
+                Value::Null,
+            ]
+        };
+        let mut l = LockTable::default();
+        l.lock_row("t", 1, 1, LockMode::ForUpdate, 2); // before the savepoint
+        l.lock_row("t", 2, 1, LockMode::ForUpdate, 5); // existing row, after
+        l.lock_inserted_row("t", 9, 1, 6); // inserted, after
+        l.lock_keys(&t, &row(7), 1, 6);
+        l.release_inserted_from(1, 4);
+        assert_eq!(l.row_holder("t", 1, 2, LockMode::ForUpdate), Some(1));
+        assert_eq!(l.row_holder("t", 2, 2, LockMode::ForUpdate), Some(1));
+        assert_eq!(l.row_holder("t", 9, 2, LockMode::ForUpdate), None);
+        assert_eq!(l.key_holder(&t, &row(7), 2), None);
     }
 }

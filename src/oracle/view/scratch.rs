@@ -103,21 +103,22 @@ impl Scratch {
         let t = self.table(name)?;
         // Parent rows may be replaced before their children: SQLite checks
         // foreign keys only while the scratch statement runs.
-        let fks = self.dialect == Dialect::Sqlite;
-        if fks {
-            self.query("PRAGMA foreign_keys=OFF")?;
+        let switch = sql::foreign_key_switch(self.dialect);
+        if let Some((off, _)) = switch {
+            self.query(off)?;
         }
         let filled = self.replace_rows(&t, rows);
-        if fks {
-            self.query("PRAGMA foreign_keys=ON")?;
+        if let Some((_, on)) = switch {
+            self.query(on)?;
         }
         filled
     }
 
     fn replace_rows(&mut self, t: &Table, rows: &[Vec<Value>]) -> ScratchResult<()> {
         let name = &t.name;
-        if self.dialect == Dialect::Postgres {
-            self.query(&format!("TRUNCATE {name} CASCADE"))?;
+        let (empty, cascades) = sql::empty_table(self.dialect, name);
+        self.query(&empty)?;
+        if cascades {
             let referencing: Vec<String> = self
                 .schema
                 .tables
@@ -128,8 +129,6 @@ impl Scratch {
             for c in referencing {
                 self.filled.remove(&c);
             }
-        } else {
-            self.query(&format!("DELETE FROM {name}"))?;
         }
         if !rows.is_empty() {
             let tuples: Vec<String> = rows

@@ -402,8 +402,12 @@ fn apply(
             },
         };
         if locks && ck.rule.row_locks {
-            ck.locks
-                .lock_row(&w.table, w.rid, txn, LockMode::ForUpdate, pos);
+            if previous.as_ref().is_none_or(|p| p.deleted) {
+                ck.locks.lock_inserted_row(&w.table, w.rid, txn, pos);
+            } else {
+                ck.locks
+                    .lock_row(&w.table, w.rid, txn, LockMode::ForUpdate, pos);
+            }
             if let Some(t) = &table {
                 if let Some(prev) = previous.as_ref().filter(|p| !p.deleted) {
                     ck.locks.lock_keys(t, &prev.row, txn, pos);
