@@ -154,6 +154,11 @@ impl Summary {
         }
     }
 
+    /// Cases the oracles left undecided, summed over the oracles.
+    pub fn undecided_cases(&self) -> u64 {
+        self.oracle_counts.values().map(|c| c.undecided).sum()
+    }
+
     /// The human-readable summary printed at the end of `txfuzz run`.
     pub fn render(&self) -> String {
         let mut s = format!(
@@ -205,7 +210,8 @@ impl Summary {
             s.push_str(&format!("stopped early: {why}\n"));
         }
         s.push_str(&format!(
-            "undecided comparisons: {} (never reported as findings)\n",
+            "undecided: {} case(s) across oracles (never reported as findings); {} single comparison(s) skipped\n",
+            self.undecided_cases(),
             self.undecided
         ));
         if self.findings.is_empty() {

@@ -60,6 +60,15 @@ pub fn render(r: &Report) -> String {
     s
 }
 
+/// `a: 3, b: 1`, or `-`.
+fn counts(map: &std::collections::BTreeMap<String, u64>) -> String {
+    if map.is_empty() {
+        return "-".into();
+    }
+    let parts: Vec<String> = map.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    parts.join(", ")
+}
+
 fn summary(s: &mut String, r: &Report) {
     s.push_str("<h2 id=\"summary\">Campaign summary</h2>\n");
     let Some(sm) = &r.summary else {
@@ -84,7 +93,12 @@ fn summary(s: &mut String, r: &Report) {
         ("violations", sm.violations.to_string()),
         ("known violations", sm.known_violations.to_string()),
         ("permitted", sm.permitted.to_string()),
-        ("undecided", sm.undecided.to_string()),
+        (
+            "undecided cases (all oracles)",
+            sm.undecided_cases().to_string(),
+        ),
+        ("known violations by issue", counts(&sm.known_by)),
+        ("permitted by profile fact", counts(&sm.permitted_by)),
         ("distinct problems", r.groups.len().to_string()),
         ("elapsed", format!("{:.1} s", sm.elapsed_s)),
         ("cases/s", format!("{:.1}", sm.cases_per_s)),
