@@ -54,9 +54,10 @@ pub enum Scope {
 }
 
 /// A final-state difference in `touched` tables: explained when it stays in
-/// the UPDATEs' `targets` and no `later` statement mentions them; a possible
-/// cascade when later statements link the targets (transitively) to what
-/// differs; otherwise unexplained.
+/// the UPDATEs' `targets` and no `later` statement (the writes that ran after
+/// the UPDATEs: only writes change a final state) mentions them; a possible
+/// cascade when later writes link the targets (transitively) to what differs;
+/// otherwise unexplained.
 pub fn scope<'a>(
     targets: &BTreeSet<String>,
     touched: &BTreeSet<String>,

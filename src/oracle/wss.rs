@@ -406,6 +406,7 @@ impl Actual<'_> {
             .first()
             .map(|first| self.later(rp, *first))
             .unwrap_or_default();
+        // Only later writes can carry a divergence into the final state.
         let later_stmts: Vec<&Stmt> = later
             .iter()
             .filter_map(|r| case.stmt(*r).map(|s| &s.stmt))
@@ -430,7 +431,7 @@ impl Actual<'_> {
             let scope = unique_order::scope(
                 &targets,
                 &unique_order::diff_tables(&diff),
-                later_stmts.clone(),
+                later_stmts.iter().copied().filter(|s| s.kind().is_write()),
             );
             // Beyond the tables: only rows the UPDATEs wrote are explained.
             let rows_ok = unique_order::rows_explained(explained.as_ref(), &diff);

@@ -262,7 +262,8 @@ pub fn check_refined(
         let scope = unique_order::scope(
             &targets,
             &unique_order::diff_tables(d),
-            later.iter().copied(),
+            // Only later writes can carry a divergence into the final state.
+            later.iter().copied().filter(|s| s.kind().is_write()),
         );
         // Beyond the tables: only rows the UPDATEs wrote are explained.
         match (scope, unique_order::rows_explained(explained.as_ref(), d)) {
