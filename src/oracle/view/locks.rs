@@ -173,6 +173,16 @@ mod tests {
     use super::*;
     use crate::testkit::kv_table;
 
+    /// A kv row `[rid 9, wl "1", k, NULL]`.
+    fn row(k: i64) -> Vec<Value> {
+        vec![
+            Value::Int(9),
+            Value::Text("1".into()),
+            Value::Int(k),
+            Value::Null,
+        ]
+    }
+
     #[test]
     fn shared_locks_are_compatible_exclusive_are_not() {
         let mut l = LockTable::default();
@@ -186,14 +196,6 @@ mod tests {
     #[test]
     fn unique_keys_conflict_and_savepoints_release() {
         let t = kv_table("t");
-        let row = |k| {
-            vec![
-                Value::Int(9),
-                Value::Text("1".into()),
-                Value::Int(k),
-                Value::Null,
-            ]
-        };
         let mut l = LockTable::default();
         l.lock_keys(&t, &row(5), 1, 4);
         assert_eq!(l.key_holder(&t, &row(5), 2), Some(1));
@@ -207,14 +209,6 @@ mod tests {
     #[test]
     fn rollback_to_releases_only_inserted_entries_after_the_savepoint() {
         let t = kv_table("t");
-        let row = |k| {
-            vec![
-                Value::Int(9),
-                Value::Text("1".into()),
-                Value::Int(k),
-                Value::Null,
-            ]
-        };
         let mut l = LockTable::default();
         l.lock_row("t", 1, 1, LockMode::ForUpdate, 2); // before the savepoint
         l.lock_row("t", 2, 1, LockMode::ForUpdate, 5); // existing row, after
