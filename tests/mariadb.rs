@@ -775,3 +775,24 @@ fn unique_keys_are_checked_row_by_row() {
         "the profile must permit order-dependent unique errors"
     );
 }
+
+/// The fact behind `temporary_foreign_keys: false`: MariaDB refuses a
+/// foreign key between temporary tables (errno 150), so the `view` oracle's
+/// scratch tables (temporary) have none and a foreign-key error there is
+/// undecided.
+#[test]
+fn temporary_tables_cannot_have_foreign_keys() {
+    let mut e = engine();
+    let mut s = e
+        .open_session(Isolation::RepeatableRead, WaitSignal::new())
+        .unwrap();
+    s.query("CREATE TEMPORARY TABLE tp (k INT PRIMARY KEY) ENGINE=InnoDB")
+        .unwrap();
+    let err = s
+        .query(
+            "CREATE TEMPORARY TABLE tc (k INT PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES tp (k)) ENGINE=InnoDB",
+        )
+        .expect_err("a temporary table with a foreign key was created (update the profile)");
+    assert!(err.code.starts_with("1005"), "{err:?}");
+    assert!(!e.profile().temporary_foreign_keys);
+}

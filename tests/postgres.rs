@@ -667,3 +667,39 @@ fn rollback_to_savepoint_releases_row_locks_taken_after_it() {
     }
     assert!(engine().profile().savepoint_rollback_releases_locks);
 }
+
+/// The fact behind `constraint_checks_outside_snapshot` (REPEATABLE READ):
+/// T1's snapshot (taken by its first read) does not contain k=5, which T2
+/// inserts and commits afterwards, yet T1's INSERT of k=5 fails with a unique
+/// violation: the check sees the latest committed rows, not the snapshot.
+#[test]
+fn repeatable_read_unique_checks_see_rows_outside_the_snapshot() {
+    let case = at_level(
+        kv_case(
+            &[(1, 10)],
+            vec![
+                committed(vec![select("t", Some(5)), insert("t", 8, 5, 50)]),
+                autocommit(vec![insert("t", 9, 5, 51)]),
+            ],
+            "1 1 2 1 1",
+        ),
+        Isolation::RepeatableRead,
+    );
+    let h = run(&case);
+    assert!(
+        h.outcome(at(1, 1)).unwrap().rows.is_empty(),
+        "T1's snapshot holds no k=5: {:#?}",
+        h.outcomes
+    );
+    assert!(h.outcome(at(2, 0)).unwrap().ok(), "{:#?}", h.outcomes);
+    assert_eq!(
+        error_class(&h, at(1, 2)),
+        Some(ErrorClass::DuplicateKey),
+        "T1's INSERT must hit T2's committed k=5, outside its snapshot: {:#?}",
+        h.outcomes
+    );
+    assert!(engine()
+        .profile()
+        .constraint_checks_outside_snapshot
+        .contains(&Isolation::RepeatableRead));
+}
