@@ -53,43 +53,56 @@ pub enum Scope {
     Unexplained,
 }
 
-/// A final-state difference in `touched` tables: explained when it stays in
-/// the UPDATEs' `targets` and no `later` statement (the writes that ran after
-/// the UPDATEs: only writes change a final state) mentions them; a possible
-/// cascade when later writes link the targets (transitively) to what differs;
-/// otherwise unexplained.
-pub fn scope<'a>(
-    targets: &BTreeSet<String>,
-    touched: &BTreeSet<String>,
-    later: impl IntoIterator<Item = &'a Stmt>,
-) -> Scope {
+/// The table a write changes.
+fn written_table(s: &Stmt) -> Option<&str> {
+    match s {
+        Stmt::Insert(i) => Some(&i.table),
+        Stmt::Update(u) => Some(&u.table),
+        Stmt::Delete(d) => Some(&d.table),
+        _ => None,
+    }
+}
+
+/// The tables whose rows may differ because of the UPDATEs on `targets`: the
+/// targets, and (transitively) the table of each `later` write that mentions
+/// one of them.
+fn reached(targets: &BTreeSet<String>, later: &[&Stmt]) -> BTreeSet<String> {
+    let mut reached = targets.clone();
+    loop {
+        let before = reached.len();
+        for s in later {
+            if let Some(w) = written_table(s) {
+                if walk::tables(s).iter().any(|t| reached.contains(t)) {
+                    reached.insert(w.to_string());
+                }
+            }
+        }
+        if reached.len() == before {
+            return reached;
+        }
+    }
+}
+
+/// A final-state difference in `touched` tables, given the statements that
+/// ran after the UPDATEs (`later`; only writes change a final state):
+/// explained when it stays in the UPDATEs' `targets` and no later write
+/// changes a target table; a possible cascade when later writes link the
+/// targets (transitively) to every table that differs; otherwise unexplained.
+pub fn scope(targets: &BTreeSet<String>, touched: &BTreeSet<String>, later: &[&Stmt]) -> Scope {
     if targets.is_empty() {
         return Scope::Unexplained;
     }
-    let later: Vec<BTreeSet<String>> = later.into_iter().map(walk::tables).collect();
-    let mentions_target = later.iter().any(|t| !t.is_disjoint(targets));
-    let outside: BTreeSet<&String> = touched.difference(targets).collect();
-    if outside.is_empty() {
-        return if mentions_target {
+    let writes_target = later
+        .iter()
+        .any(|s| written_table(s).is_some_and(|w| targets.contains(w)));
+    if touched.is_subset(targets) {
+        return if writes_target {
             Scope::Cascade
         } else {
             Scope::Explained
         };
     }
-    // Tables a later statement may have changed because of the targets.
-    let mut reached = targets.clone();
-    loop {
-        let before = reached.len();
-        for t in &later {
-            if !t.is_disjoint(&reached) {
-                reached.extend(t.iter().cloned());
-            }
-        }
-        if reached.len() == before {
-            break;
-        }
-    }
-    if outside.iter().all(|t| reached.contains(*t)) {
+    if touched.is_subset(&reached(targets, later)) {
         Scope::Cascade
     } else {
         Scope::Unexplained
@@ -97,28 +110,53 @@ pub fn scope<'a>(
 }
 
 /// A statement other than the order-dependent UPDATEs that gave another
-/// result or error: never explained by them, a possible cascade when it ran
-/// after them (`is_later`).
-pub fn effect_scope(targets: &BTreeSet<String>, is_later: bool) -> Scope {
-    if !targets.is_empty() && is_later {
+/// result or error: never explained by them; a possible cascade when it ran
+/// after them (`is_later`) and mentions a table they (or later writes they
+/// reach) changed.
+pub fn effect_scope(
+    targets: &BTreeSet<String>,
+    stmt: &Stmt,
+    later: &[&Stmt],
+    is_later: bool,
+) -> Scope {
+    if targets.is_empty() || !is_later {
+        return Scope::Unexplained;
+    }
+    let reached = reached(targets, later);
+    if walk::tables(stmt).iter().any(|t| reached.contains(t)) {
         Scope::Cascade
     } else {
         Scope::Unexplained
     }
 }
 
-/// The rows an order-dependent UPDATE wrote in the run where it succeeded
-/// (`None`: that run's writes were not fully observed).
-pub fn explained_rows(a: &Outcome, b: &Outcome) -> Option<BTreeSet<(String, i64)>> {
+/// The rows an order-dependent UPDATE wrote in the run where it succeeded,
+/// with their write lists before and after (`None`: that run's writes were
+/// not fully observed).
+pub fn explained_rows(a: &Outcome, b: &Outcome) -> Option<ExplainedRows> {
     let ok = if a.ok() { a } else { b };
-    ok.writes_complete
-        .then(|| ok.writes.iter().map(|w| (w.table.clone(), w.rid)).collect())
+    ok.writes_complete.then(|| {
+        ok.writes
+            .iter()
+            .map(|w| {
+                (
+                    (w.table.clone(), w.rid),
+                    (w.before.clone(), w.after.clone()),
+                )
+            })
+            .collect()
+    })
 }
 
-/// The rows (table, rid) a final-state diff names on either side (rows are
-/// `[rid, wl, columns...]`); `None` when a row has no integer rid.
-pub fn diff_rows(diff: &serde_json::Value) -> Option<BTreeSet<(String, i64)>> {
-    let mut out = BTreeSet::new();
+/// Rows by (table, rid), with the write lists an UPDATE found and left.
+pub type ExplainedRows =
+    std::collections::BTreeMap<(String, i64), (Option<String>, Option<String>)>;
+
+/// The rows (table, rid, write list) a final-state diff names on either side
+/// (rows are `[rid, wl, columns...]`); `None` when a row has another shape.
+pub fn diff_rows(diff: &serde_json::Value) -> Option<Vec<(String, i64, String)>> {
+    use crate::model::Value;
+    let mut out = Vec::new();
     for (table, sides) in diff.as_object()? {
         for side in ["only_in_actual", "only_in_expected"] {
             for row in sides
@@ -127,25 +165,33 @@ pub fn diff_rows(diff: &serde_json::Value) -> Option<BTreeSet<(String, i64)>> {
                 .into_iter()
                 .flatten()
             {
-                let first = row.as_array()?.first()?;
-                match serde_json::from_value::<crate::model::Value>(first.clone()).ok()? {
-                    crate::model::Value::Int(rid) => out.insert((table.clone(), rid)),
+                let row = row.as_array()?;
+                let value = |i: usize| serde_json::from_value::<Value>(row.get(i)?.clone()).ok();
+                match (value(0)?, value(1)?) {
+                    (Value::Int(rid), Value::Text(wl)) => out.push((table.clone(), rid, wl)),
                     _ => return None,
-                };
+                }
             }
         }
     }
     Some(out)
 }
 
-/// Whether the rows of a final-state diff are all rows the order-dependent
-/// UPDATEs wrote (`explained`: `None` when those were not fully observed).
-pub fn rows_explained(
-    explained: Option<&BTreeSet<(String, i64)>>,
-    diff: &serde_json::Value,
-) -> Option<bool> {
+/// Whether every row of a final-state diff is a row the order-dependent
+/// UPDATEs wrote, as they found it (the failing run) or left it (the
+/// succeeding run): an earlier difference in such a row is not explained.
+/// `None` when the UPDATEs' rows were not fully observed or a row has no
+/// write list.
+pub fn rows_explained(explained: Option<&ExplainedRows>, diff: &serde_json::Value) -> Option<bool> {
     let rows = diff_rows(diff)?;
-    explained.map(|e| rows.is_subset(e))
+    let explained = explained?;
+    Some(rows.iter().all(|(table, rid, wl)| {
+        explained
+            .get(&(table.clone(), *rid))
+            .is_some_and(|(before, after)| {
+                before.as_deref() == Some(wl.as_str()) || after.as_deref() == Some(wl.as_str())
+            })
+    }))
 }
 
 /// The tables a final-state diff (`compare::state_diff`) names.
@@ -166,56 +212,51 @@ mod tests {
 
     #[test]
     fn scope_is_limited_to_the_target_tables() {
-        let none: [&Stmt; 0] = [];
-        assert_eq!(scope(&set(&["t0"]), &set(&["t0"]), none), Scope::Explained);
+        use crate::testkit::{add, select};
+        let t0 = set(&["t0"]);
+        assert_eq!(scope(&t0, &t0, &[]), Scope::Explained);
+        assert_eq!(scope(&t0, &set(&["t0", "t1"]), &[]), Scope::Unexplained);
+        assert_eq!(scope(&set(&[]), &set(&[]), &[]), Scope::Unexplained);
+        // A later write of t0 may change the UPDATE's rows; a read may not.
+        let write_t0 = add("t0", 1, 1);
+        let read_t0 = select("t0", Some(1));
+        assert_eq!(scope(&t0, &t0, &[&write_t0]), Scope::Cascade);
+        assert_eq!(scope(&t0, &t0, &[&read_t0]), Scope::Explained);
+        // A difference in t1 is unexplained unless later writes link t0 to t1
+        // (here through t2: t2 updated from t0, then t1 from t2).
         assert_eq!(
-            scope(&set(&["t0"]), &set(&["t0", "t1"]), none),
+            scope(&t0, &set(&["t0", "t1"]), &[&write_t0]),
             Scope::Unexplained
         );
-        assert_eq!(scope(&set(&[]), &set(&[]), none), Scope::Unexplained);
-        let later = crate::testkit::select("t0", Some(1));
-        assert_eq!(
-            scope(&set(&["t0"]), &set(&["t0"]), [&later]),
-            Scope::Cascade
-        );
-        let other = crate::testkit::select("t1", Some(1));
-        assert_eq!(
-            scope(&set(&["t0"]), &set(&["t0"]), [&other]),
-            Scope::Explained
-        );
-        // A difference in t1 is unexplained when nothing later links t0 to t1,
-        // even if a later statement reads t0...
-        assert_eq!(
-            scope(&set(&["t0"]), &set(&["t0", "t1"]), [&later]),
-            Scope::Unexplained
-        );
-        // ... and a possible cascade when one does (here through t2).
-        let link = |a: &str, b: &str| {
-            let mut s = crate::testkit::select(a, None);
-            if let Stmt::Select(q) = &mut s {
-                let mut sub = crate::testkit::select(b, None);
-                if let Stmt::Select(inner) = &mut sub {
-                    inner.items.truncate(1);
-                }
-                let Stmt::Select(inner) = sub else {
+        let link = |into: &str, from: &str| {
+            let mut w = add(into, 1, 1);
+            if let Stmt::Update(u) = &mut w {
+                let Stmt::Select(mut inner) = select(from, None) else {
                     unreachable!()
                 };
-                q.where_ = Some(crate::model::Expr::InSubquery {
+                inner.items.truncate(1);
+                u.where_ = Some(crate::model::Expr::InSubquery {
                     expr: Box::new(crate::model::Expr::col("k")),
                     query: Box::new(inner),
                     negated: false,
                 });
             }
-            s
+            w
         };
         let (a, b) = (link("t2", "t0"), link("t1", "t2"));
+        assert_eq!(scope(&t0, &set(&["t1"]), &[&a, &b]), Scope::Cascade);
+        assert_eq!(scope(&t0, &set(&["t1"]), &[&b]), Scope::Unexplained);
+        // A differing statement: a cascade only if it ran later and reads a
+        // table the UPDATE (or later writes it reaches) changed.
+        assert_eq!(effect_scope(&t0, &read_t0, &[], true), Scope::Cascade);
+        assert_eq!(effect_scope(&t0, &read_t0, &[], false), Scope::Unexplained);
+        let read_t1 = select("t1", Some(1));
+        assert_eq!(effect_scope(&t0, &read_t1, &[], true), Scope::Unexplained);
+        assert_eq!(effect_scope(&t0, &read_t1, &[&a, &b], true), Scope::Cascade);
         assert_eq!(
-            scope(&set(&["t0"]), &set(&["t1"]), [&a, &b]),
-            Scope::Cascade
+            effect_scope(&set(&[]), &read_t0, &[], true),
+            Scope::Unexplained
         );
-        assert_eq!(effect_scope(&set(&["t0"]), true), Scope::Cascade);
-        assert_eq!(effect_scope(&set(&["t0"]), false), Scope::Unexplained);
-        assert_eq!(effect_scope(&set(&[]), true), Scope::Unexplained);
     }
 
     #[test]
@@ -224,10 +265,19 @@ mod tests {
             "only_in_actual": [[{"int": 1}, {"text": "0,3"}, {"int": 2}]],
             "only_in_expected": [[{"int": 1}, {"text": "0"}, {"int": 1}]],
         }});
-        let mine: BTreeSet<(String, i64)> = [("t0".to_string(), 1), ("t0".to_string(), 2)].into();
+        let wrote = |rid, before: &str, after: &str| {
+            (
+                ("t0".to_string(), rid),
+                (Some(before.to_string()), Some(after.to_string())),
+            )
+        };
+        let mine: ExplainedRows = [wrote(1, "0", "0,3"), wrote(2, "0", "0,3")].into();
         assert_eq!(rows_explained(Some(&mine), &diff), Some(true));
-        let other: BTreeSet<(String, i64)> = [("t0".to_string(), 2)].into();
+        let other: ExplainedRows = [wrote(2, "0", "0,3")].into();
         assert_eq!(rows_explained(Some(&other), &diff), Some(false));
+        // Row 1 differed before the UPDATE (an earlier write lost): not its doing.
+        let earlier: ExplainedRows = [wrote(1, "0,2", "0,2,3")].into();
+        assert_eq!(rows_explained(Some(&earlier), &diff), Some(false));
         assert_eq!(rows_explained(None, &diff), None);
     }
 

@@ -274,6 +274,8 @@ struct Actual<'a> {
     case: &'a TestCase,
     history: &'a History,
     serial: Vec<String>,
+    /// The profile permits order-dependent unique checks.
+    unique_permitted: bool,
 }
 
 /// The oracle's name in findings and counts.
@@ -342,7 +344,7 @@ impl Actual<'_> {
         // and the rows they wrote where they succeeded (`None`: not observed).
         let mut unique: Vec<StmtRef> = Vec::new();
         let mut targets = BTreeSet::new();
-        let mut explained: Option<BTreeSet<(String, i64)>> = Some(BTreeSet::new());
+        let mut explained: Option<unique_order::ExplainedRows> = Some(Default::default());
         for o in &replayed.outcomes {
             let Some(orig) = rp.origin.get(&o.stmt) else {
                 continue;
@@ -364,11 +366,15 @@ impl Actual<'_> {
                 let a_class = act.and_then(|a| a.error.as_ref().map(|e| e.class));
                 let r_class = o.outcome.error.as_ref().map(|e| e.class);
                 if act.is_none() || a_class != r_class {
-                    let order_dependent = act
-                        .is_some_and(|a| unique_order::order_dependent(case, stmt, a, &o.outcome));
-                    if let (true, Some(a)) = (order_dependent, act) {
+                    // Only where the profile permits order-dependent
+                    // unique checks; elsewhere it is a plain difference.
+                    let order_dependent = self.unique_permitted
+                        && act.is_some_and(|a| {
+                            unique_order::order_dependent(case, stmt, a, &o.outcome)
+                        });
+                    if let (true, Some(a), Stmt::Update(u)) = (order_dependent, act, stmt) {
                         unique.push(*orig);
-                        targets.extend(crate::model::walk::tables(stmt));
+                        targets.insert(u.table.clone());
                         explained = match (explained, unique_order::explained_rows(a, &o.outcome)) {
                             (Some(mut all), Some(rows)) => {
                                 all.extend(rows);
@@ -402,11 +408,12 @@ impl Actual<'_> {
                 }
             }
         }
-        let later = unique
-            .first()
-            .map(|first| self.later(rp, *first))
-            .unwrap_or_default();
-        // Only later writes can carry a divergence into the final state.
+        // After any of the order-dependent UPDATEs.
+        let later: BTreeSet<StmtRef> = unique
+            .iter()
+            .flat_map(|u| self.later(rp, *u))
+            .filter(|r| !unique.contains(r))
+            .collect();
         let later_stmts: Vec<&Stmt> = later
             .iter()
             .filter_map(|r| case.stmt(*r).map(|s| &s.stmt))
@@ -428,11 +435,8 @@ impl Actual<'_> {
         };
         let mut findings = Vec::new();
         if let Some(diff) = state_diff(&actual.final_state, &replayed.final_state) {
-            let scope = unique_order::scope(
-                &targets,
-                &unique_order::diff_tables(&diff),
-                later_stmts.iter().copied().filter(|s| s.kind().is_write()),
-            );
+            let scope =
+                unique_order::scope(&targets, &unique_order::diff_tables(&diff), &later_stmts);
             // Beyond the tables: only rows the UPDATEs wrote are explained.
             let rows_ok = unique_order::rows_explained(explained.as_ref(), &diff);
             if let Some(claim) = decide(scope, rows_ok) {
@@ -452,7 +456,10 @@ impl Actual<'_> {
         // Differing statements other than the UPDATEs are never explained by
         // them; one that ran after them may be their cascade.
         let effects = |refs: &mut dyn Iterator<Item = StmtRef>| {
-            refs.map(|r| unique_order::effect_scope(&targets, later.contains(&r)))
+            refs.filter_map(|r| Some((r, &case.stmt(r)?.stmt)))
+                .map(|(r, stmt)| {
+                    unique_order::effect_scope(&targets, stmt, &later_stmts, later.contains(&r))
+                })
                 .fold(None, |acc: Option<Scope>, s| match (acc, s) {
                     (Some(Scope::Unexplained), _) | (_, Scope::Unexplained) => {
                         Some(Scope::Unexplained)
@@ -562,7 +569,6 @@ pub fn check(
 
 /// A case `wss` cannot judge, counted with its reason.
 fn undecided_case(stats: &mut CheckStats, reason: &str) {
-    stats.undecided += 1;
     let counts = stats.oracle(NAME);
     counts.undecided += 1;
     *counts.undecided_by.entry(reason.to_string()).or_default() += 1;
@@ -584,6 +590,7 @@ fn check_order(
         case,
         history,
         serial: order.iter().map(Unit::label).collect(),
+        unique_permitted: profile.unique_checked_per_row.is_some(),
     };
     let tx = tx_level(case, order);
     engine.reset()?;

@@ -8,7 +8,7 @@ use super::{deps, order, undecided, Refined, NAME};
 use crate::engine::{Engine, EngineError};
 use crate::exec::{execute, ExecOptions};
 use crate::gen::rng::Rng;
-use crate::model::{walk, CaseStmt, ErrorClass, History, Outcome, Stmt, StmtRef, TestCase, Txn};
+use crate::model::{CaseStmt, ErrorClass, History, Outcome, Stmt, StmtRef, TestCase, Txn};
 use crate::oracle::compare::{same_bag, state_diff};
 use crate::oracle::unique_order::{self, Scope};
 use crate::oracle::verdict::Claim;
@@ -176,19 +176,23 @@ pub fn check_refined(
     // other mismatching statements.
     let mut unique: BTreeSet<u32> = BTreeSet::new();
     let mut targets = BTreeSet::new();
-    let mut explained: Option<BTreeSet<(String, i64)>> = Some(BTreeSet::new());
+    let mut explained: Option<unique_order::ExplainedRows> = Some(Default::default());
     let mut other_ops: Vec<u32> = Vec::new();
+    // Only an engine whose profile permits order-dependent unique checks gets
+    // them explained; elsewhere such a difference is a plain violation.
+    let unique_permitted = profile.unique_checked_per_row.is_some();
     for op in &order {
         let (Some(t), Some(p), Some(stmt)) = (txn_out.get(op), rep_out.get(op), stmt_of.get(op))
         else {
             continue;
         };
         if let Some(what) = mismatch(stmt, t, p) {
-            let order_dependent =
-                what == "error" && unique_order::order_dependent(case, stmt, t, p);
-            if order_dependent {
+            let order_dependent = unique_permitted
+                && what == "error"
+                && unique_order::order_dependent(case, stmt, t, p);
+            if let (true, Stmt::Update(u)) = (order_dependent, stmt) {
                 unique.insert(*op);
-                targets.extend(walk::tables(stmt));
+                targets.insert(u.table.clone());
                 explained = match (explained, unique_order::explained_rows(t, p)) {
                     (Some(mut all), Some(rows)) => {
                         all.extend(rows);
@@ -210,30 +214,36 @@ pub fn check_refined(
     if mismatches.is_empty() && state.is_none() {
         return Ok(Vec::new());
     }
-    // Statements after the first order-dependent UPDATE, in the replay order
-    // or in the transactional run's completion order, may carry its
-    // divergence on.
-    let later_ops: BTreeSet<u32> = match order.iter().find(|op| unique.contains(op)) {
-        Some(first) => {
-            let completed: Vec<u32> = r.history.outcomes.iter().map(|o| o.op).collect();
-            let at = |list: &[u32], op: &u32| list.iter().position(|x| x == op);
-            let (in_replay, in_txn) = (at(&order, first), at(&completed, first));
-            order
-                .iter()
-                .filter(|op| !unique.contains(op))
-                .filter(|op| {
-                    let after =
-                        |list: &[u32], first_at: Option<usize>| match (first_at, at(list, op)) {
-                            (Some(f), Some(p)) => p > f,
-                            _ => false,
-                        };
-                    after(&order, in_replay) || after(&completed, in_txn)
-                })
+    // Statements after an order-dependent UPDATE, in the replay order, in the
+    // transactional run's completion order, or resumed by the same lock
+    // release (no observable order), may carry its divergence on.
+    let completed: Vec<u32> = r.history.outcomes.iter().map(|o| o.op).collect();
+    let op_of: HashMap<StmtRef, u32> = r.history.outcomes.iter().map(|o| (o.stmt, o.op)).collect();
+    let runs: Vec<Vec<u32>> = crate::oracle::resumed::resumed_runs(&r.history)
+        .into_iter()
+        .map(|run| {
+            run.iter()
+                .filter_map(|i| r.history.events.get(*i).and_then(|e| op_of.get(&e.stmt)))
                 .copied()
                 .collect()
-        }
-        None => BTreeSet::new(),
-    };
+        })
+        .collect();
+    let at = |list: &[u32], op: &u32| list.iter().position(|x| x == op);
+    let later_ops: BTreeSet<u32> = order
+        .iter()
+        .filter(|op| !unique.contains(op))
+        .filter(|op| {
+            unique.iter().any(|u| {
+                let after = |list: &[u32]| match (at(list, u), at(list, op)) {
+                    (Some(f), Some(p)) => p > f,
+                    _ => false,
+                };
+                let peers = runs.iter().any(|run| run.contains(u) && run.contains(op));
+                after(&order) || after(&completed) || peers
+            })
+        })
+        .copied()
+        .collect();
     let later: Vec<&Stmt> = later_ops
         .iter()
         .filter_map(|op| stmt_of.get(op).copied())
@@ -244,7 +254,10 @@ pub fn check_refined(
     // them; one that ran after them may be their cascade.
     let stmt_scope = other_ops
         .iter()
-        .map(|op| unique_order::effect_scope(&targets, later_ops.contains(op)))
+        .filter_map(|op| Some((op, *stmt_of.get(op)?)))
+        .map(|(op, stmt)| {
+            unique_order::effect_scope(&targets, stmt, &later, later_ops.contains(op))
+        })
         .fold(None, |acc: Option<Scope>, s| match (acc, s) {
             (Some(Scope::Unexplained), _) | (_, Scope::Unexplained) => Some(Scope::Unexplained),
             _ => Some(s),
@@ -259,12 +272,7 @@ pub fn check_refined(
         (false, Some(_)) => Some(None),
     };
     let state_claim = state.as_ref().and_then(|d| {
-        let scope = unique_order::scope(
-            &targets,
-            &unique_order::diff_tables(d),
-            // Only later writes can carry a divergence into the final state.
-            later.iter().copied().filter(|s| s.kind().is_write()),
-        );
+        let scope = unique_order::scope(&targets, &unique_order::diff_tables(d), &later);
         // Beyond the tables: only rows the UPDATEs wrote are explained.
         match (scope, unique_order::rows_explained(explained.as_ref(), d)) {
             (Scope::Explained, Some(true)) => Some(Some(Claim::UniqueCheckOrder)),
