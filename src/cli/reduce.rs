@@ -31,6 +31,10 @@ pub struct ReduceArgs {
     /// Time budget: 90s, 10m.
     #[arg(long, default_value = "5m")]
     pub max_time: String,
+    /// A known-issues file added to the shipped list (repeatable): a known
+    /// violation must stay that known issue while it is reduced.
+    #[arg(long = "known", value_name = "FILE")]
+    pub known: Vec<PathBuf>,
 }
 
 pub fn reduce_cmd(args: ReduceArgs) -> Result<ExitCode, UsageError> {
@@ -48,6 +52,7 @@ pub fn reduce_cmd(args: ReduceArgs) -> Result<ExitCode, UsageError> {
         keep_features: args.keep_features,
         max_time: humantime::parse_duration(&args.max_time)
             .map_err(|e| UsageError(format!("invalid --max-time '{}': {e}", args.max_time)))?,
+        known: crate::finding::known::KnownIssues::load(&args.known).map_err(UsageError)?,
         ..ReduceConfig::default()
     };
     let r = match reduce(engine.as_mut(), rec, &cfg) {

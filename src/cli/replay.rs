@@ -76,7 +76,22 @@ pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
         None => args.known.fails(new, known_n),
     };
     match (&expected, reproduced) {
-        (Some((o, k)), true) => println!("reproduced: {o}:{k}"),
+        (Some((o, k)), true) => {
+            let word = |f: &crate::oracle::Finding| match (&f.known, f.verdict) {
+                (Some(k), _) => format!("known violation ({})", k.id),
+                (None, v) => format!("{v:?}").to_lowercase(),
+            };
+            let now = findings
+                .iter()
+                .find(|f| &f.oracle == o && &f.kind == k)
+                .map(word)
+                .unwrap_or_default();
+            let then = match &file {
+                CaseFile::Finding(r) => word(&r.finding),
+                CaseFile::Case(_) => String::new(),
+            };
+            println!("reproduced: {o}:{k} ({now}; recorded: {then})")
+        }
         (Some((o, k)), false) => println!("not reproduced: {o}:{k}"),
         (None, _) => println!("{new} violation(s), {known_n} known"),
     }

@@ -45,8 +45,8 @@ pub struct KnownIssue {
     /// First fixed version (exclusive); none: not fixed.
     #[serde(default)]
     pub until: Option<String>,
-    /// `*` glob over the signature key.
-    pub signature: String,
+    /// `*` glob(s) over the signature key: one pattern or a list (any matches).
+    pub signature: Patterns,
     #[serde(default)]
     pub when: Option<Trait>,
     /// Upstream bug, or the manual section it contradicts when not reported.
@@ -55,6 +55,27 @@ pub struct KnownIssue {
     /// The scripted test that shows the behaviour.
     #[serde(default)]
     pub test: Option<String>,
+}
+
+/// One signature pattern or several.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Patterns {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Patterns {
+    fn list(&self) -> Vec<&str> {
+        match self {
+            Patterns::One(p) => vec![p.as_str()],
+            Patterns::Many(ps) => ps.iter().map(String::as_str).collect(),
+        }
+    }
+    /// Whether any pattern matches `key`.
+    pub fn matches(&self, key: &str) -> bool {
+        self.list().into_iter().any(|p| glob(p, key))
+    }
 }
 
 /// What a finding records when it matches a known issue.
@@ -89,7 +110,8 @@ impl KnownIssues {
             )
         })?;
         for i in &file.issues {
-            if i.engines.is_empty() || i.signature.is_empty() || i.id.is_empty() {
+            let no_pattern = i.signature.list().iter().all(|p| p.is_empty());
+            if i.engines.is_empty() || no_pattern || i.id.is_empty() {
                 return Err(format!(
                     "{origin}: known issue '{}' needs an id, engines and a signature",
                     i.id
@@ -138,7 +160,7 @@ impl KnownIssues {
                 .iter()
                 .any(|e| e.eq_ignore_ascii_case(&engine.name))
                 && in_range(&engine.version, i.since.as_deref(), i.until.as_deref())
-                && glob(&i.signature, &key)
+                && i.signature.matches(&key)
                 && i.when.is_none_or(|t| has_trait(t, finding, case, history))
         })
     }
@@ -232,14 +254,26 @@ fn named_txns(finding: &Finding) -> Option<BTreeSet<u32>> {
     (!out.is_empty()).then_some(out)
 }
 
+/// The one statement a finding is about (`view`'s `stmt` label `T4#5`:
+/// statement index 5 of T4, 0-based as in `StmtRef`), if any.
+fn finding_stmt(finding: &Finding) -> Option<StmtRef> {
+    let label = finding.evidence.get("stmt")?.as_str()?;
+    let (txn, index) = label.trim_start_matches('T').split_once('#')?;
+    Some(StmtRef {
+        txn: txn.parse().ok()?,
+        index: index.parse().ok()?,
+    })
+}
+
 fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) -> bool {
     match t {
         Trait::SavepointBeforeFirstStatementRolledBack => {
             let named = named_txns(finding);
+            let by = finding_stmt(finding);
             case.txns
                 .iter()
                 .filter(|t| named.as_ref().is_none_or(|n| n.contains(&t.id)))
-                .any(|t| savepoint_before_first_statement_rolled_back(t.id, case, history))
+                .any(|t| savepoint_before_first_statement_rolled_back(t.id, case, history, by))
         }
         Trait::BlockedLockingReadWithSubquery => {
             let refs = involved(finding, case);
@@ -252,42 +286,54 @@ fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) ->
 }
 
 /// Transaction `txn` ran SAVEPOINT s before any data statement, then a data
-/// statement (which took locks), then ROLLBACK TO s successfully.
+/// statement (which took locks), then ROLLBACK TO s successfully (s being the
+/// latest SAVEPOINT of that name, the one MariaDB rolls back to), and, when
+/// `by` is given, that ROLLBACK TO completed before statement `by` did (the
+/// bug cannot explain what happened before it acted).
 fn savepoint_before_first_statement_rolled_back(
     txn: u32,
     case: &TestCase,
     history: &History,
+    by: Option<StmtRef>,
 ) -> bool {
     let Some(t) = case.txn(txn) else {
         return false;
     };
-    let ok = |i: usize| {
+    let at = |index: usize| StmtRef {
+        txn,
+        index: index as u32,
+    };
+    let ok = |i: usize| history.outcome(at(i)).is_some_and(|o| o.ok());
+    let completed = |r: StmtRef| {
         history
-            .outcome(StmtRef {
-                txn,
-                index: i as u32,
-            })
-            .is_some_and(|o| o.ok())
+            .events
+            .iter()
+            .position(|e| e.stmt == r && matches!(e.kind, EventKind::Completed { .. }))
     };
     let first_data = t
         .stmts
         .iter()
         .position(|s| s.stmt.kind().is_data())
         .unwrap_or(t.stmts.len());
-    t.stmts[..first_data]
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| match &s.stmt {
-            Stmt::Savepoint(name) if ok(i) => Some(name),
-            _ => None,
-        })
-        .any(|name| {
-            t.stmts
-                .iter()
-                .enumerate()
-                .skip(first_data + 1)
-                .any(|(i, s)| matches!(&s.stmt, Stmt::RollbackTo(n) if n == name) && ok(i))
-        })
+    t.stmts.iter().enumerate().any(|(j, s)| {
+        let Stmt::RollbackTo(name) = &s.stmt else {
+            return false;
+        };
+        let latest = t.stmts[..j]
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(i, s)| matches!(&s.stmt, Stmt::Savepoint(n) if n == name) && ok(*i))
+            .map(|(i, _)| i);
+        let in_time = match by {
+            Some(b) => match (completed(at(j)), completed(b)) {
+                (Some(rb), Some(done)) => rb < done,
+                _ => false,
+            },
+            None => true,
+        };
+        ok(j) && latest.is_some_and(|i| i < first_data && first_data < j) && in_time
+    })
 }
 
 /// A SELECT with a locking clause and a subquery that waited for a lock.
@@ -370,6 +416,88 @@ mod tests {
             Some(vec![2])
         );
         assert_eq!(named(json!({"tables": {}})), None);
+    }
+
+    #[test]
+    fn the_savepoint_trait_needs_the_latest_savepoint_first_and_the_rollback_in_time() {
+        use crate::model::{EventKind, StmtOutcome};
+        use crate::testkit::{kv_case, select};
+        let sp = || Stmt::Savepoint("s".into());
+        let rb = || Stmt::RollbackTo("s".into());
+        let case_of = |stmts: Vec<Stmt>| kv_case(&[(1, 1)], vec![(false, stmts)], "");
+        // Every statement ran and completed, in order.
+        let history_of = |case: &TestCase| {
+            let mut h = History {
+                isolation: case.isolation,
+                events: Vec::new(),
+                outcomes: Vec::new(),
+                txns: Vec::new(),
+                final_state: Default::default(),
+                final_state_error: None,
+            };
+            for (i, cs) in case.txns[0].stmts.iter().enumerate() {
+                let stmt = StmtRef {
+                    txn: 1,
+                    index: i as u32,
+                };
+                h.events.push(crate::model::Event {
+                    stmt,
+                    kind: EventKind::Completed {
+                        ok: true,
+                        resumed: false,
+                    },
+                    at_us: i as u64,
+                });
+                h.outcomes.push(StmtOutcome {
+                    stmt,
+                    op: cs.op,
+                    outcome: Default::default(),
+                });
+            }
+            h
+        };
+        let bug = case_of(vec![
+            Stmt::Begin,
+            sp(),
+            select("t", Some(1)),
+            rb(),
+            Stmt::Commit,
+        ]);
+        let h = history_of(&bug);
+        assert!(savepoint_before_first_statement_rolled_back(
+            1, &bug, &h, None
+        ));
+        // Before the ROLLBACK TO completed, the bug had not acted yet.
+        let early = Some(StmtRef { txn: 1, index: 2 });
+        assert!(!savepoint_before_first_statement_rolled_back(
+            1, &bug, &h, early
+        ));
+        // The name redefined after the first statement: the documented case.
+        let redefined = case_of(vec![
+            Stmt::Begin,
+            sp(),
+            select("t", Some(1)),
+            sp(),
+            select("t", Some(1)),
+            rb(),
+            Stmt::Commit,
+        ]);
+        let h = history_of(&redefined);
+        assert!(!savepoint_before_first_statement_rolled_back(
+            1, &redefined, &h, None
+        ));
+        // No data statement between the savepoint and the rollback: no lock.
+        let empty = case_of(vec![
+            Stmt::Begin,
+            sp(),
+            rb(),
+            select("t", Some(1)),
+            Stmt::Commit,
+        ]);
+        let h = history_of(&empty);
+        assert!(!savepoint_before_first_statement_rolled_back(
+            1, &empty, &h, None
+        ));
     }
 
     #[test]

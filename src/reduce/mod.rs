@@ -93,12 +93,17 @@ pub fn reduce(
     rec.case.validate().map_err(ReduceError::Usage)?;
     let info = engine.info().clone();
     let target = signature(&rec.finding, &rec.case, &info);
+    let info_for_known = info.clone();
     let mut r = Reducer {
         engine,
         info,
         oracle,
         target: target.clone(),
-        target_known: rec.finding.known.as_ref().map(|k| k.id.clone()),
+        // Judged now, with this run's list: a file may predate an entry.
+        target_known: cfg
+            .known
+            .find(&rec.finding, &rec.case, &rec.history, &info_for_known)
+            .map(|k| k.id.clone()),
         cfg,
         start: Instant::now(),
         runs: 0,

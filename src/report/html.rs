@@ -126,7 +126,11 @@ fn group(s: &mut String, g: &Group) {
     let _ = write!(
         s,
         "<section class=\"finding\" id=\"sig-{}\">\n<h3><span class=\"{}\">{}</span> {}:{} on {} at {} &mdash; {} finding(s)</h3>\n<p><code class=\"sig\">{}</code></p>\n<p>{}</p>\n",
-        esc(&sig.id()),
+        esc(&match &rec.finding.known {
+            // Known and new violations of one signature are separate groups.
+            Some(k) => format!("{}-{}", sig.id(), k.id),
+            None => sig.id(),
+        }),
         esc(&sig.verdict),
         esc(&sig.verdict),
         esc(&sig.oracle),

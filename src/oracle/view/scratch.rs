@@ -119,15 +119,22 @@ impl Scratch {
         let (empty, cascades) = sql::empty_table(self.dialect, name);
         self.query(&empty)?;
         if cascades {
-            let referencing: Vec<String> = self
-                .schema
-                .tables
-                .iter()
-                .filter(|c| c.foreign_keys.iter().any(|fk| &fk.ref_table == name))
-                .map(|c| c.name.clone())
-                .collect();
-            for c in referencing {
-                self.filled.remove(&c);
+            // TRUNCATE ... CASCADE empties every table that references this
+            // one, transitively: none of them holds what was filled any more.
+            let mut emptied = vec![name.clone()];
+            let mut i = 0;
+            while i < emptied.len() {
+                let parent = emptied[i].clone();
+                for c in &self.schema.tables {
+                    let refers = c.foreign_keys.iter().any(|fk| fk.ref_table == parent);
+                    if refers && !emptied.contains(&c.name) {
+                        emptied.push(c.name.clone());
+                    }
+                }
+                i += 1;
+            }
+            for c in emptied.iter().skip(1) {
+                self.filled.remove(c);
             }
         }
         if !rows.is_empty() {
