@@ -538,6 +538,7 @@ pub fn check(
     // A violation only if every order violates; clean if one order matches;
     // otherwise (some order could not be judged) undecided.
     let mut first = None;
+    let mut documented_order = None;
     let mut undecided_reason = None;
     for order in &orders {
         match check_order(engine, case, history, opts, &profile, order, stats)? {
@@ -546,19 +547,31 @@ pub fn check(
                 return Ok(Vec::new());
             }
             OrderResult::Findings(f) => {
-                first.get_or_insert(f);
+                // An order whose every difference the profile documents
+                // explains the case: report that one (permitted), not another
+                // order's violations.
+                let documented = f.iter().all(|x| {
+                    x.claim.is_some_and(|c| {
+                        super::verdict::permit(&profile, case.isolation, c).is_some()
+                    })
+                });
+                if documented {
+                    documented_order.get_or_insert(f);
+                } else {
+                    first.get_or_insert(f);
+                }
             }
             OrderResult::Undecided(r) => {
                 undecided_reason.get_or_insert(r);
             }
         }
     }
-    if let Some(reason) = undecided_reason {
+    if let (Some(reason), None) = (undecided_reason, &documented_order) {
         undecided_case(stats, reason);
         return Ok(Vec::new());
     }
     stats.oracle(NAME).checked += 1;
-    let mut findings = first.unwrap_or_default();
+    let mut findings = documented_order.or(first).unwrap_or_default();
     if orders.len() > 1 {
         for f in &mut findings {
             f.evidence["orders_tried"] = orders.len().into();
