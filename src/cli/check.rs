@@ -80,18 +80,6 @@ pub fn load(path: &std::path::Path) -> Result<Loaded, String> {
     }
 }
 
-/// A finding's verdict in words, with its known issue or permission.
-fn verdict_text(f: &Finding) -> String {
-    match (&f.known, f.verdict) {
-        (Some(k), _) => format!("known violation ({})", k.id),
-        (None, Verdict::Violation) => "violation".into(),
-        (None, Verdict::Permitted) => format!(
-            "permitted (by {})",
-            f.permitted_by.as_ref().map_or("?", |p| p.fact.as_str())
-        ),
-    }
-}
-
 /// What re-judging a recorded finding gave.
 enum Rechecked {
     Finding(Box<Finding>),
@@ -183,7 +171,7 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
         start.elapsed().as_secs_f64()
     );
     for f in &findings {
-        println!("[graph:{}] {}: {}", f.kind, verdict_text(f), f.summary);
+        println!("[graph:{}] {}: {}", f.kind, f.verdict_text(), f.summary);
         if let Some(ex) = f.evidence["explanation"].as_array() {
             for s in ex {
                 println!("    {}", s.as_str().unwrap_or_default());
@@ -200,7 +188,7 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
                 if let Some(info) = &engine_info {
                     known.mark(std::slice::from_mut(&mut *f), case, history, info);
                 }
-                let (now, then) = (verdict_text(&f), verdict_text(rec));
+                let (now, then) = (f.verdict_text(), rec.verdict_text());
                 let agree = if now == then { "agrees" } else { "DIFFERS" };
                 println!(
                     "recorded finding [{}:{}]: {now}; the campaign said: {then} ({agree})",
@@ -215,7 +203,7 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
                 "recorded finding [{}:{}]: {why}; the campaign said: {}",
                 rec.oracle,
                 rec.kind,
-                verdict_text(rec)
+                rec.verdict_text()
             ),
         }
     }
@@ -229,7 +217,13 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
     let all: Vec<&Finding> = findings.iter().chain(rechecked.iter()).collect();
     let count = |known: bool| {
         all.iter()
-            .filter(|f| f.verdict == Verdict::Violation && f.known.is_some() == known)
+            .filter(|f| {
+                if known {
+                    f.is_known_violation()
+                } else {
+                    f.is_new_violation()
+                }
+            })
             .count() as u64
     };
     let (new, known_n) = (count(false), count(true));

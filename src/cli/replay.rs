@@ -4,7 +4,7 @@ use super::{parse_list, EngineArgs, UsageError};
 use crate::campaign::run_case;
 use crate::exec::ExecOptions;
 use crate::finding::{load_case_file, CaseFile};
-use crate::oracle::{CheckStats, OracleKind, Verdict};
+use crate::oracle::{CheckStats, OracleKind};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -66,10 +66,7 @@ pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
         );
     }
     let new = findings.iter().filter(|f| f.is_new_violation()).count() as u64;
-    let known_n = findings
-        .iter()
-        .filter(|f| f.verdict == Verdict::Violation && f.known.is_some())
-        .count() as u64;
+    let known_n = findings.iter().filter(|f| f.is_known_violation()).count() as u64;
     // A finding file: whether it reproduced; a bare case: whether it violates.
     let reproduced = match &expected {
         Some((o, k)) => findings.iter().any(|f| &f.oracle == o && &f.kind == k),
@@ -77,17 +74,13 @@ pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
     };
     match (&expected, reproduced) {
         (Some((o, k)), true) => {
-            let word = |f: &crate::oracle::Finding| match (&f.known, f.verdict) {
-                (Some(k), _) => format!("known violation ({})", k.id),
-                (None, v) => format!("{v:?}").to_lowercase(),
-            };
             let now = findings
                 .iter()
                 .find(|f| &f.oracle == o && &f.kind == k)
-                .map(word)
+                .map(crate::oracle::Finding::verdict_text)
                 .unwrap_or_default();
             let then = match &file {
-                CaseFile::Finding(r) => word(&r.finding),
+                CaseFile::Finding(r) => r.finding.verdict_text(),
                 CaseFile::Case(_) => String::new(),
             };
             println!("reproduced: {o}:{k} ({now}; recorded: {then})")

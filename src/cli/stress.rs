@@ -7,7 +7,7 @@ use crate::exec::ExecOptions;
 use crate::finding::{render_script, write_atomic, FindingRecord, FindingStore};
 use crate::gen::{generate_workload, GenConfig};
 use crate::model::{Isolation, TxnEnd};
-use crate::oracle::{self, CheckStats, OracleKind, Verdict};
+use crate::oracle::{self, CheckStats, OracleKind};
 use crate::stress::{run_stress, StressConfig};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -99,7 +99,7 @@ pub fn stress(args: StressArgs) -> Result<ExitCode, UsageError> {
         known.mark(&mut found, &case, &history, engine.info());
         for f in found {
             violations += u64::from(f.is_new_violation());
-            known_violations += u64::from(f.verdict == Verdict::Violation && f.known.is_some());
+            known_violations += u64::from(f.is_known_violation());
             let tag = f.known.as_ref().map(|k| format!(" (known: {})", k.id));
             println!(
                 "  [{}:{}] {:?}{}: {}",

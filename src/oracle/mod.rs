@@ -69,6 +69,22 @@ impl Finding {
     pub fn is_new_violation(&self) -> bool {
         self.verdict == Verdict::Violation && self.known.is_none()
     }
+    /// A violation that matches a known issue.
+    pub fn is_known_violation(&self) -> bool {
+        self.verdict == Verdict::Violation && self.known.is_some()
+    }
+    /// The verdict in words: `violation`, `known violation (id)` or
+    /// `permitted (by fact)`.
+    pub fn verdict_text(&self) -> String {
+        match (&self.known, self.verdict) {
+            (Some(k), _) => format!("known violation ({})", k.id),
+            (None, Verdict::Violation) => "violation".into(),
+            (None, Verdict::Permitted) => format!(
+                "permitted (by {})",
+                self.permitted_by.as_ref().map_or("?", |p| p.fact.as_str())
+            ),
+        }
+    }
 }
 
 /// The oracles txfuzz knows.

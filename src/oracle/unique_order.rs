@@ -130,6 +130,15 @@ pub fn effect_scope(
     }
 }
 
+/// The scope of several differing statements together: unexplained if any
+/// is, else a cascade if any is; `None` for no statements.
+pub fn combine(scopes: impl IntoIterator<Item = Scope>) -> Option<Scope> {
+    scopes.into_iter().fold(None, |acc, s| match (acc, s) {
+        (Some(Scope::Unexplained), _) | (_, Scope::Unexplained) => Some(Scope::Unexplained),
+        _ => Some(s),
+    })
+}
+
 /// The rows an order-dependent UPDATE wrote in the run where it succeeded,
 /// with their write lists before and after (`None`: that run's writes were
 /// not fully observed).

@@ -456,16 +456,11 @@ impl Actual<'_> {
         // Differing statements other than the UPDATEs are never explained by
         // them; one that ran after them may be their cascade.
         let effects = |refs: &mut dyn Iterator<Item = StmtRef>| {
-            refs.filter_map(|r| Some((r, &case.stmt(r)?.stmt)))
-                .map(|(r, stmt)| {
+            unique_order::combine(refs.filter_map(|r| Some((r, &case.stmt(r)?.stmt))).map(
+                |(r, stmt)| {
                     unique_order::effect_scope(&targets, stmt, &later_stmts, later.contains(&r))
-                })
-                .fold(None, |acc: Option<Scope>, s| match (acc, s) {
-                    (Some(Scope::Unexplained), _) | (_, Scope::Unexplained) => {
-                        Some(Scope::Unexplained)
-                    }
-                    _ => Some(s),
-                })
+                },
+            ))
         };
         if !writes.is_empty() {
             let others = effects(&mut writes.iter().filter(|w| !w.1).map(|w| w.0));

@@ -252,16 +252,14 @@ pub fn check_refined(
     let mut rows_unobserved = false;
     // Differing statements other than the UPDATEs are never explained by
     // them; one that ran after them may be their cascade.
-    let stmt_scope = other_ops
-        .iter()
-        .filter_map(|op| Some((op, *stmt_of.get(op)?)))
-        .map(|(op, stmt)| {
-            unique_order::effect_scope(&targets, stmt, &later, later_ops.contains(op))
-        })
-        .fold(None, |acc: Option<Scope>, s| match (acc, s) {
-            (Some(Scope::Unexplained), _) | (_, Scope::Unexplained) => Some(Scope::Unexplained),
-            _ => Some(s),
-        });
+    let stmt_scope = unique_order::combine(
+        other_ops
+            .iter()
+            .filter_map(|op| Some((op, *stmt_of.get(op)?)))
+            .map(|(op, stmt)| {
+                unique_order::effect_scope(&targets, stmt, &later, later_ops.contains(op))
+            }),
+    );
     let stmt_claim = match (unique.is_empty(), stmt_scope) {
         (true, _) => Some(None),
         (false, None) => Some(Some(Claim::UniqueCheckOrder)),
