@@ -180,6 +180,30 @@ impl VersionStore {
             .any(|v| v.writer != reader && v.committed_at.is_some_and(|c| c > after && c < before))
     }
 
+    /// Positions in `[from, before)` where a writer other than `reader` committed, ascending.
+    pub fn commit_points(&self, reader: Writer, from: Pos, before: Pos) -> Vec<Pos> {
+        let mut out: Vec<Pos> = self
+            .rows
+            .values()
+            .flat_map(|t| t.values())
+            .flatten()
+            .filter(|v| v.writer != reader)
+            .filter_map(|v| v.committed_at)
+            .filter(|c| *c >= from && *c < before)
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The row ids `table` has versions of.
+    pub fn row_ids(&self, table: &str) -> Vec<i64> {
+        self.rows
+            .get(table)
+            .map(|t| t.keys().copied().collect())
+            .unwrap_or_default()
+    }
+
     /// The committed state: every table's newest committed, not deleted rows,
     /// as `[rid, wl, columns...]` sorted (the format of `History::final_state`).
     pub fn committed_state(&self) -> crate::model::DbState {

@@ -1,0 +1,267 @@
+//! An UPDATE or DELETE that waited for a row lock at a level whose writes scan
+//! without gap locks and judge each row on its newest committed version
+//! (profile rule `resumed_scan_skips_passed_rows`: InnoDB READ COMMITTED and
+//! READ UNCOMMITTED).
+//!
+//! The rule (MySQL 8.0 Reference Manual 17.7.2.1 "Transaction Isolation
+//! Levels", READ COMMITTED; MariaDB KB "InnoDB Lock Modes"): the statement
+//! scans in index order and reads each row current; a row locked by another
+//! transaction is judged on its latest committed version (UPDATE:
+//! semi-consistent read) or waited for (DELETE, and UPDATE when that version
+//! matches); after the wait the row's then-latest committed version is
+//! evaluated; rows passed before the wait are not revisited; there are no gap
+//! locks. So each row is judged exactly once, on the version that was its
+//! latest committed one at some moment of the statement's run, i.e. in one of
+//! the committed states between its submission and its completion (other
+//! transactions only commit while it waits). The scan order (which index) is
+//! not observable, so any state per row is allowed, with one more outcome: a
+//! row whose indexed columns changed while the statement ran may have moved
+//! behind the cursor and not be met at all.
+//!
+//! An outcome outside that set is a violation that names the row, the
+//! versions it could have been judged on, and what the statement did.
+
+use super::*;
+use evaluate::{materialise, row_diff};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How the rule reads in findings.
+const RULE: &str = "InnoDB READ COMMITTED/UNCOMMITTED (MySQL 17.7.2.1, semi-consistent read): \
+each row is judged once, on its latest committed version at the moment the scan meets it \
+(after a lock wait: the version committed when the lock was granted); rows passed before \
+a wait are not revisited";
+
+/// One committed state the statement may have judged rows on.
+struct State {
+    /// Versions committed before this position are in it.
+    before: Pos,
+    /// The statement's net writes when run on this state, by row.
+    writes: BTreeMap<i64, RowWrite>,
+    /// The rows it wrote there, as read back.
+    written_rows: Vec<(i64, Vec<Value>)>,
+}
+
+/// Judges a resumed UPDATE/DELETE; on success extends the version history
+/// with what it wrote.
+pub(super) fn judge(
+    ck: &mut Checker,
+    r: StmtRef,
+    access: Access,
+    pos: Pos,
+    actual: &Outcome,
+) -> Result<(), Stop> {
+    let Some(stmt) = ck.case.stmt(r).map(|c| c.stmt.clone()) else {
+        return Err(undecided("unknown-statement"));
+    };
+    let table = match &stmt {
+        Stmt::Update(u) => u.table.clone(),
+        Stmt::Delete(d) => d.table.clone(),
+        _ => return Err(undecided("resumed-scan")),
+    };
+    if has_subquery(&stmt) {
+        // The subquery reads a snapshot of its own, taken at a point of the
+        // scan the client cannot see.
+        return Err(undecided("resumed-scan-subquery"));
+    }
+    if let Some(e) = &actual.error {
+        return if matches!(e.class, ErrorClass::Deadlock | ErrorClass::LockWaitTimeout) {
+            Ok(())
+        } else {
+            Err(undecided("resumed-scan-error"))
+        };
+    }
+    if !actual.writes_complete {
+        return Err(undecided("resumed-scan-writes-unknown"));
+    }
+    let start = ck.submitted_at.get(&r).copied().unwrap_or(pos);
+    let states = states(ck, r, start, pos)?;
+    let moved = moved_rows(ck, r, &table, &states);
+    let actual_writes: BTreeMap<i64, RowWrite> = sorted_writes(&actual.writes)
+        .into_iter()
+        .map(|w| (w.rid, w))
+        .collect();
+    let rids: BTreeSet<i64> = actual_writes
+        .keys()
+        .chain(states.iter().flat_map(|s| s.writes.keys()))
+        .copied()
+        .collect();
+    let mut written_rows = Vec::new();
+    for rid in rids {
+        let did = actual_writes.get(&rid);
+        let judged_on = states.iter().find(|s| s.writes.get(&rid) == did);
+        match (judged_on, did) {
+            (Some(s), Some(_)) => {
+                if let Some(row) = s.written_rows.iter().find(|(id, _)| *id == rid) {
+                    written_rows.push(row.clone());
+                }
+            }
+            (Some(_), None) => {}
+            (None, None) if moved.contains(&rid) => {}
+            (None, _) => return outside_the_rule(ck, r, &table, rid, did, &states, actual),
+        }
+    }
+    let eval = Evaluation {
+        outcome: actual.clone(),
+        targets: actual_writes
+            .keys()
+            .map(|rid| (table.clone(), *rid, LockMode::ForUpdate))
+            .collect(),
+        writes: actual_writes.into_values().collect(),
+        written_rows,
+        view: json!({ "resumed_scan_states": states.iter().map(|s| s.before).collect::<Vec<_>>() }),
+    };
+    apply(ck, r, access, pos, &eval, actual)
+}
+
+/// The committed states between `start` and `pos`, the statement evaluated on
+/// each in the scratch tables.
+fn states(ck: &mut Checker, r: StmtRef, start: Pos, pos: Pos) -> Result<Vec<State>, Stop> {
+    let Some(p) = ck.prepared.get(&r).cloned() else {
+        return Err(undecided("unknown-statement"));
+    };
+    let Shape::Write { table, .. } = &p.shape else {
+        return Err(undecided("resumed-scan"));
+    };
+    let own = Writer::Txn(r.txn);
+    let mut points = vec![start];
+    points.extend(
+        ck.store
+            .commit_points(own, start, pos)
+            .into_iter()
+            .map(|c| c + 1),
+    );
+    let mut out = Vec::new();
+    for before in points {
+        materialise(ck, own, Sight::CommittedBefore(before))?;
+        let rows_before = ck
+            .scratch
+            .read(table)
+            .map_err(|_| undecided("scratch-failed"))?;
+        let outcome = ck.scratch.run(&p);
+        if !outcome.ok() {
+            // A state the engine refuses as a whole may still have given some
+            // rows their outcome: not modelled.
+            return Err(undecided("resumed-scan-state-error"));
+        }
+        let after = ck
+            .scratch
+            .read(table)
+            .map_err(|_| undecided("scratch-failed"))?;
+        let writes = sorted_writes(&row_diff(table, &rows_before, &after));
+        let written_rows = writes
+            .iter()
+            .filter(|w| w.after.is_some())
+            .filter_map(|w| {
+                after
+                    .iter()
+                    .find(|row| row.first() == Some(&Value::Int(w.rid)))
+                    .map(|row| (w.rid, row.clone()))
+            })
+            .collect();
+        out.push(State {
+            before,
+            writes: writes.into_iter().map(|w| (w.rid, w)).collect(),
+            written_rows,
+        });
+    }
+    Ok(out)
+}
+
+/// Rows of `table` whose indexed columns (any key or index: the scan may use
+/// any of them) differ between the states, or that exist in some only: such
+/// a row may have moved behind the scan's cursor.
+fn moved_rows(ck: &Checker, r: StmtRef, table: &str, states: &[State]) -> BTreeSet<i64> {
+    let Some(t) = ck.case.schema.table(table) else {
+        return BTreeSet::new();
+    };
+    let mut indexed: BTreeSet<&str> = BTreeSet::new();
+    for key in t.unique_keys() {
+        indexed.extend(key.iter().map(String::as_str));
+    }
+    for i in &t.indexes {
+        indexed.extend(i.columns.iter().map(String::as_str));
+    }
+    for fk in &t.foreign_keys {
+        indexed.extend(fk.columns.iter().map(String::as_str));
+    }
+    let positions: Vec<usize> = t
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| indexed.contains(c.name.as_str()))
+        .map(|(i, _)| i + 2)
+        .collect();
+    let own = Writer::Txn(r.txn);
+    let mut out = BTreeSet::new();
+    for rid in ck.store.row_ids(table) {
+        let keys: BTreeSet<Option<Vec<Value>>> = states
+            .iter()
+            .map(|s| {
+                ck.store
+                    .visible(table, rid, own, Sight::CommittedBefore(s.before))
+                    .filter(|v| !v.deleted)
+                    .map(|v| {
+                        positions
+                            .iter()
+                            .map(|i| v.row.get(*i).cloned().unwrap_or(Value::Null))
+                            .collect()
+                    })
+            })
+            .collect();
+        if keys.len() > 1 {
+            out.insert(rid);
+        }
+    }
+    out
+}
+
+fn outside_the_rule(
+    ck: &mut Checker,
+    r: StmtRef,
+    table: &str,
+    rid: i64,
+    did: Option<&RowWrite>,
+    states: &[State],
+    actual: &Outcome,
+) -> Result<(), Stop> {
+    let own = Writer::Txn(r.txn);
+    let could: Vec<serde_json::Value> = states
+        .iter()
+        .map(|s| {
+            let version = ck
+                .store
+                .visible(table, rid, own, Sight::CommittedBefore(s.before))
+                .filter(|v| !v.deleted);
+            json!({
+                "committed_before": s.before,
+                "version": version.map(|v| &v.row),
+                "statement_writes": s.writes.get(&rid),
+            })
+        })
+        .collect();
+    let what = match did {
+        None => format!("skipped row {rid} of {table}, which it writes on every committed version it could have judged"),
+        Some(w) if w.after.is_none() => format!("deleted row {rid} of {table}, which no committed version it could have judged lets it delete"),
+        Some(_) => format!("wrote row {rid} of {table} in a way no committed version it could have judged gives"),
+    };
+    let summary = format!("{} (after a lock wait) {what}", label(ck, r));
+    let eval = Evaluation {
+        outcome: Outcome::default(),
+        targets: Vec::new(),
+        writes: states
+            .last()
+            .map(|s| s.writes.values().cloned().collect())
+            .unwrap_or_default(),
+        written_rows: Vec::new(),
+        view: json!({ "resumed_scan_states": could }),
+    };
+    violation(
+        ck,
+        r,
+        "resumed-write",
+        summary,
+        json!({ "rule": RULE, "table": table, "rid": rid, "actual_write": did, "could_have_judged": could }),
+        &eval,
+        actual,
+    )
+}
