@@ -8,7 +8,10 @@
 
 use crate::engine::{Engine, EngineError, Session, WaitSignal};
 use crate::instrument::{run_prepared, Prepared};
-use crate::model::{Expr, FromItem, Outcome, Schema, Select, SelectItem, Table, Value, RID, WL};
+use crate::model::{
+    ErrorClass, Expr, FromItem, Outcome, Schema, Select, SelectItem, StmtError, Table, Value, RID,
+    WL,
+};
 use crate::sql::{self, Dialect};
 use std::collections::HashMap;
 
@@ -18,6 +21,9 @@ pub struct Scratch {
     schema: Schema,
     /// What each scratch table holds now (`None`: unknown).
     filled: HashMap<String, Vec<Vec<Value>>>,
+    /// The scratch tables have no foreign keys (MariaDB): a write that leaves
+    /// a dangling reference is given the error the engine reports.
+    emulate_foreign_keys: bool,
 }
 
 /// A scratch statement the engine refused (the case is then undecided).
@@ -64,6 +70,8 @@ impl Scratch {
             dialect: engine.dialect(),
             schema: schema.clone(),
             filled: HashMap::new(),
+            emulate_foreign_keys: !engine.profile().temporary_foreign_keys
+                && schema.tables.iter().any(|t| !t.foreign_keys.is_empty()),
         };
         for t in &schema.tables {
             let fks = engine.profile().temporary_foreign_keys;
@@ -180,7 +188,76 @@ impl Scratch {
                 self.filled.remove(table);
             }
         }
-        run_prepared(self.session.as_mut(), p)
+        let emulate = self.emulate_foreign_keys && p.kind.is_write();
+        if emulate {
+            match self.dangling_reference() {
+                Ok(None) => {}
+                // The view itself dangles: the emulation cannot tell what the
+                // statement adds (the caller sees an unexplained error).
+                Ok(Some(fk)) => {
+                    return scratch_error(
+                        ErrorClass::Other,
+                        format!("the view already violates {fk}"),
+                    )
+                }
+                Err(e) => return scratch_error(ErrorClass::Other, e),
+            }
+        }
+        let outcome = run_prepared(self.session.as_mut(), p);
+        if !(emulate && outcome.ok()) {
+            return outcome;
+        }
+        match self.dangling_reference() {
+            Ok(None) => outcome,
+            Ok(Some(fk)) => scratch_error(
+                ErrorClass::ForeignKeyViolation,
+                format!("foreign key {fk} violated (checked by the scratch evaluation)"),
+            ),
+            Err(e) => scratch_error(ErrorClass::Other, e),
+        }
+    }
+
+    /// A foreign key some row of the scratch tables violates (`child(cols) ->
+    /// parent(cols)`), checked with the engine's own comparisons. InnoDB checks
+    /// foreign keys row by row, immediately, so a statement that leaves a
+    /// dangling reference failed at some row: its error is a foreign-key
+    /// violation (the converse does not hold: an intermediate state can
+    /// violate too, which this does not see; the case is then undecided).
+    fn dangling_reference(&mut self) -> ScratchResult<Option<String>> {
+        let fks: Vec<(String, crate::model::ForeignKey)> = self
+            .schema
+            .tables
+            .iter()
+            .flat_map(|t| t.foreign_keys.iter().map(|fk| (t.name.clone(), fk.clone())))
+            .collect();
+        for (child, fk) in fks {
+            let not_null: Vec<String> = fk
+                .columns
+                .iter()
+                .map(|c| format!("c_.{c} IS NOT NULL"))
+                .collect();
+            let equal: Vec<String> = fk
+                .columns
+                .iter()
+                .zip(&fk.ref_columns)
+                .map(|(c, p)| format!("p_.{p} = c_.{c}"))
+                .collect();
+            let sql = format!(
+                "SELECT 1 FROM {child} c_ WHERE {} AND NOT EXISTS (SELECT 1 FROM {} p_ WHERE {}) LIMIT 1",
+                not_null.join(" AND "),
+                fk.ref_table,
+                equal.join(" AND ")
+            );
+            if !self.query(&sql)?.is_empty() {
+                return Ok(Some(format!(
+                    "{child}({}) -> {}({})",
+                    fk.columns.join(", "),
+                    fk.ref_table,
+                    fk.ref_columns.join(", ")
+                )));
+            }
+        }
+        Ok(None)
     }
 
     /// Row ids of scratch table `table` satisfying `where_`.
@@ -211,5 +288,16 @@ impl Scratch {
                 _ => None,
             })
             .collect())
+    }
+}
+
+fn scratch_error(class: ErrorClass, message: String) -> Outcome {
+    Outcome {
+        error: Some(StmtError {
+            class,
+            code: "scratch".into(),
+            message,
+        }),
+        ..Outcome::default()
     }
 }

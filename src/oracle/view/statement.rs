@@ -9,7 +9,7 @@ use super::visibility::{Access, Conflict, SnapshotPoint, ViewRule};
 use super::ORACLE;
 use crate::instrument::Shape;
 use crate::model::{
-    ErrorClass, Expr, LockMode, OnConflict, Outcome, RowWrite, Select, Stmt, StmtRef, Value,
+    ErrorClass, Expr, LockMode, OnConflict, Outcome, RowWrite, Stmt, StmtRef, Value,
 };
 use crate::oracle::compare::{bag_diff, same_bag};
 use crate::oracle::Finding;
@@ -52,15 +52,6 @@ fn has_subquery(stmt: &Stmt) -> bool {
 fn unsupported(ck: &Checker, stmt: &Stmt) -> Option<&'static str> {
     match stmt {
         Stmt::Insert(_) if has_subquery(stmt) => Some("insert-subquery"),
-        // InnoDB READ UNCOMMITTED: the subqueries of writes and locking reads
-        // are plain (dirty) reads while the outer rows are current reads.
-        Stmt::Update(_) | Stmt::Delete(_) | Stmt::Select(Select { lock: Some(_), .. })
-            if ck.rule.current_read_subqueries_are_plain
-                && ck.rule.plain_read == ViewRule::Uncommitted
-                && has_subquery(stmt) =>
-        {
-            Some("read-uncommitted-subquery")
-        }
         // Scratch tables without foreign keys (MariaDB's temporary tables), and
         // INSERT IGNORE skips rows that violate one instead of failing.
         Stmt::Insert(i)
@@ -120,6 +111,7 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
         return Err(undecided("no-outcome"));
     };
     let was_blocked = ck.blocked.contains(&r);
+    subquery_read_view(ck, r, access, pos)?;
     // InnoDB READ COMMITTED/UNCOMMITTED scans without gap locks and skips rows
     // whose newest committed version does not match: a statement that waited
     // halfway through its scan may miss rows committed behind its cursor.
@@ -135,18 +127,13 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
                 // An INSERT reads nothing: its key checks after the wait see
                 // the newest committed rows, as modelled below.
                 Stmt::Insert(_) => {}
-                _ => return Err(undecided("resumed-locking-read")),
+                _ => return resumed::judge_locking_read(ck, r, access, pos, &actual),
             }
         }
     }
     // A waiting multi-row write may have written part of its rows, which a
-    // read-uncommitted view would show.
-    if view_rule(ck, r, access) == ViewRule::Uncommitted
-        && ck
-            .waiting
-            .iter()
-            .any(|w| w.txn != r.txn && ck.case.stmt(*w).is_some_and(|c| c.stmt.kind().is_write()))
-    {
+    // read-uncommitted view of its table would show.
+    if view_rule(ck, r, access) == ViewRule::Uncommitted && partial_write_visible(ck, r) {
         return Err(undecided("partial-write-visible"));
     }
     let snap = take_snapshot(ck, r, access, pos, &actual)?;
@@ -169,8 +156,17 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
                 &actual,
             )
         }
-        (Expect::Block(_), Some(ErrorClass::Deadlock)) => Ok(()),
-        (Expect::Block(_), Some(_)) => Err(undecided("error-instead-of-block")),
+        (Expect::Block(_), Some(ErrorClass::Deadlock | ErrorClass::LockWaitTimeout)) => Ok(()),
+        // It waited without the probe seeing it (a short wait), and failed
+        // once the holder finished: judged on the state after the wait.
+        (Expect::Block(_), Some(c)) => {
+            if eval.outcome.error.as_ref().map(|e| e.class) == Some(c) {
+                lock_database(ck, r, pos);
+                Ok(())
+            } else {
+                Err(undecided("error-instead-of-block"))
+            }
+        }
         (Expect::Abort(class, why), None) => {
             let summary = format!("{} must fail ({why}) but succeeded", label(ck, r));
             violation(
@@ -186,7 +182,13 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
         (Expect::Abort(..), Some(c)) if c.is_concurrency() => Ok(()),
         (Expect::Abort(..), Some(_)) => Err(undecided("error-instead-of-abort")),
         (Expect::Run, Some(c)) if c.is_concurrency() => {
-            if was_blocked && matches!(c, ErrorClass::Deadlock | ErrorClass::LockWaitTimeout) {
+            // A deadlock or lock wait timeout proves a wait (one too short for
+            // the probe to report); the statement and, for a deadlock, its
+            // transaction are undone. Statements that take no lock cannot wait.
+            let waits = ck.rule.lock_of(access, in_txn(ck, r)).is_some();
+            if (was_blocked || waits)
+                && matches!(c, ErrorClass::Deadlock | ErrorClass::LockWaitTimeout)
+            {
                 Ok(())
             } else {
                 Err(Stop::Undecided(format!("unpredicted-{}", class_name(c))))
@@ -199,16 +201,110 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
                 }
                 Ok(())
             } else {
-                Err(undecided("error-mismatch"))
+                Err(error_mismatch(Some(c), &eval))
             }
         }
         (Expect::Run, None) => {
             if eval.outcome.error.is_some() {
-                return Err(undecided("error-mismatch"));
+                return Err(error_mismatch(None, &eval));
             }
             compare_and_apply(ck, r, access, pos, &eval, &actual)
         }
     }
+}
+
+/// The engine's error (`actual`) differs from the scratch evaluation's:
+/// undecided, with both in the reason (`error-mismatch:ACTUAL-vs-PREDICTED`).
+fn error_mismatch(actual: Option<ErrorClass>, eval: &Evaluation) -> Stop {
+    let name = |c: Option<ErrorClass>| c.map_or_else(|| "none".to_string(), class_name);
+    let predicted = eval.outcome.error.as_ref().map(|e| e.class);
+    Stop::Undecided(format!(
+        "error-mismatch:{}-vs-{}",
+        name(actual),
+        name(predicted)
+    ))
+}
+
+/// InnoDB: "a locking read clause in an outer statement does not lock the
+/// rows of a table in a nested subquery" (MySQL 8.0 Reference Manual 17.7.2.4
+/// "Locking Reads"): the outer rows of a write or locking read are read
+/// current, its subqueries are consistent reads in the transaction's read view
+/// (READ COMMITTED: the statement's, from its start; REPEATABLE READ: the
+/// transaction's, which such a subquery opens when none exists). The scratch
+/// evaluation has one view per table, so the statement is decided only when
+/// no other transaction committed between that read view and the statement's
+/// end (both views are then the same); else the case is undecided. At
+/// SERIALIZABLE inside a transaction every read locks, subqueries included.
+///
+/// READ UNCOMMITTED: the subqueries read the newest versions, committed or
+/// not: decided only when those agree with the newest committed ones on every
+/// table the statement reads and no write of another transaction is waiting
+/// halfway there.
+fn subquery_read_view(ck: &mut Checker, r: StmtRef, access: Access, pos: Pos) -> Result<(), Stop> {
+    let plain_subqueries = ck.rule.current_read_subqueries_are_plain
+        && view_rule(ck, r, access) == ViewRule::LatestCommitted
+        && !(ck.rule.plain_read_is_locking && in_txn(ck, r))
+        && ck.case.stmt(r).is_some_and(|c| has_subquery(&c.stmt));
+    if !plain_subqueries {
+        return Ok(());
+    }
+    if ck.rule.plain_read == ViewRule::Uncommitted {
+        let own = Writer::Txn(r.txn);
+        let tables = ck
+            .case
+            .stmt(r)
+            .map(|c| crate::model::walk::tables(&c.stmt))
+            .unwrap_or_default();
+        let dirty = tables.iter().any(|t| {
+            ck.store.view(t, own, Sight::Uncommitted)
+                != ck.store.view(t, own, Sight::CommittedBefore(pos))
+        });
+        return if dirty || partial_write_visible(ck, r) {
+            Err(undecided("read-uncommitted-subquery"))
+        } else {
+            Ok(())
+        };
+    }
+    let start = ck.submitted_at.get(&r).copied().unwrap_or(pos);
+    let per_txn = in_txn(ck, r) && ck.rule.snapshot != SnapshotPoint::EachStatement;
+    let txn = ck.txns.get(&r.txn);
+    let read_view = match txn.and_then(|t| t.snapshot.or(t.tentative_snapshot)) {
+        Some(at) if per_txn => at,
+        _ => start,
+    };
+    if ck
+        .store
+        .commits_between(Writer::Txn(r.txn), read_view.saturating_sub(1), pos)
+    {
+        return Err(undecided("subquery-read-view"));
+    }
+    // Its subquery may have opened the transaction's read view (whether it
+    // ran at all depends on the outer rows): a tentative point.
+    if per_txn && ck.rule.snapshot == SnapshotPoint::FirstConsistentRead {
+        if let Some(t) = ck.txns.get_mut(&r.txn) {
+            if t.snapshot.is_none() {
+                t.tentative_snapshot.get_or_insert(start);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether a write of another transaction waits now (it may have written
+/// part of its rows) on a table statement `r` reads.
+fn partial_write_visible(ck: &Checker, r: StmtRef) -> bool {
+    let Some(tables) = ck.case.stmt(r).map(|c| crate::model::walk::tables(&c.stmt)) else {
+        return true;
+    };
+    ck.waiting.iter().any(|w| {
+        w.txn != r.txn
+            && ck.case.stmt(*w).is_some_and(|c| match &c.stmt {
+                Stmt::Insert(i) => tables.contains(&i.table),
+                Stmt::Update(u) => tables.contains(&u.table),
+                Stmt::Delete(d) => tables.contains(&d.table),
+                _ => false,
+            })
+    })
 }
 
 fn class_name(c: ErrorClass) -> String {

@@ -18,6 +18,11 @@
 //! row whose indexed columns changed while the statement ran may have moved
 //! behind the cursor and not be met at all.
 //!
+//! Locking reads (SELECT ... FOR UPDATE / FOR SHARE) follow the same rule
+//! without the semi-consistent shortcut (they wait for every locked row they
+//! meet): each row they return is a version that matched in one of those
+//! states, and a row that matched in every state, unmoved, is returned.
+//!
 //! An outcome outside that set is a violation that names the row, the
 //! versions it could have been judged on, and what the statement did.
 
@@ -35,6 +40,8 @@ a wait are not revisited";
 struct State {
     /// Versions committed before this position are in it.
     before: Pos,
+    /// The error the statement fails with on this state.
+    error: Option<ErrorClass>,
     /// The statement's net writes when run on this state, by row.
     writes: BTreeMap<i64, RowWrite>,
     /// The rows it wrote there, as read back.
@@ -64,18 +71,35 @@ pub(super) fn judge(
         return Err(undecided("resumed-scan-subquery"));
     }
     if let Some(e) = &actual.error {
-        return if matches!(e.class, ErrorClass::Deadlock | ErrorClass::LockWaitTimeout) {
+        if matches!(e.class, ErrorClass::Deadlock | ErrorClass::LockWaitTimeout) {
+            return Ok(());
+        }
+    } else if !actual.writes_complete {
+        return Err(undecided("resumed-scan-writes-unknown"));
+    }
+    let start = ck.submitted_at.get(&r).copied().unwrap_or(pos);
+    let states = states(ck, r, start, pos)?;
+    if let Some(e) = &actual.error {
+        // A statement error undoes the statement: allowed when one of the
+        // states gives it (a mix of states may give others: undecided).
+        return if states.iter().any(|s| s.error == Some(e.class)) {
+            lock_database(ck, r, pos);
             Ok(())
         } else {
             Err(undecided("resumed-scan-error"))
         };
     }
-    if !actual.writes_complete {
-        return Err(undecided("resumed-scan-writes-unknown"));
+    if states.iter().any(|s| s.error.is_some()) {
+        // A state the engine refuses as a whole may still have given some
+        // rows their outcome: not modelled.
+        return Err(undecided("resumed-scan-state-error"));
     }
-    let start = ck.submitted_at.get(&r).copied().unwrap_or(pos);
-    let states = states(ck, r, start, pos)?;
-    let moved = moved_rows(ck, r, &table, &states);
+    let moved = moved_rows(
+        ck,
+        r,
+        &table,
+        &states.iter().map(|s| s.before).collect::<Vec<_>>(),
+    );
     let actual_writes: BTreeMap<i64, RowWrite> = sorted_writes(&actual.writes)
         .into_iter()
         .map(|w| (w.rid, w))
@@ -113,6 +137,146 @@ pub(super) fn judge(
     apply(ck, r, access, pos, &eval, actual)
 }
 
+/// Judges a resumed single-table locking read; on success records its locks.
+pub(super) fn judge_locking_read(
+    ck: &mut Checker,
+    r: StmtRef,
+    access: Access,
+    pos: Pos,
+    actual: &Outcome,
+) -> Result<(), Stop> {
+    let Some(Stmt::Select(sel)) = ck.case.stmt(r).map(|c| c.stmt.clone()) else {
+        return Err(undecided("unknown-statement"));
+    };
+    let simple = sel.from.len() == 1
+        && sel.from[0].join.is_none()
+        && sel.group_by.is_empty()
+        && !sel.distinct
+        && !sel.items.iter().any(|i| i.expr.has_aggregate())
+        && !has_subquery(&Stmt::Select(sel.clone()));
+    if !simple {
+        return Err(undecided("resumed-locking-read"));
+    }
+    if let Some(e) = &actual.error {
+        return if matches!(e.class, ErrorClass::Deadlock | ErrorClass::LockWaitTimeout) {
+            Ok(())
+        } else {
+            Err(undecided("resumed-scan-error"))
+        };
+    }
+    if !actual.reads_complete {
+        return Err(undecided("resumed-scan-reads-unknown"));
+    }
+    let Some(p) = ck.prepared.get(&r).cloned() else {
+        return Err(undecided("unknown-statement"));
+    };
+    let table = sel.from[0].table.clone();
+    let own = Writer::Txn(r.txn);
+    let start = ck.submitted_at.get(&r).copied().unwrap_or(pos);
+    let mut reads_per_state: Vec<(Pos, BTreeMap<i64, String>)> = Vec::new();
+    for before in state_points(ck, r, start, pos) {
+        materialise(ck, own, Sight::CommittedBefore(before))?;
+        let out = ck.scratch.run(&p);
+        if !out.ok() || !out.reads_complete {
+            return Err(undecided("resumed-scan-state-error"));
+        }
+        let reads = out.reads.into_iter().map(|v| (v.rid, v.wl)).collect();
+        reads_per_state.push((before, reads));
+    }
+    let moved = moved_rows(
+        ck,
+        r,
+        &table,
+        &reads_per_state.iter().map(|s| s.0).collect::<Vec<_>>(),
+    );
+    let read: BTreeMap<i64, String> = actual
+        .reads
+        .iter()
+        .filter(|v| v.table == table)
+        .map(|v| (v.rid, v.wl.clone()))
+        .collect();
+    let could = |rid: i64| -> Vec<serde_json::Value> {
+        reads_per_state
+            .iter()
+            .map(|(before, reads)| json!({ "committed_before": before, "returns_version": reads.get(&rid) }))
+            .collect()
+    };
+    for (rid, wl) in &read {
+        if !reads_per_state
+            .iter()
+            .any(|(_, reads)| reads.get(rid) == Some(wl))
+        {
+            let summary = format!(
+                "{} (after a lock wait) returned row {rid} of {table} at version {wl}, which matched in no committed state it could have read",
+                label(ck, r)
+            );
+            return read_violation(ck, r, &table, *rid, summary, could(*rid), actual);
+        }
+    }
+    if sel.limit.is_none() {
+        for rid in reads_per_state[0].1.keys() {
+            let everywhere = reads_per_state
+                .iter()
+                .all(|(_, reads)| reads.contains_key(rid));
+            if everywhere && !moved.contains(rid) && !read.contains_key(rid) {
+                let summary = format!(
+                    "{} (after a lock wait) skipped row {rid} of {table}, which matched in every committed state it could have read",
+                    label(ck, r)
+                );
+                return read_violation(ck, r, &table, *rid, summary, could(*rid), actual);
+            }
+        }
+    }
+    let eval = Evaluation {
+        outcome: actual.clone(),
+        targets: Vec::new(),
+        writes: Vec::new(),
+        written_rows: Vec::new(),
+        view: json!({ "resumed_scan_states": reads_per_state.iter().map(|s| s.0).collect::<Vec<_>>() }),
+    };
+    apply(ck, r, access, pos, &eval, actual)
+}
+
+fn read_violation(
+    ck: &mut Checker,
+    r: StmtRef,
+    table: &str,
+    rid: i64,
+    summary: String,
+    could: Vec<serde_json::Value>,
+    actual: &Outcome,
+) -> Result<(), Stop> {
+    let eval = Evaluation {
+        outcome: Outcome::default(),
+        targets: Vec::new(),
+        writes: Vec::new(),
+        written_rows: Vec::new(),
+        view: json!({ "resumed_scan_states": could }),
+    };
+    violation(
+        ck,
+        r,
+        "resumed-read",
+        summary,
+        json!({ "rule": RULE, "table": table, "rid": rid, "could_have_read": could }),
+        &eval,
+        actual,
+    )
+}
+
+/// Where the committed states between `start` and `pos` begin: the state at
+/// submission, then one after each commit of another transaction.
+fn state_points(ck: &Checker, r: StmtRef, start: Pos, pos: Pos) -> Vec<Pos> {
+    let mut points = vec![start];
+    points.extend(
+        ck.store
+            .commit_points(Writer::Txn(r.txn), start, pos)
+            .into_iter()
+            .map(|c| c + 1),
+    );
+    points
+}
+
 /// The committed states between `start` and `pos`, the statement evaluated on
 /// each in the scratch tables.
 fn states(ck: &mut Checker, r: StmtRef, start: Pos, pos: Pos) -> Result<Vec<State>, Stop> {
@@ -123,25 +287,22 @@ fn states(ck: &mut Checker, r: StmtRef, start: Pos, pos: Pos) -> Result<Vec<Stat
         return Err(undecided("resumed-scan"));
     };
     let own = Writer::Txn(r.txn);
-    let mut points = vec![start];
-    points.extend(
-        ck.store
-            .commit_points(own, start, pos)
-            .into_iter()
-            .map(|c| c + 1),
-    );
     let mut out = Vec::new();
-    for before in points {
+    for before in state_points(ck, r, start, pos) {
         materialise(ck, own, Sight::CommittedBefore(before))?;
         let rows_before = ck
             .scratch
             .read(table)
             .map_err(|_| undecided("scratch-failed"))?;
         let outcome = ck.scratch.run(&p);
-        if !outcome.ok() {
-            // A state the engine refuses as a whole may still have given some
-            // rows their outcome: not modelled.
-            return Err(undecided("resumed-scan-state-error"));
+        if let Some(e) = &outcome.error {
+            out.push(State {
+                before,
+                error: Some(e.class),
+                writes: BTreeMap::new(),
+                written_rows: Vec::new(),
+            });
+            continue;
         }
         let after = ck
             .scratch
@@ -160,6 +321,7 @@ fn states(ck: &mut Checker, r: StmtRef, start: Pos, pos: Pos) -> Result<Vec<Stat
             .collect();
         out.push(State {
             before,
+            error: None,
             writes: writes.into_iter().map(|w| (w.rid, w)).collect(),
             written_rows,
         });
@@ -170,7 +332,7 @@ fn states(ck: &mut Checker, r: StmtRef, start: Pos, pos: Pos) -> Result<Vec<Stat
 /// Rows of `table` whose indexed columns (any key or index: the scan may use
 /// any of them) differ between the states, or that exist in some only: such
 /// a row may have moved behind the scan's cursor.
-fn moved_rows(ck: &Checker, r: StmtRef, table: &str, states: &[State]) -> BTreeSet<i64> {
+fn moved_rows(ck: &Checker, r: StmtRef, table: &str, states: &[Pos]) -> BTreeSet<i64> {
     let Some(t) = ck.case.schema.table(table) else {
         return BTreeSet::new();
     };
@@ -198,7 +360,7 @@ fn moved_rows(ck: &Checker, r: StmtRef, table: &str, states: &[State]) -> BTreeS
             .iter()
             .map(|s| {
                 ck.store
-                    .visible(table, rid, own, Sight::CommittedBefore(s.before))
+                    .visible(table, rid, own, Sight::CommittedBefore(*s))
                     .filter(|v| !v.deleted)
                     .map(|v| {
                         positions
