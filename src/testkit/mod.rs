@@ -104,6 +104,98 @@ pub fn delete(t: &str, key: i64) -> Stmt {
     })
 }
 
+fn v_is(v: i64) -> Option<Expr> {
+    Some(Expr::eq(Expr::col("v"), int(v)))
+}
+
+/// `UPDATE t SET v = value WHERE v = matching` (a scan: no index on `v`)
+pub fn set_where_v(t: &str, matching: i64, value: i64) -> Stmt {
+    Stmt::Update(Update {
+        table: t.into(),
+        assignments: vec![Assignment {
+            column: "v".into(),
+            value: int(value),
+        }],
+        where_: v_is(matching),
+    })
+}
+
+/// `DELETE FROM t WHERE v = matching`
+pub fn delete_where_v(t: &str, matching: i64) -> Stmt {
+    Stmt::Delete(Delete {
+        table: t.into(),
+        where_: v_is(matching),
+    })
+}
+
+/// `SELECT k, v FROM t WHERE v = matching FOR UPDATE`
+pub fn lock_where_v(t: &str, matching: i64) -> Stmt {
+    let Stmt::Select(mut sel) = select(t, None) else {
+        unreachable!("select() builds a SELECT")
+    };
+    sel.where_ = v_is(matching);
+    sel.lock = Some(LockMode::ForUpdate);
+    Stmt::Select(sel)
+}
+
+/// `UPDATE t SET k = new_key WHERE k = key` (moves the row in the primary key)
+pub fn rekey(t: &str, key: i64, new_key: i64) -> Stmt {
+    Stmt::Update(Update {
+        table: t.into(),
+        assignments: vec![Assignment {
+            column: "k".into(),
+            value: int(new_key),
+        }],
+        where_: key_is(key),
+    })
+}
+
+/// An engine whose profile is changed by a test (a mutated rule must make
+/// an oracle test fail); everything else is the wrapped engine's.
+pub struct WithProfile {
+    inner: Box<dyn crate::engine::Engine>,
+    profile: crate::engine::EngineProfile,
+}
+
+impl WithProfile {
+    pub fn new(
+        inner: Box<dyn crate::engine::Engine>,
+        change: impl FnOnce(&mut crate::engine::EngineProfile),
+    ) -> WithProfile {
+        let mut profile = inner.profile().clone();
+        change(&mut profile);
+        WithProfile { inner, profile }
+    }
+}
+
+impl crate::engine::Engine for WithProfile {
+    fn info(&self) -> &EngineInfo {
+        self.inner.info()
+    }
+    fn dialect(&self) -> crate::sql::Dialect {
+        self.inner.dialect()
+    }
+    fn profile(&self) -> &crate::engine::EngineProfile {
+        &self.profile
+    }
+    fn load(&mut self, case: &TestCase) -> Result<(), crate::engine::EngineError> {
+        self.inner.load(case)
+    }
+    fn reset(&mut self) -> Result<(), crate::engine::EngineError> {
+        self.inner.reset()
+    }
+    fn open_session(
+        &mut self,
+        isolation: Isolation,
+        signal: std::sync::Arc<crate::engine::WaitSignal>,
+    ) -> Result<Box<dyn crate::engine::Session>, crate::engine::EngineError> {
+        self.inner.open_session(isolation, signal)
+    }
+    fn final_state(&mut self, schema: &Schema) -> Result<DbState, crate::engine::EngineError> {
+        self.inner.final_state(schema)
+    }
+}
+
 /// An explicit transaction: BEGIN, `body`, COMMIT.
 pub fn committed(body: Vec<Stmt>) -> (bool, Vec<Stmt>) {
     let mut v = vec![Stmt::Begin];

@@ -1,0 +1,242 @@
+//! InnoDB READ COMMITTED writes and locking reads that wait for a row lock
+//! (profile rule `resumed_scan_skips_passed_rows`, judged by
+//! `oracle/view/statement/resumed.rs`), on the real MariaDB server
+//! (`TXFUZZ_MYSQL_URL`; the tests panic when it is unset).
+//!
+//! Each test runs a deterministic scripted interleaving, asserts what the
+//! server did (waits, final state), and asserts the `view` oracle's verdict
+//! both ways: the actual history is decided without a finding, and the same
+//! history with one fault injected (a row the statement must have written or
+//! returned taken away), or checked under a mutated profile rule, is a
+//! violation.
+
+use txfuzz::campaign::run_case;
+use txfuzz::engine::mysql::MysqlEngine;
+use txfuzz::engine::Engine;
+use txfuzz::exec::ExecOptions;
+use txfuzz::model::{EventKind, History, Isolation, StmtRef, TestCase, Value};
+use txfuzz::oracle::{self, CheckStats, Finding, OracleKind};
+use txfuzz::testkit::*;
+
+fn mariadb() -> Box<dyn Engine> {
+    let url = std::env::var("TXFUZZ_MYSQL_URL")
+        .expect("TXFUZZ_MYSQL_URL is not set: scripts/test.sh provisions MariaDB and exports it");
+    Box::new(MysqlEngine::connect(&url).unwrap_or_else(|e| panic!("{e}")))
+}
+
+const T2_STMT: StmtRef = StmtRef { txn: 2, index: 0 };
+
+/// Runs `case` at READ COMMITTED with `view`; asserts the oracle decided it
+/// without a finding. Returns the engine and the history.
+fn run_clean(case: &TestCase) -> (Box<dyn Engine>, TestCase, History) {
+    let mut e = mariadb();
+    let mut case = case.clone();
+    case.isolation = Isolation::ReadCommitted;
+    let mut stats = CheckStats::default();
+    let (h, findings) = run_case(
+        e.as_mut(),
+        &case,
+        &[OracleKind::View],
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    let counts = stats.oracle("view").clone();
+    assert!(findings.is_empty(), "{findings:#?}\n{h:#?}");
+    assert_eq!(counts.checked, 1, "{counts:?}\n{h:#?}");
+    (e, case, h)
+}
+
+/// The `view` oracle's findings on `history` (already executed).
+fn view_findings(e: &mut dyn Engine, case: &TestCase, history: &History) -> Vec<Finding> {
+    let mut stats = CheckStats::default();
+    oracle::check(
+        OracleKind::View,
+        e,
+        case,
+        history,
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap()
+}
+
+fn blocked(h: &History, r: StmtRef) -> bool {
+    h.events
+        .iter()
+        .any(|e| e.stmt == r && matches!(e.kind, EventKind::Blocked { .. }))
+}
+
+/// `(k, v)` of every row of `t` in the final state.
+fn final_rows(h: &History) -> Vec<(Value, Value)> {
+    let mut rows: Vec<(Value, Value)> = h.final_state["t"]
+        .iter()
+        .map(|r| (r[2].clone(), r[3].clone()))
+        .collect();
+    rows.sort();
+    rows
+}
+
+fn kv(k: i64, v: i64) -> (Value, Value) {
+    (Value::Int(k), Value::Int(v))
+}
+
+/// The same history, with statement `r`'s writes or returned rows removed
+/// (a lost write / a skipped row).
+fn drop_effects(h: &History, r: StmtRef) -> History {
+    let mut h = h.clone();
+    for o in h.outcomes.iter_mut().filter(|o| o.stmt == r) {
+        o.outcome.writes.clear();
+        o.outcome.reads.pop();
+        o.outcome.rows.pop();
+    }
+    h
+}
+
+fn resumed_finding(findings: &[Finding], kind: &str) {
+    assert!(
+        findings.iter().any(|f| f.oracle == "view" && f.kind == kind),
+        "expected a view {kind} finding: {findings:#?}"
+    );
+}
+
+/// T1 changes row 1 (v 0 -> 1) and locks row 2 (v stays 1); T2's
+/// `UPDATE ... WHERE v = 1` skips row 1 on its committed version (0),
+/// waits for row 2 and does not come back to row 1 after T1 commits.
+fn passed_row_case() -> TestCase {
+    kv_case(
+        &[(1, 0), (2, 1)],
+        vec![
+            committed(vec![set("t", 1, 1), set("t", 2, 1)]),
+            autocommit(vec![set_where_v("t", 1, 7)]),
+        ],
+        "1 1 1 2 1",
+    )
+}
+
+#[test]
+fn resumed_update_does_not_revisit_the_rows_it_passed() {
+    let (mut e, case, h) = run_clean(&passed_row_case());
+    assert!(blocked(&h, T2_STMT), "{h:#?}");
+    assert_eq!(final_rows(&h), vec![kv(1, 1), kv(2, 7)]);
+    // Mutation: without the rule, the statement is judged on the state after
+    // the wait, where row 1 matches too.
+    let mut mutated = WithProfile::new(mariadb(), |p| {
+        for (_, rule) in p.rules.iter_mut() {
+            rule.resumed_scan_skips_passed_rows = false;
+        }
+    });
+    resumed_finding(&view_findings(&mut mutated, &case, &h), "write-set");
+    // The rule itself still sees a lost write of the row it waited for.
+    resumed_finding(
+        &view_findings(e.as_mut(), &case, &drop_effects(&h, T2_STMT)),
+        "resumed-write",
+    );
+}
+
+/// T1 rewrites row 1 with its value unchanged (v = 1); T2's
+/// `DELETE ... WHERE v = 1` waits for it and deletes it after T1 commits.
+#[test]
+fn resumed_delete_deletes_the_row_it_waited_for() {
+    let case = kv_case(
+        &[(1, 1)],
+        vec![
+            committed(vec![set("t", 1, 1)]),
+            autocommit(vec![delete_where_v("t", 1)]),
+        ],
+        "1 1 2 1",
+    );
+    let (mut e, case, h) = run_clean(&case);
+    assert!(blocked(&h, T2_STMT), "{h:#?}");
+    assert_eq!(final_rows(&h), vec![]);
+    // A DELETE that skipped the row it matches on every committed version.
+    resumed_finding(
+        &view_findings(e.as_mut(), &case, &drop_effects(&h, T2_STMT)),
+        "resumed-write",
+    );
+}
+
+/// UPDATE and DELETE with the same WHERE against a row another transaction
+/// made match: the UPDATE judges it on its committed version (v = 0) and
+/// goes on without waiting (semi-consistent read); the DELETE waits for the
+/// lock and deletes the row once T1 committed v = 1.
+#[test]
+fn update_and_delete_with_one_where_wait_differently() {
+    let case = |second| {
+        kv_case(
+            &[(1, 0)],
+            vec![committed(vec![set("t", 1, 1)]), autocommit(vec![second])],
+            "1 1 2 1",
+        )
+    };
+    let (_, _, h) = run_clean(&case(set_where_v("t", 1, 7)));
+    assert!(!blocked(&h, T2_STMT), "{h:#?}");
+    assert_eq!(final_rows(&h), vec![kv(1, 1)]);
+    let (_, _, h) = run_clean(&case(delete_where_v("t", 1)));
+    assert!(blocked(&h, T2_STMT), "{h:#?}");
+    assert_eq!(final_rows(&h), vec![]);
+}
+
+/// The same against an uncommitted INSERT: the UPDATE does not see the new
+/// row (it has no committed version) and does not wait; the DELETE waits
+/// and deletes it after the commit.
+#[test]
+fn update_and_delete_against_an_uncommitted_insert() {
+    let case = |second| {
+        kv_case(
+            &[(1, 0)],
+            vec![
+                committed(vec![insert("t", 2, 2, 1)]),
+                autocommit(vec![second]),
+            ],
+            "1 1 2 1",
+        )
+    };
+    let (_, _, h) = run_clean(&case(set_where_v("t", 1, 7)));
+    assert!(!blocked(&h, T2_STMT), "{h:#?}");
+    assert_eq!(final_rows(&h), vec![kv(1, 0), kv(2, 1)]);
+    let (_, _, h) = run_clean(&case(delete_where_v("t", 1)));
+    assert!(blocked(&h, T2_STMT), "{h:#?}");
+    assert_eq!(final_rows(&h), vec![kv(1, 0)]);
+}
+
+/// T1 moves row 1 to key 5, T2's `DELETE ... WHERE v = 1` waits for it, T1
+/// moves it again to key 0 (behind T2's cursor) and commits: T2 deletes row
+/// 2, and row 1 (k = 0) is never met. The rule allows it: the row's indexed
+/// column changed while the statement ran.
+#[test]
+fn a_row_moved_twice_behind_the_cursor_is_not_met() {
+    let case = kv_case(
+        &[(1, 1), (2, 1)],
+        vec![
+            committed(vec![rekey("t", 1, 5), rekey("t", 5, 0)]),
+            autocommit(vec![delete_where_v("t", 1)]),
+        ],
+        "1 1 2 1 1",
+    );
+    let (_, _, h) = run_clean(&case);
+    assert!(blocked(&h, T2_STMT), "{h:#?}");
+    assert_eq!(final_rows(&h), vec![kv(0, 1)]);
+}
+
+/// A locking read at READ COMMITTED waits for the first locked row and
+/// reads every row current after the wait.
+#[test]
+fn resumed_locking_read_returns_every_row_that_matches_throughout() {
+    let case = kv_case(
+        &[(1, 0), (2, 1)],
+        vec![
+            committed(vec![set("t", 1, 1), set("t", 2, 1)]),
+            autocommit(vec![lock_where_v("t", 1)]),
+        ],
+        "1 1 1 2 1",
+    );
+    let (mut e, case, h) = run_clean(&case);
+    assert!(blocked(&h, T2_STMT), "{h:#?}");
+    let rows = &h.outcome(T2_STMT).unwrap().rows;
+    assert_eq!(rows.len(), 2, "{h:#?}");
+    resumed_finding(
+        &view_findings(e.as_mut(), &case, &drop_effects(&h, T2_STMT)),
+        "resumed-read",
+    );
+}
