@@ -95,7 +95,9 @@ fn drop_effects(h: &History, r: StmtRef) -> History {
 
 fn resumed_finding(findings: &[Finding], kind: &str) {
     assert!(
-        findings.iter().any(|f| f.oracle == "view" && f.kind == kind),
+        findings
+            .iter()
+            .any(|f| f.oracle == "view" && f.kind == kind),
         "expected a view {kind} finding: {findings:#?}"
     );
 }

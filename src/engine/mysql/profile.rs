@@ -32,6 +32,7 @@ pub fn rule(iso: Isolation, snapshot_isolation: bool) -> Rule {
         row_locks: true,
         resumed_scan_skips_passed_rows: false,
         current_read_subqueries_are_plain: true,
+        aborts_anywhere: None,
     };
     match iso {
         Isolation::ReadUncommitted => Rule {

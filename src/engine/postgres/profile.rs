@@ -22,6 +22,7 @@ pub fn rule(iso: Isolation) -> Rule {
             row_locks: true,
             resumed_scan_skips_passed_rows: false,
             current_read_subqueries_are_plain: false,
+            aborts_anywhere: None,
         },
         // 13.2.2: the snapshot is taken at the first statement; updating a row
         // changed since fails with 40001.
@@ -35,6 +36,13 @@ pub fn rule(iso: Isolation) -> Rule {
             row_locks: true,
             resumed_scan_skips_passed_rows: false,
             current_read_subqueries_are_plain: false,
+            // 13.2.3 "Serializable Isolation Level": "applications using this
+            // level must be prepared to retry transactions due to
+            // serialization failures"; SSI's conflict tracking has false
+            // positives ("a serialization failure ... even though ... there is
+            // no serialization anomaly"), so any statement or COMMIT may fail.
+            aborts_anywhere: (iso == Isolation::Serializable)
+                .then_some(ErrorClass::SerializationFailure),
         },
     }
 }

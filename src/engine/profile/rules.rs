@@ -106,6 +106,10 @@ pub struct Rule {
     /// lock the rows of a table in a nested subquery"), while their outer rows
     /// are current reads.
     pub current_read_subqueries_are_plain: bool,
+    /// A statement or COMMIT may fail with this error without any conflict
+    /// the model can see, aborting the transaction (PostgreSQL SERIALIZABLE:
+    /// SSI's serialization failures, false positives included).
+    pub aborts_anywhere: Option<ErrorClass>,
 }
 
 impl Rule {

@@ -20,6 +20,7 @@ pub fn rule() -> Rule {
         row_locks: false,
         resumed_scan_skips_passed_rows: false,
         current_read_subqueries_are_plain: false,
+        aborts_anywhere: None,
     }
 }
 

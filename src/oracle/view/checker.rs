@@ -295,6 +295,14 @@ impl Checker<'_> {
                 self.end_txn(txn, None);
                 Ok(())
             }
+            // A COMMIT the engine may refuse at any time (SSI) rolls back.
+            Stmt::Commit
+                if self.rule.aborts_anywhere.is_some()
+                    && self.error_class(r) == self.rule.aborts_anywhere =>
+            {
+                self.end_txn(txn, None);
+                Ok(())
+            }
             Stmt::Commit => Err(undecided("commit-failed")),
             Stmt::Begin | Stmt::Savepoint(_) | Stmt::RollbackTo(_) | Stmt::Rollback => {
                 Err(undecided("control-statement-failed"))
@@ -303,6 +311,10 @@ impl Checker<'_> {
                 super::statement::on_complete(self, r, pos)
             }
         }
+    }
+
+    fn error_class(&self, r: StmtRef) -> Option<crate::model::ErrorClass> {
+        self.history.outcome(r)?.error.as_ref().map(|e| e.class)
     }
 
     /// Commits (`Some(position)`) or rolls back `txn`, releasing its locks.

@@ -10,11 +10,14 @@
 //!
 //! Soundness over coverage (the false-positive classes of APTrans §4.3 are
 //! designed out): snapshot points are data per engine and checked against the
-//! servers; a statement that blocked where no conflict was predicted, an
-//! unpredicted abort, a statement the scratch evaluation cannot run, or a
-//! situation the model does not cover (InnoDB scans resumed after a wait at
-//! READ COMMITTED, partial writes visible at READ UNCOMMITTED, INSERTs with subqueries)
-//! stops the comparison and makes the case *undecided*; results are compared
+//! servers. A wait the engine reported is a fact: a statement that takes locks
+//! is judged after it, predicted or not. InnoDB writes and locking reads that
+//! waited at READ COMMITTED/UNCOMMITTED are judged row by row on the
+//! committed states of their run (`statement/resumed.rs`). An unpredicted
+//! abort, a statement the scratch evaluation cannot run, or a situation the
+//! model does not cover (partial writes of a waiting statement visible at READ
+//! UNCOMMITTED, subqueries whose read view differs from the outer rows',
+//! INSERTs with subqueries) stops the comparison and makes the case *undecided*; results are compared
 //! as bags, LIMIT results only when no row can have been cut. Writes are the
 //! difference of the scratch table before and after, so upserts and REPLACE
 //! are covered.

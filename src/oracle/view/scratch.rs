@@ -262,15 +262,25 @@ impl Scratch {
 
     /// Row ids of scratch table `table` satisfying `where_`.
     pub fn matching(&mut self, table: &str, where_: Option<&Expr>) -> ScratchResult<Vec<i64>> {
+        self.matching_as(table, table, where_)
+    }
+
+    /// Row ids of scratch table `table`, named `alias` in `where_`, satisfying it.
+    pub fn matching_as(
+        &mut self,
+        table: &str,
+        alias: &str,
+        where_: Option<&Expr>,
+    ) -> ScratchResult<Vec<i64>> {
         let sel = Select {
             distinct: false,
             items: vec![SelectItem {
-                expr: Expr::qcol(table, RID),
+                expr: Expr::qcol(alias, RID),
                 alias: None,
             }],
             from: vec![FromItem {
                 table: table.to_string(),
-                alias: table.to_string(),
+                alias: alias.to_string(),
                 join: None,
             }],
             where_: where_.cloned(),

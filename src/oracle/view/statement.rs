@@ -9,7 +9,7 @@ use super::visibility::{Access, Conflict, SnapshotPoint, ViewRule};
 use super::ORACLE;
 use crate::instrument::Shape;
 use crate::model::{
-    ErrorClass, Expr, LockMode, OnConflict, Outcome, RowWrite, Stmt, StmtRef, Value,
+    ErrorClass, Expr, LockMode, OnConflict, Outcome, RowWrite, Select, Stmt, StmtRef, Value,
 };
 use crate::oracle::compare::{bag_diff, same_bag};
 use crate::oracle::Finding;
@@ -186,8 +186,9 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
             // the probe to report); the statement and, for a deadlock, its
             // transaction are undone. Statements that take no lock cannot wait.
             let waits = ck.rule.lock_of(access, in_txn(ck, r)).is_some();
-            if (was_blocked || waits)
-                && matches!(c, ErrorClass::Deadlock | ErrorClass::LockWaitTimeout)
+            if ((was_blocked || waits)
+                && matches!(c, ErrorClass::Deadlock | ErrorClass::LockWaitTimeout))
+                || ck.rule.aborts_anywhere == Some(c)
             {
                 Ok(())
             } else {

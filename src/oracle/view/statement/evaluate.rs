@@ -88,14 +88,33 @@ pub(super) fn evaluate(
         .unwrap_or(LockMode::ForShare);
     let mut recheck_targets = None;
     if rule == ViewRule::SnapshotThenLatest {
-        let (table, where_) = match &stmt {
-            Stmt::Update(u) => (u.table.clone(), u.where_.clone()),
-            Stmt::Delete(d) => (d.table.clone(), d.where_.clone()),
+        let (table, alias, where_, mode) = match &stmt {
+            Stmt::Update(u) => (
+                u.table.clone(),
+                u.table.clone(),
+                u.where_.clone(),
+                LockMode::ForUpdate,
+            ),
+            Stmt::Delete(d) => (
+                d.table.clone(),
+                d.table.clone(),
+                d.where_.clone(),
+                LockMode::ForUpdate,
+            ),
+            // A single-table locking read re-checks its rows like a write
+            // (13.2.1: "the same as UPDATE ... in terms of searching for
+            // target rows"); LIMIT counts rows after the re-check.
+            Stmt::Select(sel) if single_table_rows(sel) => (
+                sel.from[0].table.clone(),
+                sel.from[0].alias.clone(),
+                sel.where_.clone(),
+                lock,
+            ),
             _ => return locking_read_on_snapshot(ck, r, reader, sight, pos, lock, view),
         };
         let candidates = ck
             .scratch
-            .matching(&table, where_.as_ref())
+            .matching_as(&table, &alias, where_.as_ref())
             .map_err(|_| undecided("scratch-failed"))?;
         let latest = Sight::CommittedBefore(pos);
         let changed = candidates.iter().any(|rid| {
@@ -121,7 +140,7 @@ pub(super) fn evaluate(
         recheck_targets = Some(
             candidates
                 .into_iter()
-                .map(|rid| (table.clone(), rid, LockMode::ForUpdate))
+                .map(|rid| (table.clone(), rid, mode))
                 .collect::<Vec<_>>(),
         );
     }
@@ -193,6 +212,21 @@ pub(super) fn evaluate(
         written_rows,
         view,
     })
+}
+
+/// A SELECT whose result rows are its one table's rows matching its WHERE
+/// (no join, grouping, aggregate, DISTINCT, subquery or LIMIT).
+pub(super) fn single_table_rows(sel: &Select) -> bool {
+    sel.from.len() == 1
+        && sel.from[0].join.is_none()
+        && sel.group_by.is_empty()
+        && !sel.distinct
+        && sel.limit.is_none()
+        && !sel
+            .items
+            .iter()
+            .any(|i| i.expr.has_aggregate() || i.expr.has_subquery())
+        && !sel.where_.as_ref().is_some_and(Expr::has_subquery)
 }
 
 /// PostgreSQL READ COMMITTED locking read: evaluated on the statement's
