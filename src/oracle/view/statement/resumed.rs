@@ -167,20 +167,26 @@ pub(super) fn judge_locking_read(
     if !actual.reads_complete {
         return Err(undecided("resumed-scan-reads-unknown"));
     }
-    let Some(p) = ck.prepared.get(&r).cloned() else {
-        return Err(undecided("unknown-statement"));
-    };
-    let table = sel.from[0].table.clone();
+    let (table, alias) = (sel.from[0].table.clone(), sel.from[0].alias.clone());
     let own = Writer::Txn(r.txn);
     let start = ck.submitted_at.get(&r).copied().unwrap_or(pos);
+    // Per state, the versions of the rows matching the WHERE (ORDER BY and
+    // LIMIT apply to the mix of states the scan read, not to one state).
     let mut reads_per_state: Vec<(Pos, BTreeMap<i64, String>)> = Vec::new();
     for before in state_points(ck, r, start, pos) {
-        materialise(ck, own, Sight::CommittedBefore(before))?;
-        let out = ck.scratch.run(&p);
-        if !out.ok() || !out.reads_complete {
-            return Err(undecided("resumed-scan-state-error"));
-        }
-        let reads = out.reads.into_iter().map(|v| (v.rid, v.wl)).collect();
+        let sight = Sight::CommittedBefore(before);
+        materialise(ck, own, sight)?;
+        let rids = ck
+            .scratch
+            .matching_as(&table, &alias, sel.where_.as_ref())
+            .map_err(|_| undecided("resumed-scan-state-error"))?;
+        let reads = rids
+            .into_iter()
+            .filter_map(|rid| {
+                let v = ck.store.visible(&table, rid, own, sight)?;
+                Some((rid, v.wl.clone()))
+            })
+            .collect();
         reads_per_state.push((before, reads));
     }
     let moved = moved_rows(
