@@ -242,3 +242,45 @@ fn resumed_locking_read_returns_every_row_that_matches_throughout() {
         "resumed-read",
     );
 }
+
+/// READ UNCOMMITTED: T2's `UPDATE ... WHERE v = 0` writes row 1 and waits for
+/// row 2 (T1's); T3 reads meanwhile and sees the half-done UPDATE (a dirty
+/// read of a statement that has not finished). The model's view has no
+/// partial statements: the difference leaves the case undecided, never a
+/// violation.
+#[test]
+fn read_uncommitted_sees_half_of_a_waiting_update_and_stays_undecided() {
+    let mut case = kv_case(
+        &[(1, 0), (2, 0)],
+        vec![
+            committed(vec![set("t", 2, 9)]),
+            committed(vec![set_where_v("t", 0, 5)]),
+            autocommit(vec![select("t", None)]),
+        ],
+        "1 1 2 2 3 1 2",
+    );
+    case.isolation = Isolation::ReadUncommitted;
+    let mut e = mariadb();
+    let mut stats = CheckStats::default();
+    let (h, findings) = run_case(
+        e.as_mut(),
+        &case,
+        &[OracleKind::View],
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    let update = StmtRef { txn: 2, index: 1 };
+    let read = StmtRef { txn: 3, index: 0 };
+    assert!(blocked(&h, update), "{h:#?}");
+    let rows = &h.outcome(read).unwrap().rows;
+    assert!(
+        rows.contains(&vec![Value::Int(1), Value::Int(5)]),
+        "the reader sees row 1 written by the waiting UPDATE: {h:#?}"
+    );
+    assert_eq!(final_rows(&h), vec![kv(1, 5), kv(2, 9)]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    let counts = stats.oracle("view").clone();
+    assert_eq!(counts.undecided, 1, "{counts:?}");
+    assert_eq!(counts.undecided_by.get("partial-write-visible"), Some(&1));
+}
