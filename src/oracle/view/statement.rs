@@ -136,7 +136,9 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
     // may already be gone. The statement is compared on the view without
     // either: agreement decides it, a difference leaves the case undecided.
     ck.undecided_instead = None;
-    if view_rule(ck, r, access) == ViewRule::Uncommitted {
+    if release_unobserved(ck, r) {
+        ck.undecided_instead = Some("release-before-observed");
+    } else if view_rule(ck, r, access) == ViewRule::Uncommitted {
         if partial_write_visible(ck, r) {
             ck.undecided_instead = Some("partial-write-visible");
         } else if ck.doomed_txns.iter().any(|t| *t != r.txn) {
@@ -296,6 +298,20 @@ fn subquery_read_view(ck: &mut Checker, r: StmtRef, access: Access, pos: Pos) ->
         }
     }
     Ok(())
+}
+
+/// Whether a deadlock victim's rollback (which the engine performs before
+/// the victim's error is reported) may already have resumed a statement of
+/// another transaction that still counts as waiting: that statement may have
+/// run, and an autocommit one committed, before `r` completed, ahead of its
+/// own completion event.
+fn release_unobserved(ck: &Checker, r: StmtRef) -> bool {
+    let doomed_live = ck.doomed_txns.iter().any(|t| *t != r.txn);
+    doomed_live
+        && ck
+            .waiting
+            .iter()
+            .any(|w| w.txn != r.txn && !ck.doomed_txns.contains(&w.txn))
 }
 
 /// Whether a write of another transaction waits now (it may have written
