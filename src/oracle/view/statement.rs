@@ -112,6 +112,20 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
     };
     let was_blocked = ck.blocked.contains(&r);
     subquery_read_view(ck, r, access, pos)?;
+    // A waiting multi-row write may have written part of its rows, which a
+    // read-uncommitted view of its table would show; a deadlock victim's rows
+    // may already be gone. The statement is compared on the view without
+    // either: agreement decides it, a difference leaves the case undecided.
+    ck.undecided_instead = None;
+    if release_unobserved(ck, r) {
+        ck.undecided_instead = Some("release-before-observed");
+    } else if view_rule(ck, r, access) == ViewRule::Uncommitted {
+        if partial_write_visible(ck, r) {
+            ck.undecided_instead = Some("partial-write-visible");
+        } else if ck.doomed_txns.iter().any(|t| *t != r.txn) {
+            ck.undecided_instead = Some("doomed-transaction");
+        }
+    }
     // InnoDB READ COMMITTED/UNCOMMITTED scans without gap locks and skips rows
     // whose newest committed version does not match: a statement that waited
     // halfway through its scan may miss rows committed behind its cursor.
@@ -129,20 +143,6 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
                 Stmt::Insert(_) => {}
                 _ => return resumed::judge_locking_read(ck, r, access, pos, &actual),
             }
-        }
-    }
-    // A waiting multi-row write may have written part of its rows, which a
-    // read-uncommitted view of its table would show; a deadlock victim's rows
-    // may already be gone. The statement is compared on the view without
-    // either: agreement decides it, a difference leaves the case undecided.
-    ck.undecided_instead = None;
-    if release_unobserved(ck, r) {
-        ck.undecided_instead = Some("release-before-observed");
-    } else if view_rule(ck, r, access) == ViewRule::Uncommitted {
-        if partial_write_visible(ck, r) {
-            ck.undecided_instead = Some("partial-write-visible");
-        } else if ck.doomed_txns.iter().any(|t| *t != r.txn) {
-            ck.undecided_instead = Some("doomed-transaction");
         }
     }
     let snap = take_snapshot(ck, r, access, pos, &actual)?;
@@ -168,9 +168,12 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
         (Expect::Block(_), Some(ErrorClass::Deadlock | ErrorClass::LockWaitTimeout)) => Ok(()),
         // It waited without the probe seeing it (a short wait), and failed
         // once the holder finished: judged on the state after the wait.
+        (Expect::Block(_), Some(c)) if ck.rule.aborts_anywhere == Some(c) => Ok(()),
         (Expect::Block(_), Some(c)) => {
             if eval.outcome.error.as_ref().map(|e| e.class) == Some(c) {
-                lock_database(ck, r, pos);
+                if access == Access::Write {
+                    lock_database(ck, r, pos);
+                }
                 Ok(())
             } else {
                 Err(undecided("error-instead-of-block"))
