@@ -284,3 +284,46 @@ fn read_uncommitted_sees_half_of_a_waiting_update_and_stays_undecided() {
     assert_eq!(counts.undecided, 1, "{counts:?}");
     assert_eq!(counts.undecided_by.get("partial-write-visible"), Some(&1));
 }
+
+/// MariaDB's scratch tables have no foreign keys: a single-row INSERT IGNORE
+/// whose parent row is missing is judged as skipped (the scratch evaluation's
+/// foreign-key check), so the case is decided, and the row it did not insert
+/// is not expected anywhere.
+#[test]
+fn insert_ignore_of_an_orphan_row_is_judged_as_skipped() {
+    use txfuzz::model::{ForeignKey, OnConflict, Stmt, TableData};
+    let Stmt::Insert(mut orphan) = insert("t", 9, 5, 7) else {
+        unreachable!()
+    };
+    orphan.on_conflict = OnConflict::Ignore;
+    let mut case = kv_case(
+        &[(1, 1)],
+        vec![
+            committed(vec![Stmt::Insert(orphan), select("t", None)]),
+            autocommit(vec![select("t", None)]),
+        ],
+        "1 1 2 1 1",
+    );
+    let mut parent = kv_table("p");
+    parent.name = "p".into();
+    case.schema.tables.insert(0, parent);
+    case.schema.tables[1].foreign_keys.push(ForeignKey {
+        columns: vec!["v".into()],
+        ref_table: "p".into(),
+        ref_columns: vec!["k".into()],
+    });
+    case.data.insert(
+        0,
+        TableData {
+            table: "p".into(),
+            rows: vec![txfuzz::model::Row {
+                rid: 100,
+                values: vec![Value::Int(1), Value::Int(0)],
+            }],
+        },
+    );
+    let (_, _, h) = run_clean(&case);
+    assert_eq!(final_rows(&h), vec![kv(1, 1)]);
+    let insert = StmtRef { txn: 1, index: 1 };
+    assert!(h.outcome(insert).unwrap().ok(), "{h:#?}");
+}

@@ -173,10 +173,29 @@ pub(super) fn evaluate(
         )),
         _ => None,
     };
-    let outcome = ck.scratch.run(&p);
+    let mut outcome = ck.scratch.run(&p);
+    let skipped_row = match &stmt {
+        Stmt::Insert(i) => {
+            !ck.scratch_foreign_keys
+                && insert_ignore_emulated(ck, i)
+                && outcome
+                    .error
+                    .as_ref()
+                    .is_some_and(|e| e.class == ErrorClass::ForeignKeyViolation)
+        }
+        _ => false,
+    };
+    if skipped_row {
+        // INSERT IGNORE skipped the row: no write, no error.
+        outcome = Outcome {
+            reads_complete: true,
+            writes_complete: true,
+            ..Outcome::default()
+        };
+    }
     let mut writes = Vec::new();
     let mut written_rows = Vec::new();
-    if let (Some((table, before)), true) = (before, outcome.ok()) {
+    if let (Some((table, before)), true) = (before, outcome.ok() && !skipped_row) {
         let after = ck
             .scratch
             .read(&table)
