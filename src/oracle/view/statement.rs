@@ -18,9 +18,11 @@ use serde_json::json;
 mod evaluate;
 mod expect;
 mod resumed;
+mod uncertain;
 
 use evaluate::{evaluate, sorted_writes, Evaluation};
 use expect::{expect, Expect};
+use uncertain::{partial_write_visible, release_unobserved, subquery_read_view};
 
 /// Where this statement's snapshot is, and whether the transaction had one before.
 struct SnapshotInfo {
@@ -252,102 +254,6 @@ fn error_mismatch(actual: Option<ErrorClass>, eval: &Evaluation) -> Stop {
         name(actual),
         name(predicted)
     ))
-}
-
-/// InnoDB: "a locking read clause in an outer statement does not lock the
-/// rows of a table in a nested subquery" (MySQL 8.0 Reference Manual 17.7.2.4
-/// "Locking Reads"): the outer rows of a write or locking read are read
-/// current, its subqueries are consistent reads in the transaction's read view
-/// (READ COMMITTED: the statement's, from its start; REPEATABLE READ: the
-/// transaction's, which such a subquery opens when none exists). The scratch
-/// evaluation has one view per table, so the statement is decided only when
-/// no other transaction committed between that read view and the statement's
-/// end (both views are then the same); else the case is undecided. At
-/// SERIALIZABLE inside a transaction every read locks, subqueries included.
-///
-/// READ UNCOMMITTED: the subqueries read the newest versions, committed or
-/// not: decided only when those agree with the newest committed ones on every
-/// table the statement reads and no write of another transaction is waiting
-/// halfway there.
-fn subquery_read_view(ck: &mut Checker, r: StmtRef, access: Access, pos: Pos) -> Result<(), Stop> {
-    let plain_subqueries = ck.rule.current_read_subqueries_are_plain
-        && view_rule(ck, r, access) == ViewRule::LatestCommitted
-        && !(ck.rule.plain_read_is_locking && in_txn(ck, r))
-        && ck.case.stmt(r).is_some_and(|c| has_subquery(&c.stmt));
-    if !plain_subqueries {
-        return Ok(());
-    }
-    if ck.rule.plain_read == ViewRule::Uncommitted {
-        let own = Writer::Txn(r.txn);
-        let tables = ck
-            .case
-            .stmt(r)
-            .map(|c| crate::model::walk::tables(&c.stmt))
-            .unwrap_or_default();
-        let dirty = tables.iter().any(|t| {
-            ck.store.view(t, own, Sight::Uncommitted)
-                != ck.store.view(t, own, Sight::CommittedBefore(pos))
-        });
-        return if dirty || partial_write_visible(ck, r) {
-            Err(undecided("read-uncommitted-subquery"))
-        } else {
-            Ok(())
-        };
-    }
-    let start = ck.submitted_at.get(&r).copied().unwrap_or(pos);
-    let per_txn = in_txn(ck, r) && ck.rule.snapshot != SnapshotPoint::EachStatement;
-    let txn = ck.txns.get(&r.txn);
-    let read_view = match txn.and_then(|t| t.snapshot.or(t.tentative_snapshot)) {
-        Some(at) if per_txn => at,
-        _ => start,
-    };
-    if ck
-        .store
-        .commits_between(Writer::Txn(r.txn), read_view.saturating_sub(1), pos)
-    {
-        return Err(undecided("subquery-read-view"));
-    }
-    // Its subquery may have opened the transaction's read view (whether it
-    // ran at all depends on the outer rows): a tentative point.
-    if per_txn && ck.rule.snapshot == SnapshotPoint::FirstConsistentRead {
-        if let Some(t) = ck.txns.get_mut(&r.txn) {
-            if t.snapshot.is_none() {
-                t.tentative_snapshot.get_or_insert(start);
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Whether a deadlock victim's rollback (which the engine performs before
-/// the victim's error is reported) may already have resumed a statement of
-/// another transaction that still counts as waiting: that statement may have
-/// run, and an autocommit one committed, before `r` completed, ahead of its
-/// own completion event.
-fn release_unobserved(ck: &Checker, r: StmtRef) -> bool {
-    let doomed_live = ck.doomed_txns.iter().any(|t| *t != r.txn);
-    doomed_live
-        && ck
-            .waiting
-            .iter()
-            .any(|w| w.txn != r.txn && !ck.doomed_txns.contains(&w.txn))
-}
-
-/// Whether a write of another transaction waits now (it may have written
-/// part of its rows) on a table statement `r` reads.
-fn partial_write_visible(ck: &Checker, r: StmtRef) -> bool {
-    let Some(tables) = ck.case.stmt(r).map(|c| crate::model::walk::tables(&c.stmt)) else {
-        return true;
-    };
-    ck.waiting.iter().any(|w| {
-        w.txn != r.txn
-            && ck.case.stmt(*w).is_some_and(|c| match &c.stmt {
-                Stmt::Insert(i) => tables.contains(&i.table),
-                Stmt::Update(u) => tables.contains(&u.table),
-                Stmt::Delete(d) => tables.contains(&d.table),
-                _ => false,
-            })
-    })
 }
 
 fn class_name(c: ErrorClass) -> String {
