@@ -183,14 +183,22 @@ impl Scratch {
     /// Runs an instrumented case statement on the scratch tables. A write
     /// changes them; they are read back before their next use.
     pub fn run(&mut self, p: &Prepared) -> Outcome {
-        if p.kind.is_write() {
-            if let crate::instrument::Shape::Write { table, .. } = &p.shape {
-                self.filled.remove(table);
+        let written = match &p.shape {
+            crate::instrument::Shape::Write { table, .. } if p.kind.is_write() => {
+                Some(table.clone())
             }
+            _ => None,
+        };
+        if let Some(table) = &written {
+            self.filled.remove(table);
         }
-        let emulate = self.emulate_foreign_keys && p.kind.is_write();
-        if emulate {
-            match self.dangling_reference() {
+        // Only the foreign keys from or to the written table can change.
+        let fks = match &written {
+            Some(table) if self.emulate_foreign_keys => self.foreign_keys_of(table),
+            _ => Vec::new(),
+        };
+        if !fks.is_empty() {
+            match self.dangling_reference(&fks) {
                 Ok(None) => {}
                 // The view itself dangles: the emulation cannot tell what the
                 // statement adds (the caller sees an unexplained error).
@@ -204,10 +212,10 @@ impl Scratch {
             }
         }
         let outcome = run_prepared(self.session.as_mut(), p);
-        if !(emulate && outcome.ok()) {
+        if fks.is_empty() || !outcome.ok() {
             return outcome;
         }
-        match self.dangling_reference() {
+        match self.dangling_reference(&fks) {
             Ok(None) => outcome,
             Ok(Some(fk)) => scratch_error(
                 ErrorClass::ForeignKeyViolation,
@@ -217,19 +225,27 @@ impl Scratch {
         }
     }
 
-    /// A foreign key some row of the scratch tables violates (`child(cols) ->
-    /// parent(cols)`), checked with the engine's own comparisons. InnoDB checks
-    /// foreign keys row by row, immediately, so a statement that leaves a
-    /// dangling reference failed at some row: its error is a foreign-key
-    /// violation (the converse does not hold: an intermediate state can
-    /// violate too, which this does not see; the case is then undecided).
-    fn dangling_reference(&mut self) -> ScratchResult<Option<String>> {
-        let fks: Vec<(String, crate::model::ForeignKey)> = self
-            .schema
+    /// The foreign keys (`(child table, key)`) whose child or parent is `table`.
+    fn foreign_keys_of(&self, table: &str) -> Vec<(String, crate::model::ForeignKey)> {
+        self.schema
             .tables
             .iter()
             .flat_map(|t| t.foreign_keys.iter().map(|fk| (t.name.clone(), fk.clone())))
-            .collect();
+            .filter(|(child, fk)| child == table || fk.ref_table == table)
+            .collect()
+    }
+
+    /// A foreign key of `fks` some row of the scratch tables violates
+    /// (`child(cols) -> parent(cols)`), checked with the engine's own
+    /// comparisons. InnoDB checks foreign keys row by row, immediately, so a
+    /// statement that leaves a dangling reference failed at some row: its
+    /// error is a foreign-key violation (the converse does not hold: an
+    /// intermediate state can violate too, which this does not see; the case
+    /// is then undecided).
+    fn dangling_reference(
+        &mut self,
+        fks: &[(String, crate::model::ForeignKey)],
+    ) -> ScratchResult<Option<String>> {
         for (child, fk) in fks {
             let not_null: Vec<String> = fk
                 .columns

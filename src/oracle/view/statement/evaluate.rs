@@ -193,23 +193,12 @@ pub(super) fn evaluate(
             ..Outcome::default()
         };
     }
-    let mut writes = Vec::new();
-    let mut written_rows = Vec::new();
-    if let (Some((table, before)), true) = (before, outcome.ok() && !skipped_row) {
-        let after = ck
-            .scratch
-            .read(&table)
-            .map_err(|_| undecided("scratch-failed"))?;
-        writes = row_diff(&table, &before, &after);
-        for w in writes.iter().filter(|w| w.after.is_some()) {
-            if let Some(row) = after
-                .iter()
-                .find(|row| row.first() == Some(&Value::Int(w.rid)))
-            {
-                written_rows.push((w.rid, row.clone()));
-            }
+    let (writes, written_rows) = match before {
+        Some((table, before)) if outcome.ok() && !skipped_row => {
+            write_effects(ck, &table, &before)?
         }
-    }
+        _ => (Vec::new(), Vec::new()),
+    };
     let targets = match recheck_targets {
         Some(t) => t,
         None if access == Access::Write => writes
@@ -233,19 +222,51 @@ pub(super) fn evaluate(
     })
 }
 
-/// A SELECT whose result rows are its one table's rows matching its WHERE
-/// (no join, grouping, aggregate, DISTINCT, subquery or LIMIT).
-pub(super) fn single_table_rows(sel: &Select) -> bool {
+/// What a write did to scratch table `table` (`before`: its rows before the
+/// write): the rows that changed, and the written rows as read back.
+pub(super) type WriteEffects = (Vec<RowWrite>, Vec<(i64, Vec<Value>)>);
+
+pub(super) fn write_effects(
+    ck: &mut Checker,
+    table: &str,
+    before: &[Vec<Value>],
+) -> Result<WriteEffects, Stop> {
+    let after = ck
+        .scratch
+        .read(table)
+        .map_err(|_| undecided("scratch-failed"))?;
+    let writes = row_diff(table, before, &after);
+    let written_rows = writes
+        .iter()
+        .filter(|w| w.after.is_some())
+        .filter_map(|w| {
+            after
+                .iter()
+                .find(|row| row.first() == Some(&Value::Int(w.rid)))
+                .map(|row| (w.rid, row.clone()))
+        })
+        .collect();
+    Ok((writes, written_rows))
+}
+
+/// A SELECT whose result rows are rows of its one table matching its WHERE
+/// (no join, grouping, aggregate, DISTINCT or subquery); LIMIT may cut them.
+pub(super) fn single_table(sel: &Select) -> bool {
     sel.from.len() == 1
         && sel.from[0].join.is_none()
         && sel.group_by.is_empty()
         && !sel.distinct
-        && sel.limit.is_none()
         && !sel
             .items
             .iter()
             .any(|i| i.expr.has_aggregate() || i.expr.has_subquery())
         && !sel.where_.as_ref().is_some_and(Expr::has_subquery)
+}
+
+/// A SELECT whose result rows are exactly its one table's rows matching its
+/// WHERE ([`single_table`] without LIMIT).
+pub(super) fn single_table_rows(sel: &Select) -> bool {
+    single_table(sel) && sel.limit.is_none()
 }
 
 /// PostgreSQL READ COMMITTED locking read: evaluated on the statement's

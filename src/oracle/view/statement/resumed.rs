@@ -27,7 +27,7 @@
 //! versions it could have been judged on, and what the statement did.
 
 use super::*;
-use evaluate::{materialise, row_diff};
+use evaluate::{materialise, single_table, write_effects};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How the rule reads in findings.
@@ -148,13 +148,7 @@ pub(super) fn judge_locking_read(
     let Some(Stmt::Select(sel)) = ck.case.stmt(r).map(|c| c.stmt.clone()) else {
         return Err(undecided("unknown-statement"));
     };
-    let simple = sel.from.len() == 1
-        && sel.from[0].join.is_none()
-        && sel.group_by.is_empty()
-        && !sel.distinct
-        && !sel.items.iter().any(|i| i.expr.has_aggregate())
-        && !has_subquery(&Stmt::Select(sel.clone()));
-    if !simple {
+    if !single_table(&sel) {
         return Err(undecided("resumed-locking-read"));
     }
     if let Some(e) = &actual.error {
@@ -310,21 +304,7 @@ fn states(ck: &mut Checker, r: StmtRef, start: Pos, pos: Pos) -> Result<Vec<Stat
             });
             continue;
         }
-        let after = ck
-            .scratch
-            .read(table)
-            .map_err(|_| undecided("scratch-failed"))?;
-        let writes = sorted_writes(&row_diff(table, &rows_before, &after));
-        let written_rows = writes
-            .iter()
-            .filter(|w| w.after.is_some())
-            .filter_map(|w| {
-                after
-                    .iter()
-                    .find(|row| row.first() == Some(&Value::Int(w.rid)))
-                    .map(|row| (w.rid, row.clone()))
-            })
-            .collect();
+        let (writes, written_rows) = write_effects(ck, table, &rows_before)?;
         out.push(State {
             before,
             error: None,
