@@ -389,3 +389,41 @@ fn mariadb_read_view_starts_at_the_first_read_that_reaches_innodb() {
         "{counts:?}"
     );
 }
+
+/// PostgreSQL SERIALIZABLE write skew: SSI refuses one of the two
+/// transactions (40001 at its write or COMMIT) without any conflict the view
+/// model can see. The profile rule `aborts_anywhere` (13.2.3: "applications
+/// using this level must be prepared to retry transactions due to
+/// serialization failures") lets `view` accept it and decide the case; with
+/// the rule removed the case is undecided.
+#[test]
+fn postgres_serializable_ssi_failure_is_accepted_anywhere() {
+    let mut case = txfuzz::testkit::hermitage::g2_item();
+    case.isolation = Isolation::Serializable;
+    let h = decided_clean(postgres(), &case, Isolation::Serializable);
+    let failed = h.outcomes.iter().any(|o| {
+        o.outcome
+            .error
+            .as_ref()
+            .is_some_and(|e| e.class == ErrorClass::SerializationFailure)
+    });
+    assert!(failed, "SSI refused neither transaction: {h:#?}");
+    let mut mutated = WithProfile::new(postgres(), |p| {
+        for (_, rule) in p.rules.iter_mut() {
+            rule.aborts_anywhere = None;
+        }
+    });
+    let mut stats = CheckStats::default();
+    let findings = txfuzz::oracle::check(
+        OracleKind::View,
+        &mut mutated,
+        &case,
+        &h,
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    assert!(findings.is_empty(), "{findings:#?}");
+    let counts = stats.oracle("view").clone();
+    assert_eq!(counts.undecided, 1, "{counts:?}");
+}
