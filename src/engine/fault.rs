@@ -204,11 +204,16 @@ impl FaultySession {
             Err(_) => return,
         };
         for t in tables {
-            let _ = self
-                .inner
-                .query(&format!("DROP TABLE IF EXISTS temp.stale_{t}"));
+            let (drop, create) = match self.dialect {
+                Dialect::Sqlite => ("DROP TABLE IF EXISTS", "CREATE TEMP TABLE"),
+                Dialect::Mysql => ("DROP TEMPORARY TABLE IF EXISTS", "CREATE TEMPORARY TABLE"),
+                Dialect::Postgres => ("DROP TABLE IF EXISTS", "CREATE TEMPORARY TABLE"),
+            };
+            let stale = stale_table(self.dialect, &t);
+            let _ = self.inner.query(&format!("{drop} {stale}"));
             let _ = self.inner.query(&format!(
-                "CREATE TEMP TABLE stale_{t} AS SELECT * FROM main.{t}"
+                "{create} stale_{t} AS SELECT * FROM {}",
+                base_table(self.dialect, &t)
             ));
         }
     }
@@ -226,17 +231,19 @@ impl FaultySession {
             .iter()
             .map(|a| {
                 format!(
-                    "{c} = (SELECT {e} FROM temp.stale_{t} WHERE stale_{t}.rid = {t}.rid)",
+                    "{c} = (SELECT {e} FROM {s} WHERE stale_{t}.rid = {t}.rid)",
                     c = a.column,
                     e = sql::render_expr(self.dialect, &a.value),
+                    s = stale_table(self.dialect, &u.table),
                     t = u.table
                 )
             })
             .collect();
         let _ = self.inner.query(&format!(
-            "UPDATE {t} SET {} WHERE rid IN ({}) AND rid IN (SELECT rid FROM temp.stale_{t})",
+            "UPDATE {t} SET {} WHERE rid IN ({}) AND rid IN (SELECT rid FROM {s})",
             sets.join(", "),
             rids.join(", "),
+            s = stale_table(self.dialect, &u.table),
             t = u.table
         ));
     }
@@ -252,7 +259,7 @@ impl FaultySession {
         }
         let mut stale = q.clone();
         for f in &mut stale.from {
-            f.table = format!("temp.stale_{}", f.table);
+            f.table = stale_table(self.dialect, &f.table);
         }
         let Ok(res) = self.inner.query(&sql::render_select(self.dialect, &stale)) else {
             return;
@@ -358,5 +365,23 @@ impl Session for FaultySession {
 
     fn canceller(&self) -> Arc<dyn Canceller> {
         self.inner.canceller()
+    }
+}
+
+/// The copy `stale_<table>` of `table` taken at BEGIN (a temporary table of
+/// the session), as the dialect names it.
+fn stale_table(dialect: Dialect, table: &str) -> String {
+    match dialect {
+        Dialect::Sqlite => format!("temp.stale_{table}"),
+        Dialect::Mysql => format!("stale_{table}"),
+        Dialect::Postgres => format!("pg_temp.stale_{table}"),
+    }
+}
+
+/// A base table of the case, as the dialect names it next to temporary ones.
+fn base_table(dialect: Dialect, table: &str) -> String {
+    match dialect {
+        Dialect::Sqlite => format!("main.{table}"),
+        Dialect::Mysql | Dialect::Postgres => table.to_string(),
     }
 }

@@ -2,6 +2,7 @@
 //! A [`Finding`] is a verdict with evidence; infrastructure failures are
 //! [`EngineError`]s, never findings.
 
+pub mod commit_order;
 pub mod compare;
 pub mod crash;
 pub mod graph;

@@ -12,10 +12,12 @@
 //! transaction that wrote nothing at its snapshot (first statement), not at its
 //! commit (SQLite WAL readers keep their snapshot while writers commit).
 //!
-//! Soundness: the commit-order replay is a valid oracle only where the engine
+//! Soundness: the commit-order replay is a valid oracle where the engine
 //! identifies every write-write conflict and serialises writers in commit
-//! order (profile `write_conflicts_detected`); elsewhere cases are undecided
-//! (`write-conflicts-not-detected`). Every difference is a violation, except
+//! order (profile `write_conflicts_detected`); elsewhere only cases whose
+//! writes each saw exactly the units committed before their own, by the
+//! level's documented write rule, are judged ([`super::commit_order`]);
+//! the others are undecided with the reason. Every difference is a violation, except
 //! one the verdict policy permits: a multi-row unique-key UPDATE whose
 //! duplicate-key error differs, scoped by [`unique_order`].
 
@@ -526,8 +528,10 @@ pub fn check(
 ) -> Result<Vec<Finding>, EngineError> {
     let profile = engine.profile().clone();
     if !profile.write_conflicts_detected.contains(&case.isolation) {
-        undecided_case(stats, "write-conflicts-not-detected");
-        return Ok(Vec::new());
+        if let Some(reason) = super::commit_order::unsound_reason(case, history, &profile) {
+            undecided_case(stats, reason);
+            return Ok(Vec::new());
+        }
     }
     let orders = candidate_orders(case, history, &profile);
     // A violation only if every order violates; clean if one order matches;
