@@ -33,6 +33,43 @@ pub fn tables(stmt: &Stmt) -> BTreeSet<String> {
     out
 }
 
+/// The tables a statement reads or writes outside its subqueries: the FROM
+/// items of a SELECT, the target of a write.
+pub fn outer_tables(stmt: &Stmt) -> BTreeSet<String> {
+    match stmt {
+        Stmt::Select(s) => s.from.iter().map(|f| f.table.clone()).collect(),
+        Stmt::Insert(i) => BTreeSet::from([i.table.clone()]),
+        Stmt::Update(u) => BTreeSet::from([u.table.clone()]),
+        Stmt::Delete(d) => BTreeSet::from([d.table.clone()]),
+        _ => BTreeSet::new(),
+    }
+}
+
+/// The tables a statement mentions inside its subqueries (at any depth).
+pub fn subquery_tables(stmt: &Stmt) -> BTreeSet<String> {
+    let mut exprs: Vec<&Expr> = Vec::new();
+    match stmt {
+        Stmt::Select(s) => exprs.extend(select_exprs(s)),
+        Stmt::Insert(i) => {
+            exprs.extend(i.rows.iter().flatten());
+            if let OnConflict::Update { assignments, .. } = &i.on_conflict {
+                exprs.extend(assignments.iter().map(|a| &a.value));
+            }
+        }
+        Stmt::Update(u) => {
+            exprs.extend(u.assignments.iter().map(|a| &a.value));
+            exprs.extend(u.where_.iter());
+        }
+        Stmt::Delete(d) => exprs.extend(d.where_.iter()),
+        _ => {}
+    }
+    let mut inner = BTreeSet::new();
+    for e in exprs {
+        expr_tables(e, &mut inner);
+    }
+    inner
+}
+
 fn select_tables(s: &Select, out: &mut BTreeSet<String>) {
     for f in &s.from {
         out.insert(f.table.clone());

@@ -2,7 +2,7 @@
 //! the server settings at connect (docs/engine-facts.md).
 
 use crate::engine::profile::{
-    AnomalyPermission, Conflict, EngineProfile, Rule, SnapshotPoint, Source, ViewRule,
+    AnomalyPermission, Conflict, EngineProfile, Rule, SnapshotPoint, Source, SubqueryRead, ViewRule,
 };
 use crate::model::{Anomaly, ErrorClass, Features, Isolation};
 use std::collections::BTreeMap;
@@ -31,21 +31,30 @@ pub fn rule(iso: Isolation, snapshot_isolation: bool) -> Rule {
         plain_read_is_locking: false,
         row_locks: true,
         resumed_scan_skips_passed_rows: false,
-        current_read_subqueries_are_plain: true,
+        // Locking reads: "does not lock the rows of a table in a nested
+        // subquery" (17.7.2.4); writes: shared next-key locks on the rows of
+        // their subqueries (17.7.3), except at READ COMMITTED / READ
+        // UNCOMMITTED below. tests/mariadb.rs::subqueries_of_writes_and_locking_reads_per_level.
+        locking_read_subqueries: SubqueryRead::Plain,
+        write_subqueries: SubqueryRead::AsOuter,
         aborts_anywhere: None,
     };
     match iso {
+        // 17.7.2.3: at READ COMMITTED / READ UNCOMMITTED the selects of
+        // INSERT ... SELECT and UPDATE ... (SELECT) are nonlocking reads.
         Isolation::ReadUncommitted => Rule {
             plain_read: ViewRule::Uncommitted,
             snapshot: SnapshotPoint::EachStatement,
             conflict: Conflict::Proceed,
             resumed_scan_skips_passed_rows: true,
+            write_subqueries: SubqueryRead::Plain,
             ..base
         },
         Isolation::ReadCommitted => Rule {
             snapshot: SnapshotPoint::EachStatement,
             conflict: Conflict::Proceed,
             resumed_scan_skips_passed_rows: true,
+            write_subqueries: SubqueryRead::Plain,
             ..base
         },
         Isolation::RepeatableRead => base,

@@ -1,7 +1,7 @@
 //! PostgreSQL: what its manual documents, per level (docs/engine-facts.md).
 
 use crate::engine::profile::{
-    AnomalyPermission, Conflict, EngineProfile, Rule, SnapshotPoint, Source, ViewRule,
+    AnomalyPermission, Conflict, EngineProfile, Rule, SnapshotPoint, Source, SubqueryRead, ViewRule,
 };
 use crate::model::{Anomaly, ErrorClass, Features, Isolation};
 use std::collections::BTreeMap;
@@ -21,7 +21,8 @@ pub fn rule(iso: Isolation) -> Rule {
             plain_read_is_locking: false,
             row_locks: true,
             resumed_scan_skips_passed_rows: false,
-            current_read_subqueries_are_plain: false,
+            locking_read_subqueries: SubqueryRead::AsOuter,
+            write_subqueries: SubqueryRead::AsOuter,
             aborts_anywhere: None,
         },
         // 13.2.2: the snapshot is taken at the first statement; updating a row
@@ -35,7 +36,8 @@ pub fn rule(iso: Isolation) -> Rule {
             plain_read_is_locking: false,
             row_locks: true,
             resumed_scan_skips_passed_rows: false,
-            current_read_subqueries_are_plain: false,
+            locking_read_subqueries: SubqueryRead::AsOuter,
+            write_subqueries: SubqueryRead::AsOuter,
             // 13.2.3 "Serializable Isolation Level": "applications using this
             // level must be prepared to retry transactions due to
             // serialization failures"; SSI's conflict tracking has false

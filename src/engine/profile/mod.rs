@@ -16,7 +16,7 @@
 pub mod rules;
 
 use crate::model::{Anomaly, ErrorClass, Features, Isolation};
-pub use rules::{Access, Conflict, Rule, SnapshotPoint, ViewRule};
+pub use rules::{Access, Conflict, Rule, SnapshotPoint, SubqueryRead, ViewRule};
 use serde::Serialize;
 
 /// What an error rolls back.

@@ -83,6 +83,16 @@ pub enum Conflict {
     SingleWriter,
 }
 
+/// How the subqueries of a write or locking read read their rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubqueryRead {
+    /// Like the statement's outer rows (one view for the whole statement).
+    AsOuter,
+    /// As a plain (consistent) read in the transaction's read view, while the
+    /// outer rows are read current.
+    Plain,
+}
+
 /// The rule set of one engine family at one isolation level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rule {
@@ -101,11 +111,22 @@ pub struct Rule {
     /// halfway through its scan does not revisit rows it passed (InnoDB READ
     /// COMMITTED / READ UNCOMMITTED).
     pub resumed_scan_skips_passed_rows: bool,
-    /// The subqueries of writes and locking reads are plain reads at this
-    /// level (InnoDB: "a locking read clause in an outer statement does not
-    /// lock the rows of a table in a nested subquery"), while their outer rows
-    /// are current reads.
-    pub current_read_subqueries_are_plain: bool,
+    /// How the subqueries of locking reads read (InnoDB: "A locking read
+    /// clause in an outer statement does not lock the rows of a table in a
+    /// nested subquery unless a locking read clause is also specified in the
+    /// subquery", MySQL 8.0 Reference Manual 17.7.2.4 "Locking Reads").
+    pub locking_read_subqueries: SubqueryRead,
+    /// How the subqueries of writes (UPDATE/DELETE ... WHERE ... (SELECT ...),
+    /// INSERT ... SELECT) read. InnoDB, MySQL 8.0 Reference Manual 17.7.3
+    /// "Locks Set by Different SQL Statements": for `UPDATE t ... WHERE col IN
+    /// (SELECT ... FROM s ...)` "InnoDB sets shared next-key locks on rows from
+    /// table s", and for INSERT ... SELECT "If the transaction isolation level
+    /// is READ COMMITTED, InnoDB does the search on S as a consistent read (no
+    /// locks)"; 17.7.2.3: "set the isolation level of the transaction to READ
+    /// UNCOMMITTED or READ COMMITTED to avoid setting locks on rows read from
+    /// the selected table". So current (locking) at REPEATABLE READ and
+    /// SERIALIZABLE, consistent at READ COMMITTED / READ UNCOMMITTED.
+    pub write_subqueries: SubqueryRead,
     /// A statement or COMMIT may fail with this error without any conflict
     /// the model can see, aborting the transaction (PostgreSQL SERIALIZABLE:
     /// SSI's serialization failures, false positives included).
@@ -113,6 +134,14 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// How the subqueries of a statement with this access read.
+    pub fn subqueries(&self, access: Access) -> SubqueryRead {
+        match access {
+            Access::PlainRead => SubqueryRead::AsOuter,
+            Access::LockingRead(_) => self.locking_read_subqueries,
+            Access::Write => self.write_subqueries,
+        }
+    }
     pub fn view_rule(&self, access: Access, in_txn: bool) -> ViewRule {
         match access {
             Access::PlainRead if self.plain_read_is_locking && in_txn => self.locking_read,

@@ -1,7 +1,9 @@
 //! SQLite's profile: WAL mode, one writer at a time, snapshot reads, always
 //! serializable (docs/engine-facts.md).
 
-use crate::engine::profile::{Conflict, EngineProfile, Rule, SnapshotPoint, ViewRule};
+use crate::engine::profile::{
+    Conflict, EngineProfile, Rule, SnapshotPoint, SubqueryRead, ViewRule,
+};
 use crate::model::{ErrorClass, Features, Isolation};
 use std::collections::BTreeMap;
 
@@ -19,7 +21,8 @@ pub fn rule() -> Rule {
         plain_read_is_locking: false,
         row_locks: false,
         resumed_scan_skips_passed_rows: false,
-        current_read_subqueries_are_plain: false,
+        locking_read_subqueries: SubqueryRead::AsOuter,
+        write_subqueries: SubqueryRead::AsOuter,
         aborts_anywhere: None,
     }
 }

@@ -185,10 +185,26 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
                 continue;
             };
             let table = q.from.first().map(|f| f.table.clone()).unwrap_or_default();
-            let rows = view.entry(table).or_default();
+            let mut rows = BTreeMap::new();
             for r in &o.reads {
                 if rows.insert(r.rid, r.wl.clone()).is_some_and(|w| w != r.wl) {
                     return Err(two_versions(op, &r.table, r.rid));
+                }
+            }
+            // A table read both current and plain (a subquery): one view
+            // only when both reads saw the same versions.
+            match view.get(&table) {
+                Some(other) if *other != rows => {
+                    return Err(Undecided::new(
+                        "subquery-read-view",
+                        format!(
+                            "op {op} reads {table} current and, in a subquery, in its read \
+                             view, and the two differ"
+                        ),
+                    ))
+                }
+                _ => {
+                    view.insert(table, rows);
                 }
             }
         }

@@ -8,8 +8,11 @@
 //! latest committed version, not the snapshot). SQLite has no locking clause;
 //! its writers always hold the latest snapshot. A VSR therefore takes at least
 //! the locks of its target, over the whole table: it can add blocking, which
-//! blocking scheduling then removes.
+//! blocking scheduling then removes. Where the engine reads a statement's
+//! subqueries as plain reads (InnoDB locking reads; writes at READ COMMITTED
+//! and below), the tables of its subqueries get plain VSRs.
 
+use crate::engine::profile::{Access, Rule, SubqueryRead};
 use crate::model::{
     walk, CaseStmt, Expr, FromItem, LockMode, Schema, Select, SelectItem, Stmt, StmtKind, StmtRef,
     TestCase, Value,
@@ -36,20 +39,57 @@ impl VsrCase {
 pub fn view_tables(stmt: &Stmt, schema: &Schema) -> BTreeSet<String> {
     let mut out = walk::tables(stmt);
     if stmt.kind().is_write() {
-        let target: Vec<String> = out.iter().cloned().collect();
-        for t in &schema.tables {
-            for fk in &t.foreign_keys {
-                if target.contains(&t.name) {
-                    out.insert(fk.ref_table.clone());
-                }
-                if target.contains(&fk.ref_table) {
-                    out.insert(t.name.clone());
-                }
-            }
-        }
+        let linked = fk_linked(&out, schema);
+        out.extend(linked);
     }
     out.retain(|t| schema.tables.iter().any(|s| &s.name == t));
     out
+}
+
+/// Tables linked to one of `tables` by a foreign key, either way.
+fn fk_linked(tables: &BTreeSet<String>, schema: &Schema) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for t in &schema.tables {
+        for fk in &t.foreign_keys {
+            if tables.contains(&t.name) {
+                out.insert(fk.ref_table.clone());
+            }
+            if tables.contains(&fk.ref_table) {
+                out.insert(t.name.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The read modes of the VSRs of `table` for `stmt`: its own mode, except
+/// where the engine reads the statement's subqueries as plain reads
+/// ([`Rule::subqueries`]): a table only its subqueries read gets a plain VSR,
+/// one read both ways gets both (`deps` leaves the statement undecided if
+/// they differ).
+fn vsr_modes(
+    stmt: &Stmt,
+    table: &str,
+    schema: &Schema,
+    rule: Option<&Rule>,
+) -> Vec<Option<LockMode>> {
+    let lock = vsr_lock(stmt);
+    let plain_subqueries = rule
+        .zip(Access::of(stmt))
+        .is_some_and(|(r, a)| r.subqueries(a) == SubqueryRead::Plain);
+    if lock.is_none() || !plain_subqueries || !walk::subquery_tables(stmt).contains(table) {
+        return vec![lock];
+    }
+    let mut outer = walk::outer_tables(stmt);
+    if stmt.kind().is_write() {
+        let linked = fk_linked(&outer, schema);
+        outer.extend(linked);
+    }
+    if outer.contains(table) {
+        vec![lock, None]
+    } else {
+        vec![None]
+    }
 }
 
 /// The read mode a VSR needs so it sees what its target sees.
@@ -84,7 +124,7 @@ pub fn vsr_select(table: &str, lock: Option<LockMode>) -> Stmt {
 
 /// Inserts VSRs before every data statement of `case`, immediately before it
 /// in its transaction and in the submit order.
-pub fn instrument(case: &TestCase) -> VsrCase {
+pub fn instrument(case: &TestCase, rule: Option<&Rule>) -> VsrCase {
     let mut next_op = case
         .txns
         .iter()
@@ -101,19 +141,20 @@ pub fn instrument(case: &TestCase) -> VsrCase {
         for (i, s) in t.stmts.drain(..).enumerate() {
             let mut refs = Vec::new();
             if s.stmt.kind().is_data() {
-                let lock = vsr_lock(&s.stmt);
                 for table in view_tables(&s.stmt, &case.schema) {
-                    let op = next_op;
-                    next_op += 1;
-                    vsrs.entry(s.op).or_default().push(op);
-                    refs.push(StmtRef {
-                        txn: t.id,
-                        index: stmts.len() as u32,
-                    });
-                    stmts.push(CaseStmt {
-                        op,
-                        stmt: vsr_select(&table, lock),
-                    });
+                    for lock in vsr_modes(&s.stmt, &table, &case.schema, rule) {
+                        let op = next_op;
+                        next_op += 1;
+                        vsrs.entry(s.op).or_default().push(op);
+                        refs.push(StmtRef {
+                            txn: t.id,
+                            index: stmts.len() as u32,
+                        });
+                        stmts.push(CaseStmt {
+                            op,
+                            stmt: vsr_select(&table, lock),
+                        });
+                    }
                 }
             }
             refs.push(StmtRef {
@@ -156,7 +197,7 @@ mod tests {
     #[test]
     fn every_data_statement_gets_adjacent_vsrs() {
         let case = hermitage::g_single();
-        let v = instrument(&case);
+        let v = instrument(&case, None);
         v.case.validate().unwrap();
         let data = case
             .txns

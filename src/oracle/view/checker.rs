@@ -4,7 +4,7 @@
 
 use super::locks::LockTable;
 use super::scratch::Scratch;
-use super::versions::{Pos, VersionStore, Writer};
+use super::versions::{Pos, Sight, VersionStore, Writer};
 use super::visibility::Rule;
 use super::{Conclusion, ORACLE};
 use crate::engine::{Engine, EngineError};
@@ -66,6 +66,10 @@ pub struct Checker<'a> {
     /// difference then makes the case undecided for this reason, agreement
     /// decides it.
     pub undecided_instead: Option<&'static str>,
+    /// Set while judging a current read whose subqueries alone read some
+    /// tables, as plain reads in an earlier read view (InnoDB): those tables
+    /// and the view they are materialised in.
+    pub subquery_sight: Option<(std::collections::BTreeSet<String>, Sight)>,
     pub findings: Vec<Finding>,
 }
 
@@ -168,6 +172,7 @@ fn walk_one(
             .collect(),
         doomed_txns: HashSet::new(),
         undecided_instead: None,
+        subquery_sight: None,
         waiting: HashSet::new(),
         findings: Vec::new(),
     };

@@ -99,6 +99,7 @@ pub fn on_blocked_submit(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), S
     if ck.rule.lock_of(access, in_txn(ck, r)).is_some() {
         return Ok(());
     }
+    ck.subquery_sight = None;
     let snap = peek_snapshot(ck, r, access, pos);
     let eval = evaluate(ck, r, access, &snap, pos)?;
     match expect(ck, r, access, &eval, &snap, pos, true) {

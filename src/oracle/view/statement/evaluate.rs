@@ -21,7 +21,9 @@ pub(super) fn rows_of(versions: Vec<&Version>) -> Vec<Vec<Value>> {
     versions.into_iter().map(|v| v.row.clone()).collect()
 }
 
-/// Fills every scratch table with the view `sight` gives `reader`.
+/// Fills every scratch table with the view `sight` gives `reader` (the
+/// tables only a current read's plain subqueries read: their own view,
+/// `Checker::subquery_sight`).
 pub(super) fn materialise(
     ck: &mut Checker,
     reader: Writer,
@@ -40,6 +42,10 @@ pub(super) fn materialise(
     // a second pass refills those.
     for _pass in 0..2 {
         for t in &tables {
+            let sight = match &ck.subquery_sight {
+                Some((only_subqueries, earlier)) if only_subqueries.contains(t) => *earlier,
+                _ => sight,
+            };
             let rows = rows_of(ck.store.view(t, reader, sight));
             ck.scratch
                 .fill(t, &rows)

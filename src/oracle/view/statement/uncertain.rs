@@ -4,10 +4,13 @@
 //! (undecided) or marks the statement so that a difference is undecided.
 
 use super::*;
+use crate::engine::profile::SubqueryRead;
 
 /// InnoDB: "a locking read clause in an outer statement does not lock the
 /// rows of a table in a nested subquery" (MySQL 8.0 Reference Manual 17.7.2.4
-/// "Locking Reads"): the outer rows of a write or locking read are read
+/// "Locking Reads"), and the subqueries of writes are consistent reads at READ
+/// COMMITTED / READ UNCOMMITTED (17.7.2.3; profile `Rule::subqueries`): the
+/// outer rows of such a statement are read
 /// current, its subqueries are consistent reads in the transaction's read view
 /// (READ COMMITTED: the statement's, from its start; REPEATABLE READ: the
 /// transaction's, which such a subquery opens when none exists). The scratch
@@ -26,7 +29,8 @@ pub(super) fn subquery_read_view(
     access: Access,
     pos: Pos,
 ) -> Result<(), Stop> {
-    let plain_subqueries = ck.rule.current_read_subqueries_are_plain
+    ck.subquery_sight = None;
+    let plain_subqueries = ck.rule.subqueries(access) == SubqueryRead::Plain
         && view_rule(ck, r, access) == ViewRule::LatestCommitted
         && !(ck.rule.plain_read_is_locking && in_txn(ck, r))
         && ck.case.stmt(r).is_some_and(|c| has_subquery(&c.stmt));
@@ -61,7 +65,18 @@ pub(super) fn subquery_read_view(
         .store
         .commits_between(Writer::Txn(r.txn), read_view.saturating_sub(1), pos)
     {
-        return Err(undecided("subquery-read-view"));
+        // Tables only the subqueries read get their own (earlier) view; a
+        // table read both ways, or a statement that waited, stays undecided.
+        let only_subqueries = ck
+            .case
+            .stmt(r)
+            .and_then(|c| tables_only_in_subqueries(&c.stmt, &ck.case.schema));
+        match only_subqueries {
+            Some(tables) if !ck.blocked.contains(&r) => {
+                ck.subquery_sight = Some((tables, Sight::CommittedBefore(read_view)));
+            }
+            _ => return Err(undecided("subquery-read-view")),
+        }
     }
     // Its subquery may have opened the transaction's read view (whether it
     // ran at all depends on the outer rows): a tentative point.
@@ -73,6 +88,28 @@ pub(super) fn subquery_read_view(
         }
     }
     Ok(())
+}
+
+/// The tables `stmt` reads only in subqueries, if no table is read both in
+/// a subquery and outside (including the foreign-key checks of a write).
+fn tables_only_in_subqueries(
+    stmt: &Stmt,
+    schema: &crate::model::Schema,
+) -> Option<std::collections::BTreeSet<String>> {
+    use crate::model::walk;
+    let inner = walk::subquery_tables(stmt);
+    let mut outer = walk::outer_tables(stmt);
+    if stmt.kind().is_write() {
+        for t in &schema.tables {
+            for fk in &t.foreign_keys {
+                if outer.contains(&t.name) || outer.contains(&fk.ref_table) {
+                    outer.insert(t.name.clone());
+                    outer.insert(fk.ref_table.clone());
+                }
+            }
+        }
+    }
+    inner.is_disjoint(&outer).then_some(inner)
 }
 
 /// Whether a deadlock victim's rollback (which the engine performs before

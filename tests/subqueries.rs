@@ -1,0 +1,214 @@
+//! How InnoDB reads the subqueries of locking reads and writes (profile rules
+//! `locking_read_subqueries`, `write_subqueries`), on the real MariaDB server
+//! (`TXFUZZ_MYSQL_URL`; the tests panic when it is unset).
+//!
+//! The schedule: T1 opens its read view (a plain read of `t`), T2 inserts
+//! `u.k = 2` and commits, then T1 runs a statement over `t` whose WHERE is
+//! `t.k IN (SELECT u.k FROM u)`. Sources (MySQL 8.0 Reference Manual):
+//! 17.7.2.4 "Locking Reads": "A locking read clause in an outer statement does
+//! not lock the rows of a table in a nested subquery" (a consistent read in
+//! the read view); 17.7.3 "Locks Set by Different SQL Statements": the selects
+//! of `UPDATE t ... WHERE col IN (SELECT ... FROM s ...)` and `INSERT ...
+//! SELECT` take shared next-key locks (current reads), except at READ
+//! COMMITTED, where 17.7.2.3 makes them consistent reads.
+//!
+//! Each test asserts what the server returned or wrote, that `view` and `sdg`
+//! decide the case without a finding, and that the rule mutated makes them
+//! report or give up.
+
+use txfuzz::campaign::run_case;
+use txfuzz::engine::mysql::MysqlEngine;
+use txfuzz::engine::profile::SubqueryRead;
+use txfuzz::engine::{Engine, EngineProfile};
+use txfuzz::exec::ExecOptions;
+use txfuzz::model::{
+    Expr, History, Isolation, LockMode, Row, SelectItem, Stmt, StmtRef, TableData, TestCase, Value,
+};
+use txfuzz::oracle::{CheckStats, Finding, OracleKind};
+use txfuzz::testkit::*;
+
+fn mariadb() -> Box<dyn Engine> {
+    let url = std::env::var("TXFUZZ_MYSQL_URL")
+        .expect("TXFUZZ_MYSQL_URL is not set: scripts/test.sh provisions MariaDB and exports it");
+    Box::new(MysqlEngine::connect(&url).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// `t.k IN (SELECT u.k FROM u)`
+fn in_u() -> Expr {
+    let Stmt::Select(mut sub) = select("u", None) else {
+        unreachable!()
+    };
+    sub.items = vec![SelectItem {
+        expr: Expr::qcol("u", "k"),
+        alias: None,
+    }];
+    Expr::InSubquery {
+        expr: Box::new(Expr::qcol("t", "k")),
+        query: Box::new(sub),
+        negated: false,
+    }
+}
+
+/// `SELECT k, v FROM t WHERE t.k IN (SELECT u.k FROM u) FOR UPDATE`
+fn locking_read() -> Stmt {
+    let Stmt::Select(mut s) = select("t", None) else {
+        unreachable!()
+    };
+    s.where_ = Some(in_u());
+    s.lock = Some(LockMode::ForUpdate);
+    Stmt::Select(s)
+}
+
+/// `UPDATE t SET v = v + 1 WHERE t.k IN (SELECT u.k FROM u)`
+fn update() -> Stmt {
+    let Stmt::Update(mut u) = add("t", 0, 1) else {
+        unreachable!()
+    };
+    u.where_ = Some(in_u());
+    Stmt::Update(u)
+}
+
+/// t = {(1,10), (2,20)}, u = {(1,0)}; T1: BEGIN, read t, `stmt`, COMMIT;
+/// T2 (autocommit): INSERT u (2,0) after T1's read.
+fn case(stmt: Stmt, iso: Isolation) -> TestCase {
+    let mut c = kv_case(
+        &[(1, 10), (2, 20)],
+        vec![
+            committed(vec![select("t", None), stmt]),
+            autocommit(vec![insert("u", 10, 2, 0)]),
+        ],
+        "1 1 2 1 1",
+    );
+    c.schema.tables.push(kv_table("u"));
+    c.data.push(TableData {
+        table: "u".into(),
+        rows: vec![Row {
+            rid: 3,
+            values: vec![Value::Int(1), Value::Int(0)],
+        }],
+    });
+    c.isolation = iso;
+    c
+}
+
+const STMT: StmtRef = StmtRef { txn: 1, index: 2 };
+
+struct Run {
+    history: History,
+    findings: Vec<Finding>,
+    stats: CheckStats,
+}
+
+fn run(e: &mut dyn Engine, case: &TestCase) -> Run {
+    let mut stats = CheckStats::default();
+    let (history, findings) = run_case(
+        e,
+        case,
+        &[OracleKind::View, OracleKind::Sdg],
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    Run {
+        history,
+        findings,
+        stats,
+    }
+}
+
+/// Keys of the rows `STMT` returned or wrote.
+fn keys_met(r: &Run) -> Vec<i64> {
+    let o = r.history.outcome(STMT).unwrap();
+    let mut keys: Vec<i64> = if o.rows.is_empty() {
+        o.writes.iter().map(|w| w.rid).collect()
+    } else {
+        o.rows
+            .iter()
+            .filter_map(|row| match row.first() {
+                Some(Value::Int(k)) => Some(*k),
+                _ => None,
+            })
+            .collect()
+    };
+    keys.sort();
+    keys
+}
+
+fn assert_decided_clean(r: &Run, what: &str) {
+    assert!(r.findings.is_empty(), "{what}: {:#?}", r.findings);
+    for oracle in ["view", "sdg"] {
+        let c = r.stats.per_oracle.get(oracle).cloned().unwrap_or_default();
+        assert_eq!(c.checked, 1, "{what}: {oracle} {c:?}\n{:#?}", r.history);
+    }
+}
+
+fn mutated(change: impl FnOnce(&mut EngineProfile)) -> WithProfile {
+    WithProfile::new(mariadb(), change)
+}
+
+fn set_rule(p: &mut EngineProfile, iso: Isolation, f: impl Fn(&mut txfuzz::engine::profile::Rule)) {
+    for (l, r) in &mut p.rules {
+        if *l == iso {
+            f(r);
+        }
+    }
+}
+
+#[test]
+fn subqueries_of_writes_and_locking_reads_per_level() {
+    // (statement, level, keys the statement meets on the server)
+    let expected: [(&str, Stmt, Isolation, Vec<i64>); 4] = [
+        // The subquery reads T1's read view: u.k = 2 is not there.
+        (
+            "locking read RR",
+            locking_read(),
+            Isolation::RepeatableRead,
+            vec![1],
+        ),
+        // A new read view per statement: T2's row is there.
+        (
+            "locking read RC",
+            locking_read(),
+            Isolation::ReadCommitted,
+            vec![1, 2],
+        ),
+        // Current (locking) reads of u: T2's row is there (rids 1, 2 of t).
+        ("update RR", update(), Isolation::RepeatableRead, vec![1, 2]),
+        ("update RC", update(), Isolation::ReadCommitted, vec![1, 2]),
+    ];
+    for (what, stmt, iso, keys) in expected {
+        let r = run(mariadb().as_mut(), &case(stmt, iso));
+        assert_eq!(keys_met(&r), keys, "{what}: {:#?}", r.history.outcome(STMT));
+        assert_decided_clean(&r, what);
+    }
+}
+
+/// Locking-read subqueries read current (the rule mutated): both oracles
+/// then expect T2's row and report the locking read at REPEATABLE READ.
+#[test]
+fn locking_read_subqueries_read_as_current_would_be_reported() {
+    let iso = Isolation::RepeatableRead;
+    let mut e = mutated(|p| {
+        set_rule(p, iso, |r| {
+            r.locking_read_subqueries = SubqueryRead::AsOuter
+        })
+    });
+    let r = run(&mut e, &case(locking_read(), iso));
+    assert_eq!(keys_met(&r), vec![1]);
+    let oracles: Vec<&str> = r.findings.iter().map(|f| f.oracle.as_str()).collect();
+    assert!(oracles.contains(&"view"), "{:#?}", r.findings);
+    assert!(oracles.contains(&"sdg"), "{:#?}", r.findings);
+}
+
+/// Write subqueries read plain at REPEATABLE READ (the rule mutated): both
+/// oracles then expect the UPDATE to miss T2's row and report it.
+#[test]
+fn write_subqueries_read_plain_would_be_reported() {
+    let iso = Isolation::RepeatableRead;
+    let mut e = mutated(|p| set_rule(p, iso, |r| r.write_subqueries = SubqueryRead::Plain));
+    let r = run(&mut e, &case(update(), iso));
+    assert_eq!(keys_met(&r), vec![1, 2]);
+    let oracles: Vec<&str> = r.findings.iter().map(|f| f.oracle.as_str()).collect();
+    assert!(oracles.contains(&"view"), "{:#?}", r.findings);
+    assert!(oracles.contains(&"sdg"), "{:#?}", r.findings);
+}
