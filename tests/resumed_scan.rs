@@ -136,6 +136,44 @@ fn resumed_update_does_not_revisit_the_rows_it_passed() {
     );
 }
 
+/// Every statement is judged, committed or not: the same resumed UPDATE in
+/// an explicit transaction that then rolls back (no other oracle looks at
+/// it: `wss`, `graph` and `sdg` see committed transactions only).
+#[test]
+fn a_resumed_update_of_a_transaction_that_rolls_back_is_judged() {
+    let case = kv_case(
+        &[(1, 0), (2, 1)],
+        vec![
+            committed(vec![set("t", 1, 1), set("t", 2, 1)]),
+            (
+                false,
+                vec![
+                    txfuzz::model::Stmt::Begin,
+                    set_where_v("t", 1, 7),
+                    txfuzz::model::Stmt::Rollback,
+                ],
+            ),
+        ],
+        "1 1 1 2 2 1 2",
+    );
+    let update = StmtRef { txn: 2, index: 1 };
+    let (mut e, case, h) = run_clean(&case);
+    assert!(blocked(&h, update), "{h:#?}");
+    assert_eq!(final_rows(&h), vec![kv(1, 1), kv(2, 1)]);
+    let written: Vec<i64> = h
+        .outcome(update)
+        .unwrap()
+        .writes
+        .iter()
+        .map(|w| w.rid)
+        .collect();
+    assert_eq!(written, vec![2], "{h:#?}");
+    resumed_finding(
+        &view_findings(e.as_mut(), &case, &drop_effects(&h, update)),
+        "resumed-write",
+    );
+}
+
 /// T1 rewrites row 1 with its value unchanged (v = 1); T2's
 /// `DELETE ... WHERE v = 1` waits for it and deletes it after T1 commits.
 #[test]

@@ -320,6 +320,21 @@ fn a_dirty_read_is_found() {
     assert_eq!(counts.checked, 1);
 }
 
+/// A statement of a transaction that later rolls back is judged too.
+#[test]
+fn a_dirty_read_in_a_transaction_that_rolls_back_is_found() {
+    let mut case = concurrent_write_and_reads();
+    let t2 = &mut case.txns[1];
+    let last = t2.stmts.len() - 1;
+    t2.stmts[last].stmt = Stmt::Rollback;
+    let (h, f, _) = run_view(Some(Fault::DirtyRead), &case);
+    assert_eq!(kinds(&f), vec!["result"], "{f:#?}\n{h:#?}");
+    assert!(f[0].evidence["stmt"] == "T2#2", "{f:#?}");
+    let (_, clean, counts) = run_view(None, &case);
+    assert!(clean.is_empty(), "{clean:#?}");
+    assert_eq!(counts.checked, 1);
+}
+
 #[test]
 fn a_missed_own_write_is_found() {
     let case = concurrent_write_and_reads();
