@@ -132,6 +132,25 @@ fn wss_judges_only_sound_cases_where_the_engine_does_not_detect_write_conflicts(
     }
 }
 
+/// A write that waited for a holder that rolled back read an unchanged
+/// committed state: judged at READ COMMITTED.
+#[test]
+fn wss_judges_a_write_that_waited_for_a_rolled_back_holder() {
+    let mut case = kv_case(
+        &[(1, 10)],
+        vec![
+            (false, vec![Stmt::Begin, add("t", 1, 1), Stmt::Rollback]),
+            committed(vec![add("t", 1, 2)]),
+        ],
+        "1 1 2 2 1 2",
+    );
+    case.isolation = Isolation::ReadCommitted;
+    let (f, stats) = run_all(mariadb().as_mut(), &case);
+    assert!(f.is_empty(), "{f:#?}");
+    let wss = &stats.per_oracle["wss"];
+    assert_eq!(wss.checked, 1, "{wss:?}");
+}
+
 /// T1 begins, T2 updates k=1 and commits, then T1 updates k=1: at READ
 /// COMMITTED T1's UPDATE reads T2's committed row (its view point is its own
 /// start), so the commit-order replay is sound and `wss` judges the case; a

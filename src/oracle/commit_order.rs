@@ -13,13 +13,14 @@
 //!   a row changed since fails with 40001 (the transaction aborts); the
 //!   snapshot is taken at the first data statement.
 //!
-//! So a write that did not wait was evaluated on the committed state at its
+//! So a write was evaluated on the committed state at its
 //! *view point* (its start; at snapshot levels its transaction's start) plus
 //! its own transaction's writes. The replay in commit order evaluates it on
 //! the state after every unit that committed before its own transaction.
 //! Both are the same state, on the tables the write can depend on, when no
 //! unit that writes those tables committed between the view point and the
-//! write's commit. Where uncommitted versions are visible (InnoDB READ
+//! write's commit (then a lock wait changed nothing it could read). Where
+//! uncommitted versions are visible (InnoDB READ
 //! UNCOMMITTED subqueries), also no other transaction may hold uncommitted
 //! writes on them while the write runs. These conditions are checked for
 //! every write of every committed unit; a case that fails one is undecided
@@ -30,9 +31,12 @@ use crate::engine::EngineProfile;
 use crate::model::{walk, EventKind, History, Schema, StmtRef, TestCase, TxnEnd};
 use std::collections::{BTreeSet, HashMap};
 
-/// Undecided reason: a write waited for a lock (the rows it passed before the
-/// wait were judged on an earlier state than the rows after it; `view`
-/// judges such writes row by row).
+/// Undecided reason: a write waited for a lock while a unit writing its
+/// tables committed (the rows it passed before the wait were judged on an
+/// earlier state than the rows after it; `view` judges such writes row by
+/// row), or its wait ended in a concurrency error. A wait that ended with
+/// no such commit (the holder rolled back, or only locked) left every row's
+/// newest committed version as it was: the write is judged.
 pub const WRITE_WAITED: &str = "write-waited";
 /// Undecided reason: a unit writing tables a write depends on committed
 /// between that write's view point and its own commit.
@@ -82,6 +86,8 @@ struct Write {
     to: usize,
     /// Its unit: the transaction, or the autocommit statement itself.
     unit: (u32, Option<u32>),
+    /// It waited for a lock.
+    waited: bool,
 }
 
 /// `None` when the commit-order replay is sound for this case, else the
@@ -143,7 +149,12 @@ pub fn unsound_reason(
             let (true, Some(to)) = (unit_committed, txn_end) else {
                 continue;
             };
-            if marks.blocked.contains(&r) {
+            let waited = marks.blocked.contains(&r);
+            let failed_by_concurrency = history
+                .outcome(r)
+                .and_then(|o| o.error.as_ref())
+                .is_some_and(|e| e.class.is_concurrency());
+            if waited && failed_by_concurrency {
                 return Some(WRITE_WAITED);
             }
             let from = match (snapshot_writes && !t.autocommit, begin) {
@@ -157,6 +168,7 @@ pub fn unsound_reason(
                 from,
                 to,
                 unit,
+                waited,
             });
         }
     }
@@ -165,7 +177,11 @@ pub fn unsound_reason(
             o.unit != w.unit && o.to > w.from && o.to < w.to && !o.tables.is_disjoint(&w.tables)
         });
         if conflicting_commit {
-            return Some(COMMIT_DURING_WRITE);
+            return Some(if w.waited {
+                WRITE_WAITED
+            } else {
+                COMMIT_DURING_WRITE
+            });
         }
         if uncommitted_visible {
             let end = marks.completed.get(&w.stmt).copied().unwrap_or(usize::MAX);

@@ -130,6 +130,23 @@ fn a_write_that_waited_is_left_to_view() {
 }
 
 #[test]
+fn a_write_that_waited_for_a_holder_that_rolled_back_is_judged() {
+    // T2's write waits for T1's lock; T1 rolls back: no committed state
+    // changed while T2 waited.
+    let c = case(
+        vec![
+            (false, vec![Stmt::Begin, add("t", 1, 5), Stmt::Rollback]),
+            committed(vec![add("t", 1, 1)]),
+        ],
+        "1 1 2 2 1 2",
+        Isolation::ReadCommitted,
+    );
+    let h = history(&c, &[at(2, 1)], &[(1, TxnEnd::RolledBack)]);
+    assert_eq!(unsound_reason(&c, &h, &maria()), None);
+    assert_eq!(unsound_reason(&c, &h, &pg()), None);
+}
+
+#[test]
 fn rolled_back_writes_matter_only_where_uncommitted_versions_are_visible() {
     // T1 writes t and rolls back after T2's autocommit write of t.
     let c = |iso| {
