@@ -30,6 +30,9 @@ pub enum Trait {
     /// Every statement the finding involves is a locking read with a subquery
     /// that waited for a lock.
     BlockedLockingReadWithSubquery,
+    /// The finding's statement is a SELECT whose transaction earlier ran an
+    /// UPDATE that matched rows without changing them.
+    ReadAfterUnchangedUpdate,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -275,6 +278,14 @@ fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) ->
                 .filter(|t| named.as_ref().is_none_or(|n| n.contains(&t.id)))
                 .any(|t| savepoint_before_first_statement_rolled_back(t.id, case, history, by))
         }
+        Trait::ReadAfterUnchangedUpdate => finding_stmt(finding).is_some_and(|by| {
+            matches!(case.stmt(by).map(|c| &c.stmt), Some(Stmt::Select(_)))
+                && (0..by.index).any(|index| {
+                    let r = StmtRef { txn: by.txn, index };
+                    matches!(case.stmt(r).map(|c| &c.stmt), Some(Stmt::Update(_)))
+                        && history.outcome(r).is_some_and(|o| !o.unchanged.is_empty())
+                })
+        }),
         Trait::BlockedLockingReadWithSubquery => {
             let refs = involved(finding, case);
             !refs.is_empty()

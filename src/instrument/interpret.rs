@@ -18,25 +18,49 @@ pub fn run_prepared(session: &mut dyn Session, p: &Prepared) -> Outcome {
     let Some(capture) = &p.capture else {
         return interpret(p, res.rows, res.affected);
     };
-    let rows = match session.query(capture) {
-        Ok(c) => parse_capture(c.rows.first().and_then(|r| r.first()), p.op),
-        Err(_) => Vec::new(),
+    let Ok(captured) = session.query(capture) else {
+        // The rows written are unknown, not "none".
+        let mut out = interpret(p, Vec::new(), res.affected);
+        out.writes_complete = false;
+        return out;
     };
-    interpret(p, rows, res.affected)
+    let (rows, unchanged) = parse_capture(captured.rows.first().and_then(|r| r.first()), p.op);
+    let mut out = interpret(p, rows, res.affected);
+    if let Shape::Write { table, .. } = &p.shape {
+        out.unchanged = unchanged
+            .into_iter()
+            .map(|(rid, wl)| RowVersion {
+                table: table.clone(),
+                rid,
+                wl,
+            })
+            .collect();
+        out.unchanged.sort();
+    }
+    out
 }
 
-/// `rid:wl-before;...` captured by MariaDB UPDATEs -> `(rid, wl-after)` rows.
-fn parse_capture(v: Option<&Value>, op: u32) -> Vec<Vec<Value>> {
+/// Rows (`rid, wl-after`) and matched-but-unchanged rows (`rid, wl`).
+type Captured = (Vec<Vec<Value>>, Vec<(i64, String)>);
+
+/// `rid:wl-before;...` captured by MariaDB UPDATEs -> `(rid, wl-after)` rows,
+/// and the rows an UPDATE matched but left unchanged (`rid:wl=`).
+fn parse_capture(v: Option<&Value>, op: u32) -> Captured {
     let Some(Value::Text(list)) = v else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
-    list.split(';')
-        .filter_map(|item| item.split_once(':'))
-        .filter_map(|(rid, wl)| {
-            let rid = rid.parse::<i64>().ok()?;
-            Some(vec![Value::Int(rid), Value::Text(format!("{wl},{op}"))])
-        })
-        .collect()
+    let mut rows = Vec::new();
+    let mut unchanged = Vec::new();
+    for (rid, wl) in list.split(';').filter_map(|item| item.split_once(':')) {
+        let Ok(rid) = rid.parse::<i64>() else {
+            continue;
+        };
+        match wl.strip_suffix('=') {
+            Some(wl) => unchanged.push((rid, wl.to_string())),
+            None => rows.push(vec![Value::Int(rid), Value::Text(format!("{wl},{op}"))]),
+        }
+    }
+    (rows, unchanged)
 }
 
 fn text(v: &Value) -> Option<String> {
@@ -137,4 +161,47 @@ pub(crate) fn interpret(p: &Prepared, rows: Vec<Vec<Value>>, affected: u64) -> O
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::instrument::prepare;
+    use crate::model::{CaseStmt, Schema, StmtRef};
+    use crate::sql::Dialect;
+    use crate::testkit::{kv_table, set};
+
+    #[test]
+    fn a_mariadb_capture_separates_changed_and_unchanged_rows() {
+        let (rows, unchanged) = parse_capture(Some(&Value::Text("1:0;2:0,4=;3:0,5".into())), 9);
+        assert_eq!(
+            rows,
+            vec![
+                vec![Value::Int(1), Value::Text("0,9".into())],
+                vec![Value::Int(3), Value::Text("0,5,9".into())],
+            ]
+        );
+        assert_eq!(unchanged, vec![(2, "0,4".to_string())]);
+    }
+
+    #[test]
+    fn a_mariadb_update_appends_to_wl_only_where_a_value_changed() {
+        let schema = Schema {
+            tables: vec![kv_table("t")],
+        };
+        let cs = CaseStmt {
+            op: 9,
+            stmt: set("t", 1, 5),
+        };
+        let p = prepare(Dialect::Mysql, &schema, StmtRef { txn: 1, index: 0 }, &cs);
+        // The old values first, the conditional append last.
+        let keep = p.sql.find("@txfuzz_o :=").unwrap();
+        let assign = p.sql.find("v = 5").unwrap();
+        let append = p
+            .sql
+            .find("IF(CAST(JSON_ARRAY(v) AS BINARY) <=> @txfuzz_o")
+            .unwrap();
+        assert!(keep < assign && assign < append, "{}", p.sql);
+        assert!(p.capture.is_some() && p.pre.is_some());
+    }
 }

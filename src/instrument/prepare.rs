@@ -113,6 +113,8 @@ pub fn prepare(d: Dialect, schema: &Schema, r: StmtRef, cs: &CaseStmt) -> Prepar
 
 /// The MariaDB user variable that collects updated rows.
 const CAPTURE_VAR: &str = "@txfuzz_w";
+/// The MariaDB user variable that keeps a row's assigned columns before an UPDATE.
+const OLD_VAR: &str = "@txfuzz_o";
 
 impl Prepared {
     /// MariaDB has RETURNING for INSERT, REPLACE and DELETE but not for UPDATE
@@ -133,12 +135,39 @@ impl Prepared {
             _ => return self,
         };
         let marker = format!("{WL} = CONCAT({qualifier}{WL}, ',{}')", self.op);
-        let capturing = format!(
-            "{WL} = CONCAT({q}{WL}, ',{k}', LEFT({v} := CONCAT_WS(';', {v}, CONCAT({q}{RID}, ':', {q}{WL})), 0))",
-            q = qualifier,
-            k = self.op,
-            v = CAPTURE_VAR
-        );
+        let capture_item = |suffix: &str| {
+            format!(
+                "LEFT({v} := CONCAT_WS(';', {v}, CONCAT({q}{RID}, ':', {q}{WL}{suffix})), 0)",
+                q = qualifier,
+                v = CAPTURE_VAR
+            )
+        };
+        let capturing = match &self.ir {
+            // A plain UPDATE appends to `wl` only where a user column changed,
+            // so that a no-op stays a no-op for InnoDB (no new row version).
+            // MariaDB assigns left to right with the new values, so the old
+            // values are kept first (an assignment that changes nothing) and
+            // compared, as stored, after the user's assignments. Unchanged
+            // rows are captured with a trailing `=`.
+            Stmt::Update(u) => {
+                let targets: Vec<&str> = u.assignments.iter().map(|a| a.column.as_str()).collect();
+                let digest = format!("CAST(JSON_ARRAY({}) AS BINARY)", targets.join(", "));
+                let keep_old = format!("{WL} = CONCAT(LEFT({OLD_VAR} := {digest}, 0), {WL}), ");
+                self.sql = self.sql.replacen(" SET ", &format!(" SET {keep_old}"), 1);
+                format!(
+                    "{WL} = IF({digest} <=> {OLD_VAR}, CONCAT({WL}, {unchanged}), CONCAT({WL}, ',{k}', {changed}))",
+                    unchanged = capture_item(", '='"),
+                    changed = capture_item(""),
+                    k = self.op
+                )
+            }
+            _ => format!(
+                "{WL} = CONCAT({q}{WL}, ',{k}', {c})",
+                q = qualifier,
+                k = self.op,
+                c = capture_item("")
+            ),
+        };
         let base = self
             .sql
             .strip_suffix(&format!(" RETURNING {RID}, {WL}"))

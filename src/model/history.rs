@@ -101,6 +101,10 @@ pub struct Outcome {
     /// (rows deleted by REPLACE on engines without a pre-image read).
     #[serde(default)]
     pub writes_complete: bool,
+    /// Rows an UPDATE matched but left as they were (the version it matched):
+    /// no new row version (InnoDB writes none when no value changes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unchanged: Vec<RowVersion>,
     /// Rows affected as reported by the engine (writes) or returned (reads).
     #[serde(default)]
     pub affected: u64,

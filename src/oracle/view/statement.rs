@@ -417,8 +417,62 @@ fn compare_and_apply(
             );
             return violation(ck, r, "write-set", summary, json!({}), eval, actual);
         }
+        // Rows it matched but left unchanged (MariaDB UPDATE): the same rows.
+        let rows = |u: &[crate::model::RowVersion]| {
+            let mut v: Vec<(String, i64)> = u.iter().map(|x| (x.table.clone(), x.rid)).collect();
+            v.sort();
+            v
+        };
+        if actual.writes_complete && rows(&actual.unchanged) != rows(&eval.outcome.unchanged) {
+            let summary = format!(
+                "{} matched other rows without changing them than its view predicts",
+                label(ck, r)
+            );
+            let evidence = json!({
+                "unchanged_expected": eval.outcome.unchanged,
+                "unchanged_actual": actual.unchanged,
+            });
+            return violation(ck, r, "write-set", summary, evidence, eval, actual);
+        }
     }
     apply(ck, r, access, pos, eval, actual)
+}
+
+/// Rows an UPDATE matched without changing them are its transaction's own
+/// rows from then on (a transaction sees its own updates, SQL:2016 4.41.4;
+/// MariaDB does not for such rows: known issue MDEV-26642): the version it
+/// matched becomes an own version with the same values, and the row is locked.
+fn apply_unchanged(
+    ck: &mut Checker,
+    r: StmtRef,
+    pos: Pos,
+    eval: &Evaluation,
+    locks: bool,
+) -> Result<(), Stop> {
+    let open = in_txn(ck, r);
+    for u in &eval.outcome.unchanged {
+        let Some(matched) = ck.store.newest(&u.table, u.rid).cloned() else {
+            return Err(undecided("unchanged-row-unknown"));
+        };
+        if matched.wl != u.wl || matched.deleted {
+            return Err(undecided("unchanged-row-unknown"));
+        }
+        if locks && ck.rule.row_locks {
+            ck.locks
+                .lock_row(&u.table, u.rid, r.txn, LockMode::ForUpdate, pos);
+        }
+        ck.store.push(
+            &u.table,
+            u.rid,
+            Version {
+                writer: Writer::Txn(r.txn),
+                written_at: pos,
+                committed_at: (!open).then_some(pos),
+                ..matched
+            },
+        );
+    }
+    Ok(())
 }
 
 /// Extends the version history and the locks with what the statement did.
@@ -484,6 +538,7 @@ fn apply(
         }
         ck.store.push(&w.table, w.rid, version);
     }
+    apply_unchanged(ck, r, pos, eval, locks)?;
     if let (Some(mode), true, true) = (
         ck.rule.lock_of(access, open),
         access != Access::Write && locks && ck.rule.row_locks,
