@@ -528,3 +528,84 @@ fn unobserved_writes_are_accepted_not_invented() {
     let h = hist(vec![(false, vec![unobserved(5)]), (true, vec![r(7, "5")])]);
     assert!(kinds(&check(&h)).contains(&"G1a"), "{:#?}", check(&h));
 }
+
+/// T1's autocommit INSERT IGNORE skips row 10 (a conflict on a secondary
+/// unique key, after InnoDB inserted its clustered record) while T2 reads it
+/// at version `1`: a read of an undone write (G1a, permitted at READ
+/// UNCOMMITTED), not of a version that never existed.
+#[test]
+fn a_row_an_insert_ignore_skipped_is_an_undone_write() {
+    use txfuzz::model::{
+        Event, EventKind, History, OnConflict, Outcome, RowVersion, Stmt, StmtOutcome, StmtRef,
+        TxnOutcome,
+    };
+    use txfuzz::testkit::{autocommit, committed, insert, kv_case, select};
+    let mut ins = insert("t", 10, 5, 50);
+    if let Stmt::Insert(i) = &mut ins {
+        i.on_conflict = OnConflict::Ignore;
+    }
+    let case = kv_case(
+        &[(1, 10)],
+        vec![autocommit(vec![ins]), committed(vec![select("t", None)])],
+        "2 1 2 2",
+    );
+    let at = |txn, index| StmtRef { txn, index };
+    let read = Outcome {
+        reads: vec![RowVersion {
+            table: "t".into(),
+            rid: 10,
+            wl: "1".into(),
+        }],
+        reads_complete: true,
+        ..Outcome::default()
+    };
+    let skipped = Outcome {
+        writes_complete: true,
+        ..Outcome::default()
+    };
+    let mut events = Vec::new();
+    let mut outcomes = Vec::new();
+    for (r, o) in [
+        (at(2, 0), Outcome::default()),
+        (at(1, 0), skipped),
+        (at(2, 1), read),
+        (at(2, 2), Outcome::default()),
+    ] {
+        for kind in [
+            EventKind::Submitted,
+            EventKind::Completed {
+                ok: true,
+                resumed: false,
+            },
+        ] {
+            events.push(Event {
+                stmt: r,
+                kind,
+                at_us: 0,
+            });
+        }
+        let op = case.stmt(r).unwrap().op;
+        outcomes.push(StmtOutcome {
+            stmt: r,
+            op,
+            outcome: o,
+        });
+    }
+    let history = History {
+        isolation: Isolation::ReadCommitted,
+        events,
+        outcomes,
+        txns: vec![
+            TxnOutcome { txn: 1, end: None },
+            TxnOutcome {
+                txn: 2,
+                end: Some(txfuzz::model::TxnEnd::Committed),
+            },
+        ],
+        final_state: Default::default(),
+        final_state_error: None,
+    };
+    let h = CheckHistory::from_case(&case, &history, None);
+    assert_only(&findings(&h, Isolation::ReadCommitted), "G1a");
+    assert!(findings(&h, Isolation::ReadUncommitted).is_empty());
+}

@@ -30,7 +30,7 @@
 //!   (predicate evaluation, aggregates, subqueries).
 //! - `savepoint_rollback`: the transaction rolled back to a savepoint.
 
-use crate::model::{History, Isolation, Stmt, StmtKind, TestCase, TxnEnd, Value};
+use crate::model::{History, Isolation, OnConflict, Stmt, StmtKind, TestCase, TxnEnd, Value};
 use serde::{Deserialize, Serialize};
 
 pub const CHECK_FORMAT: u32 = 1;
@@ -390,5 +390,33 @@ fn push_ops(
             after: w.after.clone(),
             undone: false,
         });
+    }
+    // A row INSERT IGNORE / an upsert skipped on a conflict may still have
+    // existed while the statement ran (InnoDB inserts the clustered record
+    // before it checks a secondary unique key, and removes it on the
+    // conflict): a read of it is a read of an undone write, not of a version
+    // that never existed.
+    if let Stmt::Insert(i) = &cs.stmt {
+        if matches!(
+            i.on_conflict,
+            OnConflict::Ignore | OnConflict::Update { .. }
+        ) {
+            for rid in &i.rids {
+                if !out
+                    .writes
+                    .iter()
+                    .any(|w| w.table == i.table && w.rid == *rid)
+                {
+                    ops.push(Op::Write {
+                        op,
+                        table: i.table.clone(),
+                        rid: *rid,
+                        before: None,
+                        after: Some(op.to_string()),
+                        undone: true,
+                    });
+                }
+            }
+        }
     }
 }
