@@ -13,8 +13,8 @@ use txfuzz::engine::mysql::MysqlEngine;
 use txfuzz::engine::{Engine, WaitSignal};
 use txfuzz::exec::ExecOptions;
 use txfuzz::finding::known::KnownIssues;
-use txfuzz::model::{Assignment, Expr, Isolation, Stmt, StmtRef, TestCase, Update, Value};
-use txfuzz::oracle::{CheckStats, OracleKind, Verdict};
+use txfuzz::model::{Assignment, Expr, History, Isolation, Stmt, StmtRef, TestCase, Update, Value};
+use txfuzz::oracle::{CheckStats, Finding, OracleKind, Verdict};
 use txfuzz::sql::{render_stmt, Dialect};
 use txfuzz::testkit::*;
 
@@ -59,6 +59,20 @@ fn mdev_26642() -> TestCase {
 const UPDATE: StmtRef = StmtRef { txn: 1, index: 3 };
 const LAST_READ: StmtRef = StmtRef { txn: 1, index: 4 };
 
+/// Runs `case` with every oracle.
+fn run_all(e: &mut dyn Engine, case: &TestCase) -> (History, Vec<Finding>, CheckStats) {
+    let mut stats = CheckStats::default();
+    let (h, findings) = run_case(
+        e,
+        case,
+        &OracleKind::ALL,
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    (h, findings, stats)
+}
+
 fn sorted(mut rows: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
     rows.sort();
     rows
@@ -92,15 +106,7 @@ fn plain_last_read(e: &mut dyn Engine, case: &TestCase) -> Vec<Vec<Value>> {
 fn a_noop_update_is_invisible_to_its_own_transaction() {
     let case = mdev_26642();
     let mut e = mariadb();
-    let mut stats = CheckStats::default();
-    let (h, mut findings) = run_case(
-        e.as_mut(),
-        &case,
-        &OracleKind::ALL,
-        &ExecOptions::default(),
-        &mut stats,
-    )
-    .unwrap();
+    let (h, mut findings, _) = run_all(e.as_mut(), &case);
     // What the engine did, instrumented: row k=0 (rid 1) changed, row k=1
     // (rid 2) matched and left alone, and T1's read after its own UPDATE
     // still shows k=1 at its read-view value (MDEV-26642).
@@ -136,16 +142,7 @@ fn a_noop_update_is_invisible_to_its_own_transaction() {
 fn an_update_that_changes_every_row_is_seen_by_its_own_transaction() {
     let mut case = mdev_26642();
     case.txns[1].stmts[0].stmt = set("t", 1, 9);
-    let mut e = mariadb();
-    let mut stats = CheckStats::default();
-    let (h, findings) = run_case(
-        e.as_mut(),
-        &case,
-        &OracleKind::ALL,
-        &ExecOptions::default(),
-        &mut stats,
-    )
-    .unwrap();
+    let (h, findings, stats) = run_all(mariadb().as_mut(), &case);
     assert!(h.outcome(UPDATE).unwrap().unchanged.is_empty(), "{h:#?}");
     assert_eq!(
         sorted(h.outcome(LAST_READ).unwrap().rows.clone()),
