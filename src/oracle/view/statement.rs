@@ -439,8 +439,8 @@ fn compare_and_apply(
 }
 
 /// Rows an UPDATE matched without changing them are its transaction's own
-/// rows from then on (a transaction sees its own updates, SQL:2016 4.41.4;
-/// MariaDB does not for such rows: known issue MDEV-26642): the version it
+/// rows from then on (a transaction sees its own updates; MariaDB does not
+/// for such rows: known issue MDEV-26642): the version it
 /// matched becomes an own version with the same values, and the row is locked.
 fn apply_unchanged(
     ck: &mut Checker,
