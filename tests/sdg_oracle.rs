@@ -105,3 +105,51 @@ fn mariadb_figure1_and_hermitage() {
     assert_figure1_checked(&mut e, Isolation::RepeatableRead);
     assert!(no_violations(&mut e, &LEVELS) >= 12);
 }
+
+/// InnoDB READ COMMITTED: T1 holds row k=1 (its committed v = 0, T1's own
+/// v = 1); T2's autocommit `UPDATE ... WHERE v = 1` judges the row on its
+/// committed version, which does not match, and goes on without waiting
+/// (semi-consistent read). `sdg`'s version-set reads must not change that: a
+/// locking VSR would wait for T1's lock and let the UPDATE see T1's row.
+#[test]
+fn mariadb_read_committed_vsrs_leave_semi_consistent_updates_alone() {
+    use txfuzz::exec::execute;
+    use txfuzz::model::{EventKind, History};
+    use txfuzz::oracle::sdg::vsr;
+    use txfuzz::testkit::{autocommit, committed, kv_case, set, set_where_v};
+    let case = at(
+        kv_case(
+            &[(1, 0)],
+            vec![
+                committed(vec![set("t", 1, 1)]),
+                autocommit(vec![set_where_v("t", 1, 7)]),
+            ],
+            "1 1 2 1",
+        ),
+        Isolation::ReadCommitted,
+    );
+    let blocked = |h: &History| {
+        h.events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Blocked { .. }))
+    };
+    let mut e = mariadb();
+    e.load(&case).unwrap();
+    // Without VSRs, the UPDATE does not wait and writes nothing.
+    let plain = execute(&mut e, &case, &ExecOptions::default()).unwrap();
+    assert!(!blocked(&plain), "{plain:#?}");
+    // With sdg's VSRs (as the profile says), the same.
+    let rule = e.profile().rule(Isolation::ReadCommitted);
+    let with_vsrs = vsr::instrument(&case, rule.as_ref());
+    e.reset().unwrap();
+    let h = execute(&mut e, &with_vsrs.case, &ExecOptions::default()).unwrap();
+    assert!(!blocked(&h), "{h:#?}");
+    // The locking VSRs of before would wait.
+    let locking = vsr::instrument(&case, None);
+    e.reset().unwrap();
+    let h = execute(&mut e, &locking.case, &ExecOptions::default()).unwrap();
+    assert!(blocked(&h), "{h:#?}");
+    let (findings, counts) = sdg(&mut e, &case);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(counts.checked, 1, "{counts:?}");
+}
