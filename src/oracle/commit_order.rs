@@ -45,6 +45,9 @@ pub const COMMIT_DURING_WRITE: &str = "commit-during-write";
 /// write reads at a level where such versions are visible.
 pub const UNCOMMITTED_WRITE_VISIBLE: &str = "uncommitted-write-visible";
 
+/// Undecided reason: the profile has no write rule for the level.
+pub const NO_RULE: &str = "no-write-rule";
+
 /// Where each statement's events are in the history.
 #[derive(Default)]
 struct Marks {
@@ -97,7 +100,9 @@ pub fn unsound_reason(
     history: &History,
     profile: &EngineProfile,
 ) -> Option<&'static str> {
-    let rule = profile.rule(case.isolation)?;
+    let Some(rule) = profile.rule(case.isolation) else {
+        return Some(NO_RULE);
+    };
     let snapshot_writes = rule.write == ViewRule::Snapshot;
     let uncommitted_visible =
         rule.plain_read == ViewRule::Uncommitted || rule.write == ViewRule::Uncommitted;
