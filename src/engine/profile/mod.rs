@@ -68,8 +68,10 @@ pub struct EngineProfile {
     /// Levels at which the engine identifies every write-write conflict (blocks
     /// or aborts) and serialises writers in commit order, so a final state
     /// unlike the commit-order serial replay is a bug (WriteCheck's Assumption
-    /// 1). At other levels `wss` cannot judge soundly: its cases are undecided
-    /// (`write-conflicts-not-detected`), never permitted.
+    /// 1). At other levels `wss` judges only the cases whose writes each saw
+    /// exactly the units committed before their own, by the level's write
+    /// `Rule` (`oracle::commit_order`); the others are undecided with the
+    /// reason, never permitted.
     pub write_conflicts_detected: Vec<Isolation>,
     /// At SERIALIZABLE, the commit/rollback order is a valid serial order for
     /// reads too (false for PostgreSQL SSI, where a reader may serialise before a
