@@ -212,3 +212,64 @@ fn write_subqueries_read_plain_would_be_reported() {
     assert!(oracles.contains(&"view"), "{:#?}", r.findings);
     assert!(oracles.contains(&"sdg"), "{:#?}", r.findings);
 }
+
+/// The server fact behind `write_subqueries` at READ COMMITTED: the
+/// subquery of an UPDATE is a consistent read that takes no lock, so an
+/// uncommitted change of the subquery's row by T2 does not make it wait; at
+/// REPEATABLE READ it takes shared locks and waits. (At READ COMMITTED a
+/// statement that does not wait reads the same rows either way, so the
+/// oracles' verdicts depend on this rule only for statements that waited,
+/// which `view` leaves undecided when a commit fell inside the wait.)
+#[test]
+fn an_update_subquery_takes_no_lock_at_read_committed_only() {
+    for (iso, waits) in [
+        (Isolation::ReadCommitted, false),
+        (Isolation::RepeatableRead, true),
+    ] {
+        let mut c = kv_case(
+            &[(1, 10), (2, 20)],
+            vec![autocommit(vec![update()]), committed(vec![add("u", 1, 1)])],
+            "2 2 1 2",
+        );
+        c.schema.tables.push(kv_table("u"));
+        c.data.push(TableData {
+            table: "u".into(),
+            rows: vec![Row {
+                rid: 3,
+                values: vec![Value::Int(1), Value::Int(0)],
+            }],
+        });
+        c.isolation = iso;
+        let r = run(mariadb().as_mut(), &c);
+        let t1 = StmtRef { txn: 1, index: 0 };
+        let waited =
+            r.history.events.iter().any(|e| {
+                e.stmt == t1 && matches!(e.kind, txfuzz::model::EventKind::Blocked { .. })
+            });
+        assert_eq!(waited, waits, "{iso}: {:#?}", r.history.events);
+        assert!(r.findings.is_empty(), "{iso}: {:#?}", r.findings);
+    }
+}
+
+/// T1's first read has an impossible WHERE and never reaches InnoDB, so
+/// whether T1 has a read view when its locking read's subquery runs is not
+/// known: after T2's commit the subquery may see T2's row (on 10.11 it does).
+/// `view` must not pick a point: undecided, no finding.
+#[test]
+fn a_tentative_read_view_leaves_a_plain_subquery_undecided() {
+    let Stmt::Select(mut nothing) = select("t", None) else {
+        unreachable!()
+    };
+    nothing.where_ = Some(Expr::eq(Expr::Lit(Value::Int(1)), Expr::Lit(Value::Int(0))));
+    let mut c = case(locking_read(), Isolation::RepeatableRead);
+    c.txns[0].stmts[1].stmt = Stmt::Select(nothing);
+    let r = run(mariadb().as_mut(), &c);
+    assert_eq!(keys_met(&r), vec![1, 2], "{:#?}", r.history.outcome(STMT));
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    let view = r.stats.per_oracle.get("view").cloned().unwrap_or_default();
+    assert_eq!(
+        view.undecided_by.get("read-view-point-uncertain"),
+        Some(&1),
+        "{view:?}"
+    );
+}

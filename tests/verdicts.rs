@@ -145,7 +145,23 @@ fn wss_judges_a_write_that_waited_for_a_rolled_back_holder() {
         "1 1 2 2 1 2",
     );
     case.isolation = Isolation::ReadCommitted;
-    let (f, stats) = run_all(mariadb().as_mut(), &case);
+    let mut stats = CheckStats::default();
+    let (h, f) = run_case(
+        mariadb().as_mut(),
+        &case,
+        &OracleKind::ALL,
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    let t2_update = txfuzz::model::StmtRef { txn: 2, index: 1 };
+    assert!(
+        h.events
+            .iter()
+            .any(|e| e.stmt == t2_update
+                && matches!(e.kind, txfuzz::model::EventKind::Blocked { .. })),
+        "T2's UPDATE must wait for T1: {h:#?}"
+    );
     assert!(f.is_empty(), "{f:#?}");
     let wss = &stats.per_oracle["wss"];
     assert_eq!(wss.checked, 1, "{wss:?}");

@@ -95,6 +95,8 @@ fn recheck(
     graph_findings: &[Finding],
     profile: Option<&EngineProfile>,
     level: Isolation,
+    case: &TestCase,
+    history: &History,
 ) -> Rechecked {
     if recorded.oracle == "graph" {
         return match graph_findings.iter().find(|f| f.kind == recorded.kind) {
@@ -103,10 +105,13 @@ fn recheck(
         };
     }
     if recorded.oracle == "wss"
-        && profile.is_some_and(|p| !p.write_conflicts_detected.contains(&level))
+        && profile.is_some_and(|p| {
+            !p.write_conflicts_detected.contains(&level)
+                && crate::oracle::commit_order::unsound_reason(case, history, p).is_some()
+        })
     {
         return Rechecked::NotReported(
-            "undecided now: wss does not judge a level where the engine does not detect every write conflict",
+            "undecided now: at this level wss judges only cases whose writes each saw the units committed before their own",
         );
     }
     if recorded.claim.is_none() && recorded.verdict == Verdict::Permitted {
@@ -183,7 +188,7 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
     }
     let mut rechecked = None;
     if let (Some(rec), Some((case, history, _))) = (&loaded.finding, &loaded.recorded) {
-        match recheck(rec, &findings, profile.as_ref(), level) {
+        match recheck(rec, &findings, profile.as_ref(), level, case, history) {
             Rechecked::Finding(mut f) => {
                 if let Some(info) = &engine_info {
                     known.mark(std::slice::from_mut(&mut *f), case, history, info);

@@ -30,8 +30,9 @@ pub enum Trait {
     /// Every statement the finding involves is a locking read with a subquery
     /// that waited for a lock.
     BlockedLockingReadWithSubquery,
-    /// The finding's statement is a SELECT whose transaction earlier ran an
-    /// UPDATE that matched rows without changing them.
+    /// The finding's statement is a plain SELECT of a table in which an
+    /// earlier UPDATE of its transaction matched a row without changing it,
+    /// at a version another transaction wrote.
     ReadAfterUnchangedUpdate,
 }
 
@@ -278,14 +279,9 @@ fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) ->
                 .filter(|t| named.as_ref().is_none_or(|n| n.contains(&t.id)))
                 .any(|t| savepoint_before_first_statement_rolled_back(t.id, case, history, by))
         }
-        Trait::ReadAfterUnchangedUpdate => finding_stmt(finding).is_some_and(|by| {
-            matches!(case.stmt(by).map(|c| &c.stmt), Some(Stmt::Select(_)))
-                && (0..by.index).any(|index| {
-                    let r = StmtRef { txn: by.txn, index };
-                    matches!(case.stmt(r).map(|c| &c.stmt), Some(Stmt::Update(_)))
-                        && history.outcome(r).is_some_and(|o| !o.unchanged.is_empty())
-                })
-        }),
+        Trait::ReadAfterUnchangedUpdate => {
+            finding_stmt(finding).is_some_and(|by| read_after_unchanged_update(case, history, by))
+        }
         Trait::BlockedLockingReadWithSubquery => {
             let refs = involved(finding, case);
             !refs.is_empty()
@@ -294,6 +290,37 @@ fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) ->
                     .all(|r| blocked_locking_read_with_subquery(case, history, *r))
         }
     }
+}
+
+/// Statement `by` is a plain SELECT reading a table in which an earlier
+/// UPDATE of its transaction matched a row without changing it, at a
+/// version another transaction wrote (the row MDEV-26642 leaves at the read
+/// view's version).
+fn read_after_unchanged_update(case: &TestCase, history: &History, by: StmtRef) -> bool {
+    let Some(Stmt::Select(sel)) = case.stmt(by).map(|c| &c.stmt) else {
+        return false;
+    };
+    if sel.lock.is_some() {
+        return false;
+    }
+    let read = crate::model::walk::tables(&Stmt::Select(sel.clone()));
+    let writer_of = |op: u32| {
+        case.txns
+            .iter()
+            .find(|t| t.stmts.iter().any(|s| s.op == op))
+            .map(|t| t.id)
+    };
+    (0..by.index).any(|index| {
+        let r = StmtRef { txn: by.txn, index };
+        matches!(case.stmt(r).map(|c| &c.stmt), Some(Stmt::Update(_)))
+            && history.outcome(r).is_some_and(|o| {
+                o.unchanged.iter().any(|u| {
+                    let last = u.wl.rsplit(',').next().and_then(|op| op.parse().ok());
+                    read.contains(&u.table)
+                        && last.is_some_and(|op: u32| op != 0 && writer_of(op) != Some(by.txn))
+                })
+            })
+    })
 }
 
 /// Transaction `txn` ran SAVEPOINT s before any data statement, then a data

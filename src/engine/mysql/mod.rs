@@ -94,6 +94,16 @@ impl MysqlEngine {
             .db_name(None::<String>)
             .into();
         let mut admin = Link::connect(&bootstrap).map_err(|e| connect_err(scrub(e)))?;
+        // The UPDATE instrumentation relies on MariaDB's left-to-right SET
+        // assignments (docs/design.md §2).
+        let sql_mode = scalar(&mut admin, "SELECT @@GLOBAL.sql_mode")?;
+        if sql_mode.contains("SIMULTANEOUS_ASSIGNMENT") {
+            return Err(EngineError::Setup(
+                "sql_mode SIMULTANEOUS_ASSIGNMENT is set: txfuzz's UPDATE instrumentation needs \
+                 left-to-right SET assignments (remove it from the server's sql_mode)"
+                    .into(),
+            ));
+        }
         let database = format!(
             "txfuzz_{}_{}",
             std::process::id(),

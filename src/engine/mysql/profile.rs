@@ -34,7 +34,7 @@ pub fn rule(iso: Isolation, snapshot_isolation: bool) -> Rule {
         // Locking reads: "does not lock the rows of a table in a nested
         // subquery" (17.7.2.4); writes: shared next-key locks on the rows of
         // their subqueries (17.7.3), except at READ COMMITTED / READ
-        // UNCOMMITTED below. tests/mariadb.rs::subqueries_of_writes_and_locking_reads_per_level.
+        // UNCOMMITTED below. tests/subqueries.rs::subqueries_of_writes_and_locking_reads_per_level.
         locking_read_subqueries: SubqueryRead::Plain,
         write_subqueries: SubqueryRead::AsOuter,
         aborts_anywhere: None,

@@ -65,8 +65,9 @@ pub fn rule(iso: Isolation) -> Rule {
 ///   committed first.
 /// - `write_conflicts_detected`: none. Writes are evaluated on snapshots and SSI
 ///   may serialise a writer before one that committed earlier, so a final
-///   state unlike the commit-order replay proves nothing: `wss` cases are
-///   undecided here.
+///   state unlike the commit-order replay proves nothing by itself: `wss`
+///   judges only cases where each write saw exactly the units committed before
+///   its own (`oracle::commit_order`), whatever order SSI chose.
 pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
     use Anomaly::*;
     let levels = [

@@ -61,6 +61,9 @@ pub(super) fn subquery_read_view(
         Some(at) if per_txn => at,
         _ => start,
     };
+    // A tentative read view (the first consistent read may not have reached
+    // InnoDB) is no point to materialise a view at.
+    let definite = !per_txn || txn.is_some_and(|t| t.snapshot.is_some());
     if ck
         .store
         .commits_between(Writer::Txn(r.txn), read_view.saturating_sub(1), pos)
@@ -72,9 +75,10 @@ pub(super) fn subquery_read_view(
             .stmt(r)
             .and_then(|c| tables_only_in_subqueries(&c.stmt, &ck.case.schema));
         match only_subqueries {
-            Some(tables) if !ck.blocked.contains(&r) => {
+            Some(tables) if !ck.blocked.contains(&r) && definite => {
                 ck.subquery_sight = Some((tables, Sight::CommittedBefore(read_view)));
             }
+            Some(_) if !definite => return Err(undecided("read-view-point-uncertain")),
             _ => return Err(undecided("subquery-read-view")),
         }
     }
