@@ -79,6 +79,13 @@ fn case(stmt: Stmt, iso: Isolation) -> TestCase {
         ],
         "1 1 2 1 1",
     );
+    with_u(&mut c);
+    c.isolation = iso;
+    c
+}
+
+/// Adds table u = {(1,0)} (row id 3).
+fn with_u(c: &mut TestCase) {
     c.schema.tables.push(kv_table("u"));
     c.data.push(TableData {
         table: "u".into(),
@@ -87,8 +94,6 @@ fn case(stmt: Stmt, iso: Isolation) -> TestCase {
             values: vec![Value::Int(1), Value::Int(0)],
         }],
     });
-    c.isolation = iso;
-    c
 }
 
 const STMT: StmtRef = StmtRef { txn: 1, index: 2 };
@@ -231,14 +236,7 @@ fn an_update_subquery_takes_no_lock_at_read_committed_only() {
             vec![autocommit(vec![update()]), committed(vec![add("u", 1, 1)])],
             "2 2 1 2",
         );
-        c.schema.tables.push(kv_table("u"));
-        c.data.push(TableData {
-            table: "u".into(),
-            rows: vec![Row {
-                rid: 3,
-                values: vec![Value::Int(1), Value::Int(0)],
-            }],
-        });
+        with_u(&mut c);
         c.isolation = iso;
         let r = run(mariadb().as_mut(), &c);
         let t1 = StmtRef { txn: 1, index: 0 };

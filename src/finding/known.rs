@@ -297,13 +297,13 @@ fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) ->
 /// version another transaction wrote (the row MDEV-26642 leaves at the read
 /// view's version).
 fn read_after_unchanged_update(case: &TestCase, history: &History, by: StmtRef) -> bool {
-    let Some(Stmt::Select(sel)) = case.stmt(by).map(|c| &c.stmt) else {
+    let Some(stmt) = case.stmt(by).map(|c| &c.stmt) else {
         return false;
     };
-    if sel.lock.is_some() {
+    if !matches!(stmt, Stmt::Select(sel) if sel.lock.is_none()) {
         return false;
     }
-    let read = crate::model::walk::tables(&Stmt::Select(sel.clone()));
+    let read = crate::model::walk::tables(stmt);
     let writer_of = |op: u32| {
         case.txns
             .iter()

@@ -1,6 +1,6 @@
 //! Walks over the statement IR: which tables and columns a statement mentions.
 
-use crate::model::{Expr, OnConflict, Select, Stmt};
+use crate::model::{Expr, OnConflict, Schema, Select, Stmt};
 use std::collections::BTreeSet;
 
 /// Every table a statement mentions (FROM items, subqueries, targets).
@@ -29,6 +29,22 @@ pub fn tables(stmt: &Stmt) -> BTreeSet<String> {
     }
     for e in exprs {
         expr_tables(e, &mut out);
+    }
+    out
+}
+
+/// Tables linked to one of `tables` by a foreign key, either way (one step).
+pub fn fk_linked(tables: &BTreeSet<String>, schema: &Schema) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for t in &schema.tables {
+        for fk in &t.foreign_keys {
+            if tables.contains(&t.name) {
+                out.insert(fk.ref_table.clone());
+            }
+            if tables.contains(&fk.ref_table) {
+                out.insert(t.name.clone());
+            }
+        }
     }
     out
 }

@@ -212,14 +212,8 @@ fn depends_on(stmt: &crate::model::Stmt, schema: &Schema) -> BTreeSet<String> {
     let mut out = walk::tables(stmt);
     loop {
         let before = out.len();
-        for t in &schema.tables {
-            for fk in &t.foreign_keys {
-                if out.contains(&t.name) || out.contains(&fk.ref_table) {
-                    out.insert(t.name.clone());
-                    out.insert(fk.ref_table.clone());
-                }
-            }
-        }
+        let linked = walk::fk_linked(&out, schema);
+        out.extend(linked);
         if out.len() == before {
             return out;
         }

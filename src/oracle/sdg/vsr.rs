@@ -41,26 +41,10 @@ impl VsrCase {
 pub fn view_tables(stmt: &Stmt, schema: &Schema) -> BTreeSet<String> {
     let mut out = walk::tables(stmt);
     if stmt.kind().is_write() {
-        let linked = fk_linked(&out, schema);
+        let linked = walk::fk_linked(&out, schema);
         out.extend(linked);
     }
     out.retain(|t| schema.tables.iter().any(|s| &s.name == t));
-    out
-}
-
-/// Tables linked to one of `tables` by a foreign key, either way.
-fn fk_linked(tables: &BTreeSet<String>, schema: &Schema) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    for t in &schema.tables {
-        for fk in &t.foreign_keys {
-            if tables.contains(&t.name) {
-                out.insert(fk.ref_table.clone());
-            }
-            if tables.contains(&fk.ref_table) {
-                out.insert(t.name.clone());
-            }
-        }
-    }
     out
 }
 
@@ -98,7 +82,7 @@ fn vsr_modes(
     }
     let mut outer = walk::outer_tables(stmt);
     if stmt.kind().is_write() {
-        let linked = fk_linked(&outer, schema);
+        let linked = walk::fk_linked(&outer, schema);
         outer.extend(linked);
     }
     if outer.contains(table) {

@@ -423,7 +423,11 @@ fn compare_and_apply(
             v.sort();
             v
         };
-        if actual.writes_complete && rows(&actual.unchanged) != rows(&eval.outcome.unchanged) {
+        let any_unchanged = !actual.unchanged.is_empty() || !eval.outcome.unchanged.is_empty();
+        if actual.writes_complete
+            && any_unchanged
+            && rows(&actual.unchanged) != rows(&eval.outcome.unchanged)
+        {
             let summary = format!(
                 "{} matched other rows without changing them than its view predicts",
                 label(ck, r)

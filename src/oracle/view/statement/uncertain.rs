@@ -104,14 +104,8 @@ fn tables_only_in_subqueries(
     let inner = walk::subquery_tables(stmt);
     let mut outer = walk::outer_tables(stmt);
     if stmt.kind().is_write() {
-        for t in &schema.tables {
-            for fk in &t.foreign_keys {
-                if outer.contains(&t.name) || outer.contains(&fk.ref_table) {
-                    outer.insert(t.name.clone());
-                    outer.insert(fk.ref_table.clone());
-                }
-            }
-        }
+        let linked = walk::fk_linked(&outer, schema);
+        outer.extend(linked);
     }
     inner.is_disjoint(&outer).then_some(inner)
 }
