@@ -25,6 +25,11 @@ fn campaign(fault: Option<Fault>, seed: u64, tests: u64) -> (Summary, tempfile::
         exec: ExecOptions::default(),
         progress: false,
         recover_wait: std::time::Duration::from_secs(1),
+        shadow: if fault.is_some() {
+            0.0
+        } else {
+            txfuzz::campaign::DEFAULT_SHADOW
+        },
     };
     (run_campaign(engine.as_mut(), &cfg).unwrap(), out)
 }
@@ -34,6 +39,10 @@ fn sqlite_campaign_of_2000_cases_has_no_violation() {
     let (s, out) = campaign(None, 11, 2000);
     assert_eq!(s.cases, 2000);
     assert_eq!(s.violations, 0, "{}", s.render());
+    // The default share of cases ran a shadow, and none differed.
+    assert_eq!(s.fidelity, 0, "{}", s.render());
+    let shadows = &s.oracle_counts["fidelity"];
+    assert!(shadows.checked + shadows.undecided > 100, "{}", s.render());
     assert!(std::fs::read_dir(out.path().join("findings"))
         .unwrap()
         .next()

@@ -390,6 +390,7 @@ fn campaign(fault: Option<Fault>, seed: u64, tests: u64) -> Summary {
         exec: ExecOptions::default(),
         progress: false,
         recover_wait: std::time::Duration::from_secs(1),
+        shadow: 0.0,
     };
     run_campaign(engine.as_mut(), &cfg).unwrap()
 }

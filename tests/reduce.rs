@@ -122,6 +122,7 @@ fn reduction_never_changes_the_signature_of_campaign_findings() {
             exec: ExecOptions::default(),
             progress: false,
             recover_wait: std::time::Duration::from_secs(1),
+            shadow: 0.0,
         };
         let summary = run_campaign(engine.as_mut(), &cfg).unwrap();
         assert!(!summary.distinct.is_empty(), "{}", summary.render());

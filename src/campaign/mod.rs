@@ -39,7 +39,13 @@ pub struct CampaignConfig {
     pub recover_wait: Duration,
     /// Known engine bugs: matching violations are marked `known`.
     pub known: KnownIssues,
+    /// The share of cases (0..=1) that also get a shadow run without
+    /// instrumentation (`oracle::fidelity`); chosen by a hash of seed and index.
+    pub shadow: f64,
 }
+
+/// The default `--shadow` rate.
+pub const DEFAULT_SHADOW: f64 = 0.1;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CampaignError {
@@ -92,7 +98,11 @@ pub fn run_case(
         return Ok((history, findings));
     }
     let mut findings = Vec::new();
-    for &o in oracles {
+    // The shadow run reloads the case without instrumentation: last.
+    let mut order = oracles.to_vec();
+    order.sort_by_key(|o| *o == OracleKind::Fidelity);
+    order.dedup();
+    for o in order {
         findings.extend(oracle::check(o, engine, case, &history, exec, stats)?);
     }
     Ok((history, findings))
@@ -145,14 +155,18 @@ pub fn run_campaign_with(
         summary.note_case(&case);
         let mut stats = CheckStats::default();
         let case_start = Instant::now();
-        let (history, mut findings) = match run_case(engine, &case, &oracles, &cfg.exec, &mut stats)
-        {
-            Ok(done) => done,
-            Err(e @ (EngineError::Lost(_) | EngineError::Connect { .. })) => {
-                unreachable_finding(engine, &case, &e)
-            }
-            Err(e) => return Err(e.into()),
-        };
+        let mut case_oracles = oracles.clone();
+        if oracle::fidelity::sampled(cfg.seed, index, cfg.shadow) {
+            case_oracles.push(OracleKind::Fidelity);
+        }
+        let (history, mut findings) =
+            match run_case(engine, &case, &case_oracles, &cfg.exec, &mut stats) {
+                Ok(done) => done,
+                Err(e @ (EngineError::Lost(_) | EngineError::Connect { .. })) => {
+                    unreachable_finding(engine, &case, &e)
+                }
+                Err(e) => return Err(e.into()),
+            };
         let crashed = history.lost_connection();
         if let (Some((p, b)), false) = (&pattern, crashed) {
             let report = crate::gen::pattern::detect::check(p, b, &case, &history);
@@ -174,6 +188,9 @@ pub fn run_campaign_with(
             let path = store.write(rec.clone(), &script)?;
             if rec.finding.verdict == Verdict::Violation {
                 let what = match &rec.finding.known {
+                    _ if rec.finding.oracle == oracle::fidelity::NAME => {
+                        "fidelity (txfuzz changed the engine's behaviour)".to_string()
+                    }
                     Some(k) => format!("known violation ({})", k.id),
                     None => "violation".to_string(),
                 };
@@ -198,8 +215,8 @@ pub fn run_campaign_with(
         index += 1;
         progress.set_position(index);
         progress.set_message(format!(
-            "{} violation(s), {} known, {} permitted",
-            summary.violations, summary.known_violations, summary.permitted
+            "{} violation(s), {} known, {} permitted, {} fidelity",
+            summary.violations, summary.known_violations, summary.permitted, summary.fidelity
         ));
         if crashed {
             progress.println(format!(

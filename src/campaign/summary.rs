@@ -31,6 +31,11 @@ pub struct Summary {
     #[serde(default)]
     pub known_violations: u64,
     pub permitted: u64,
+    /// Shadow-run differences (`fidelity` findings): txfuzz changed what the
+    /// engine did. Counted apart from the engine's violations; they fail the
+    /// campaign too.
+    #[serde(default)]
+    pub fidelity: u64,
     /// Known violations by known-issue id.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub known_by: BTreeMap<String, u64>,
@@ -114,6 +119,7 @@ impl Summary {
 
     pub fn note_finding(&mut self, f: &Finding, path: &Path) {
         match (f.verdict, &f.known, &f.permitted_by) {
+            _ if f.oracle == crate::oracle::fidelity::NAME => self.fidelity += 1,
             (Verdict::Violation, None, _) => self.violations += 1,
             (Verdict::Violation, Some(k), _) => {
                 self.known_violations += 1;
@@ -143,7 +149,7 @@ impl Summary {
         let point = (
             self.elapsed_s,
             self.cases,
-            self.violations + self.known_violations + self.permitted,
+            self.violations + self.known_violations + self.permitted + self.fidelity,
         );
         if self
             .timeline
@@ -218,8 +224,8 @@ impl Summary {
             s.push_str("findings: none\n");
         } else {
             s.push_str(&format!(
-                "findings: {} violation(s), {} known violation(s), {} permitted\n",
-                self.violations, self.known_violations, self.permitted
+                "findings: {} violation(s), {} known violation(s), {} permitted, {} fidelity (txfuzz changed the engine's behaviour)\n",
+                self.violations, self.known_violations, self.permitted, self.fidelity
             ));
             for (id, n) in &self.known_by {
                 s.push_str(&format!("  known   {id:<40} {n}\n"));

@@ -50,6 +50,11 @@ pub struct RunArgs {
     /// (writes `*-reduced.json` / `*-reduced.sql` next to it).
     #[arg(long)]
     pub reduce: bool,
+    /// Share of cases (0 to 1) that also run without any instrumentation (no
+    /// hidden columns, RETURNING or extra reads) to check that txfuzz does not
+    /// change what the engine does: differences are `fidelity` findings.
+    #[arg(long, default_value_t = crate::campaign::DEFAULT_SHADOW)]
+    pub shadow: f64,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -94,6 +99,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
             .map(|d| d.as_secs())
             .unwrap_or(1)
     });
+    if !(0.0..=1.0).contains(&args.shadow) {
+        return Err(UsageError(format!(
+            "invalid --shadow {}: a share of cases from 0 to 1",
+            args.shadow
+        )));
+    }
     let mut engine = args.engine.open(None)?;
     let cfg = CampaignConfig {
         seed,
@@ -113,6 +124,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
             ))
         })?,
         known: args.known.load()?,
+        shadow: args.shadow,
     };
     let summary = run_campaign_with(engine.as_mut(), &cfg, &generation)?;
     print!("{}", summary.render());
@@ -121,10 +133,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
     }
     println!("summary: {}", args.out.join("summary.json").display());
     Ok(
-        if args
-            .known
-            .fails(summary.violations, summary.known_violations)
-        {
+        if args.known.fails(
+            summary.violations + summary.fidelity,
+            summary.known_violations,
+        ) {
             ExitCode::from(1)
         } else {
             ExitCode::SUCCESS

@@ -12,6 +12,15 @@
 //!   versions it should have read — a statement that reads a stale version
 //!   inside a transaction but not outside.
 //! - `dirty-read`, `missed-own-write`: see [`reads`].
+//! - `extra-lock`: perturbs the *instrumentation*, not the engine: before each
+//!   instrumented UPDATE or DELETE a locking read of the whole table (MariaDB,
+//!   PostgreSQL), before each instrumented SELECT in a transaction a write that
+//!   changes nothing (SQLite: it takes the write lock). What `sdg`'s locking
+//!   version-set reads once did; the shadow run must catch it.
+//!
+//! Faults act on instrumented runs only: after a `Plain` load (the shadow run)
+//! every statement runs as it is, so a shadow run of a faulty engine shows the
+//! fault as a difference.
 
 mod reads;
 
@@ -20,7 +29,7 @@ use crate::instrument::{run_prepared, Prepared};
 use crate::model::{
     DbState, EngineInfo, Isolation, Outcome, Schema, Stmt, StmtError, StmtKind, TestCase,
 };
-use crate::sql::{self, Dialect};
+use crate::sql::{self, Dialect, Layout};
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
@@ -31,6 +40,7 @@ pub enum Fault {
     StaleRead,
     DirtyRead,
     MissedOwnWrite,
+    ExtraLock,
 }
 
 impl Fault {
@@ -41,6 +51,7 @@ impl Fault {
             Fault::StaleRead => "stale-read",
             Fault::DirtyRead => "dirty-read",
             Fault::MissedOwnWrite => "missed-own-write",
+            Fault::ExtraLock => "extra-lock",
         }
     }
 }
@@ -54,8 +65,9 @@ impl FromStr for Fault {
             "stale-read" => Ok(Fault::StaleRead),
             "dirty-read" => Ok(Fault::DirtyRead),
             "missed-own-write" => Ok(Fault::MissedOwnWrite),
+            "extra-lock" => Ok(Fault::ExtraLock),
             _ => Err(format!(
-                "unknown fault '{s}' (lose-write, stale-update, stale-read, dirty-read, missed-own-write)"
+                "unknown fault '{s}' (lose-write, stale-update, stale-read, dirty-read, missed-own-write, extra-lock)"
             )),
         }
     }
@@ -70,6 +82,8 @@ struct Shared {
     fired: bool,
     schema: Schema,
     uncommitted: reads::Uncommitted,
+    /// The layout of the last load: faults act on `Instrumented` runs only.
+    layout: Layout,
 }
 
 pub struct FaultyEngine {
@@ -111,10 +125,11 @@ impl Engine for FaultyEngine {
     fn profile(&self) -> &EngineProfile {
         self.inner.profile()
     }
-    fn load(&mut self, case: &TestCase) -> Result<(), EngineError> {
-        self.inner.load(case)?;
+    fn load_as(&mut self, case: &TestCase, layout: Layout) -> Result<(), EngineError> {
+        self.inner.load_as(case, layout)?;
         if let Ok(mut s) = self.shared.lock() {
             s.schema = case.schema.clone();
+            s.layout = layout;
         }
         self.rearm();
         Ok(())
@@ -189,6 +204,7 @@ impl FaultySession {
             Fault::LoseWrite => s.open >= 2,
             Fault::StaleUpdate | Fault::StaleRead => s.commits > self.began_at,
             Fault::DirtyRead | Fault::MissedOwnWrite => s.open >= 2,
+            Fault::ExtraLock => false,
         };
         if self.in_txn && concurrent && !s.fired {
             s.fired = true;
@@ -318,6 +334,17 @@ impl Session for FaultySession {
     }
 
     fn run(&mut self, p: &Prepared) -> Outcome {
+        let plain = self.shared.lock().is_ok_and(|s| s.layout == Layout::Plain);
+        if plain {
+            return run_prepared(self.inner.as_mut(), p);
+        }
+        if self.fault == Fault::ExtraLock {
+            if let Some(extra) = extra_lock(self.dialect, p, self.in_txn) {
+                if let Err(e) = self.inner.query(&extra) {
+                    return Outcome::failed(e);
+                }
+            }
+        }
         if matches!(self.fault, Fault::DirtyRead | Fault::MissedOwnWrite) && self.in_txn {
             return self.run_with_read_fault(p);
         }
@@ -365,6 +392,23 @@ impl Session for FaultySession {
 
     fn canceller(&self) -> Arc<dyn Canceller> {
         self.inner.canceller()
+    }
+}
+
+/// `extra-lock`: the statement run before `p` that changes its locking.
+fn extra_lock(dialect: Dialect, p: &Prepared, in_txn: bool) -> Option<String> {
+    match (dialect, &p.ir) {
+        (Dialect::Mysql | Dialect::Postgres, Stmt::Update(u)) => {
+            Some(format!("SELECT rid FROM {} FOR UPDATE", u.table))
+        }
+        (Dialect::Mysql | Dialect::Postgres, Stmt::Delete(d)) => {
+            Some(format!("SELECT rid FROM {} FOR UPDATE", d.table))
+        }
+        (Dialect::Sqlite, Stmt::Select(s)) if in_txn => s
+            .from
+            .first()
+            .map(|f| format!("UPDATE {t} SET wl = wl WHERE 1 = 0", t = f.table)),
+        _ => None,
     }
 }
 

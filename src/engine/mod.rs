@@ -14,7 +14,7 @@ pub mod url;
 
 use crate::instrument::Prepared;
 use crate::model::{DbState, EngineInfo, Isolation, Outcome, Schema, StmtError, TestCase, Value};
-use crate::sql::Dialect;
+use crate::sql::{Dialect, Layout};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -135,9 +135,16 @@ pub trait Engine: Send {
     fn info(&self) -> &EngineInfo;
     fn dialect(&self) -> Dialect;
     fn profile(&self) -> &EngineProfile;
-    /// Creates the case's tables and rows (dropping what an earlier case left);
-    /// this state is what [`Engine::reset`] restores.
-    fn load(&mut self, case: &TestCase) -> Result<(), EngineError>;
+    /// Creates the case's tables and rows with the instrumentation columns
+    /// (dropping what an earlier case left); this state is what
+    /// [`Engine::reset`] restores.
+    fn load(&mut self, case: &TestCase) -> Result<(), EngineError> {
+        self.load_as(case, Layout::Instrumented)
+    }
+    /// [`Engine::load`] in the given layout: `Plain` creates the case's own
+    /// columns only (the shadow run); [`Engine::reset`] and
+    /// [`Engine::final_state`] then use that layout.
+    fn load_as(&mut self, case: &TestCase, layout: Layout) -> Result<(), EngineError>;
     /// Restores the state created by the last [`Engine::load`].
     fn reset(&mut self) -> Result<(), EngineError>;
     /// Opens a session at `isolation`; it reports lock waits through `signal`.
@@ -146,7 +153,8 @@ pub trait Engine: Send {
         isolation: Isolation,
         signal: Arc<WaitSignal>,
     ) -> Result<Box<dyn Session>, EngineError>;
-    /// Reads every table of `schema`.
+    /// Reads every table of `schema`: rows `[rid, wl, columns...]`, or the
+    /// case's columns only after a `Plain` load; sorted.
     fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError>;
     /// After a lost connection: waits (at most `wait`) until the engine answers
     /// again and reconnects. Embedded engines have nothing to do.

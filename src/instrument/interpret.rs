@@ -93,6 +93,9 @@ pub(crate) fn interpret(p: &Prepared, rows: Vec<Vec<Value>>, affected: u64) -> O
         Shape::Control => {
             out.reads_complete = true;
         }
+        Shape::Plain => {
+            out.rows = rows;
+        }
         Shape::Select {
             user_cols,
             instances,

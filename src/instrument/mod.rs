@@ -22,4 +22,4 @@ mod interpret;
 mod prepare;
 
 pub use interpret::run_prepared;
-pub use prepare::{prepare, prepare_case, Prepared, Shape};
+pub use prepare::{prepare, prepare_case, Prepared, Shape, SQLITE_CAPTURE, SQLITE_TAKE};

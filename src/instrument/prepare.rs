@@ -21,6 +21,9 @@ pub enum Shape {
     },
     /// A write returning `(rid, wl)` of every row it wrote.
     Write { table: String, complete: bool },
+    /// The statement as generated (the shadow run): its rows are the user's
+    /// result, nothing is observed.
+    Plain,
 }
 
 /// A case statement ready to run: the SQL sent to the engine and how to read it.
@@ -111,6 +114,20 @@ pub fn prepare(d: Dialect, schema: &Schema, r: StmtRef, cs: &CaseStmt) -> Prepar
     .for_dialect(d)
 }
 
+impl Prepared {
+    /// The same statement without any instrumentation (the shadow run on a
+    /// `Plain` load): the generated SQL, no capture, nothing observed.
+    pub fn uninstrumented(&self) -> Prepared {
+        Prepared {
+            sql: self.plain.clone(),
+            shape: Shape::Plain,
+            pre: None,
+            capture: None,
+            ..self.clone()
+        }
+    }
+}
+
 /// The MariaDB user variable that collects updated rows.
 const CAPTURE_VAR: &str = "@txfuzz_w";
 /// The MariaDB user variable that keeps a row's assigned columns before an UPDATE.
@@ -122,6 +139,9 @@ impl Prepared {
     /// assignment also appends `rid:old-wl` of each updated row to a user
     /// variable, read back afterwards: no extra table access, so no extra locks.
     fn for_dialect(mut self, d: Dialect) -> Prepared {
+        if d == Dialect::Sqlite {
+            return self.sqlite_update_capture();
+        }
         if d != Dialect::Mysql {
             return self;
         }
@@ -186,6 +206,43 @@ impl Prepared {
         self
     }
 }
+
+impl Prepared {
+    /// SQLite: RETURNING changes how an UPDATE runs (it collects the rows
+    /// first, where a plain UPDATE writes each row as it finds it), and so the
+    /// order of its row-by-row unique checks and whether a failed UPDATE
+    /// leaves its transaction with a write to commit. The `wl` assignment
+    /// calls the session's capture function `txfuzz_w(rid, wl, ',k')` instead,
+    /// which records `rid:wl-before` and returns the new list; `txfuzz_take()`
+    /// reads (and clears) the record.
+    fn sqlite_update_capture(mut self) -> Prepared {
+        if self.kind != StmtKind::Update {
+            return self;
+        }
+        let append = append_op(None, self.op);
+        let marker = format!(
+            "{WL} = {}",
+            sql::render_expr(Dialect::Sqlite, &append.value)
+        );
+        let base = self
+            .sql
+            .strip_suffix(&format!(" RETURNING {RID}, {WL}"))
+            .unwrap_or(&self.sql)
+            .to_string();
+        if let Some(at) = base.rfind(&marker) {
+            let call = format!("{WL} = {SQLITE_CAPTURE}({RID}, {WL}, ',{}')", self.op);
+            self.sql = format!("{}{}{}", &base[..at], call, &base[at + marker.len()..]);
+            self.pre = Some(format!("SELECT {SQLITE_TAKE}()"));
+            self.capture = Some(format!("SELECT {SQLITE_TAKE}()"));
+        }
+        self
+    }
+}
+
+/// The SQLite session functions of the UPDATE capture (registered by the
+/// SQLite engine on every session connection).
+pub const SQLITE_CAPTURE: &str = "txfuzz_w";
+pub const SQLITE_TAKE: &str = "txfuzz_take";
 
 /// `wl = wl || ',k'` (qualified by `table` where the dialect needs it).
 fn append_op(table: Option<&str>, k: u32) -> Assignment {

@@ -5,6 +5,7 @@
 pub mod commit_order;
 pub mod compare;
 pub mod crash;
+pub mod fidelity;
 pub mod graph;
 pub mod resumed;
 pub mod sdg;
@@ -97,6 +98,9 @@ pub enum OracleKind {
     Sdg,
     View,
     Crash,
+    /// The shadow run ([`fidelity`]): not in [`OracleKind::ALL`]; campaigns
+    /// sample it (`--shadow RATE`), `replay` always runs it.
+    Fidelity,
 }
 
 impl OracleKind {
@@ -109,7 +113,10 @@ impl OracleKind {
     ];
     /// Whether the oracle re-executes the case (and so needs a fixed interleaving).
     pub fn replays(self) -> bool {
-        matches!(self, OracleKind::Wss | OracleKind::Sdg | OracleKind::View)
+        matches!(
+            self,
+            OracleKind::Wss | OracleKind::Sdg | OracleKind::View | OracleKind::Fidelity
+        )
     }
     pub fn name(self) -> &'static str {
         match self {
@@ -118,6 +125,7 @@ impl OracleKind {
             OracleKind::Sdg => "sdg",
             OracleKind::View => "view",
             OracleKind::Crash => "crash",
+            OracleKind::Fidelity => fidelity::NAME,
         }
     }
 }
@@ -137,8 +145,9 @@ impl FromStr for OracleKind {
             "graph" => Ok(OracleKind::Graph),
             "sdg" => Ok(OracleKind::Sdg),
             "view" => Ok(OracleKind::View),
+            "fidelity" => Ok(OracleKind::Fidelity),
             _ => Err(format!(
-                "unknown oracle '{s}' (available: wss, graph, sdg, view, crash)"
+                "unknown oracle '{s}' (available: wss, graph, sdg, view, crash, fidelity)"
             )),
         }
     }
@@ -191,7 +200,8 @@ impl CheckStats {
     }
 }
 
-/// Runs one oracle on an executed case. Oracles that re-execute reset `engine`.
+/// Runs one oracle on an executed case. Oracles that re-execute reset `engine`;
+/// `Fidelity` loads the case again without instrumentation, so it runs last.
 pub fn check(
     kind: OracleKind,
     engine: &mut dyn Engine,
@@ -206,6 +216,7 @@ pub fn check(
         OracleKind::Sdg => sdg::check(engine, case, history, opts, stats)?,
         OracleKind::View => view::check(engine, case, history, opts, stats)?,
         OracleKind::Crash => crash::check(history),
+        OracleKind::Fidelity => fidelity::check(engine, case, history, opts, stats)?,
     };
     verdict::apply(&mut findings, engine.profile(), case.isolation);
     Ok(findings)

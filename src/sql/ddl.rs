@@ -5,16 +5,34 @@ use super::expr::{ident_list, render_expr, render_value};
 use super::Dialect;
 use crate::model::{ColType, Column, ForeignKey, Index, Row, Table, RID, WL};
 
+/// Whether tables carry the hidden instrumentation columns `rid` and `wl`
+/// (every run txfuzz checks) or only the case's own columns (the shadow run,
+/// which executes the case as a user would and compares what users see).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    #[default]
+    Instrumented,
+    Plain,
+}
+
 /// CREATE TABLE followed by one CREATE [UNIQUE] INDEX per secondary index.
 ///
 /// Columns: the hidden `rid BIGINT NOT NULL, wl TEXT NOT NULL` first, then the
 /// table's columns, then the PRIMARY KEY, UNIQUE, CHECK and FOREIGN KEY table
 /// constraints. MySQL tables use InnoDB.
 pub fn create_table(d: Dialect, t: &Table) -> Vec<String> {
-    let mut parts = vec![
-        format!("{RID} BIGINT NOT NULL"),
-        format!("{WL} TEXT NOT NULL"),
-    ];
+    create_table_as(d, t, Layout::Instrumented)
+}
+
+/// [`create_table`] in the given layout (`Plain`: without `rid` and `wl`).
+pub fn create_table_as(d: Dialect, t: &Table, layout: Layout) -> Vec<String> {
+    let mut parts = match layout {
+        Layout::Instrumented => vec![
+            format!("{RID} BIGINT NOT NULL"),
+            format!("{WL} TEXT NOT NULL"),
+        ],
+        Layout::Plain => Vec::new(),
+    };
     parts.extend(t.columns.iter().map(|c| column_def(d, c)));
     parts.extend(constraints(d, t));
     let mut create = format!("CREATE TABLE {} ({})", t.name, parts.join(", "));
@@ -101,6 +119,11 @@ pub fn drop_table(d: Dialect, name: &str) -> String {
 /// One multi-row INSERT of initial rows, columns `(rid, wl, c...)`, every row
 /// with write list `'0'`. `None` when `rows` is empty.
 pub fn insert_rows(d: Dialect, t: &Table, rows: &[Row]) -> Option<String> {
+    insert_rows_as(d, t, rows, Layout::Instrumented)
+}
+
+/// [`insert_rows`] in the given layout (`Plain`: the case's columns only).
+pub fn insert_rows_as(d: Dialect, t: &Table, rows: &[Row], layout: Layout) -> Option<String> {
     if rows.is_empty() {
         return None;
     }
@@ -108,7 +131,10 @@ pub fn insert_rows(d: Dialect, t: &Table, rows: &[Row]) -> Option<String> {
     let tuples: Vec<String> = rows
         .iter()
         .map(|r| {
-            let mut vals = vec![r.rid.to_string(), initial_wl.clone()];
+            let mut vals = match layout {
+                Layout::Instrumented => vec![r.rid.to_string(), initial_wl.clone()],
+                Layout::Plain => Vec::new(),
+            };
             vals.extend(r.values.iter().map(|v| render_value(d, v)));
             format!("({})", vals.join(", "))
         })
@@ -116,19 +142,35 @@ pub fn insert_rows(d: Dialect, t: &Table, rows: &[Row]) -> Option<String> {
     Some(format!(
         "INSERT INTO {} ({}) VALUES {}",
         t.name,
-        all_columns(t),
+        columns(t, layout),
         tuples.join(", ")
     ))
 }
 
 /// `SELECT rid, wl, <cols> FROM t ORDER BY rid`: a table's full state.
-pub fn select_state(_d: Dialect, t: &Table) -> String {
-    format!("SELECT {} FROM {} ORDER BY {RID}", all_columns(t), t.name)
+pub fn select_state(d: Dialect, t: &Table) -> String {
+    select_state_as(d, t, Layout::Instrumented)
 }
 
-/// `rid, wl, c...`
-fn all_columns(t: &Table) -> String {
-    let mut names = vec![RID.to_string(), WL.to_string()];
+/// [`select_state`] in the given layout (`Plain`: the case's columns, no
+/// order: callers sort).
+pub fn select_state_as(_d: Dialect, t: &Table, layout: Layout) -> String {
+    match layout {
+        Layout::Instrumented => format!(
+            "SELECT {} FROM {} ORDER BY {RID}",
+            columns(t, layout),
+            t.name
+        ),
+        Layout::Plain => format!("SELECT {} FROM {}", columns(t, layout), t.name),
+    }
+}
+
+/// `rid, wl, c...` (instrumented) or `c...` (plain).
+fn columns(t: &Table, layout: Layout) -> String {
+    let mut names = match layout {
+        Layout::Instrumented => vec![RID.to_string(), WL.to_string()],
+        Layout::Plain => Vec::new(),
+    };
     names.extend(t.columns.iter().map(|c| c.name.clone()));
     ident_list(&names)
 }

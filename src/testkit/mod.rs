@@ -178,8 +178,12 @@ impl crate::engine::Engine for WithProfile {
     fn profile(&self) -> &crate::engine::EngineProfile {
         &self.profile
     }
-    fn load(&mut self, case: &TestCase) -> Result<(), crate::engine::EngineError> {
-        self.inner.load(case)
+    fn load_as(
+        &mut self,
+        case: &TestCase,
+        layout: crate::sql::Layout,
+    ) -> Result<(), crate::engine::EngineError> {
+        self.inner.load_as(case, layout)
     }
     fn reset(&mut self) -> Result<(), crate::engine::EngineError> {
         self.inner.reset()

@@ -24,7 +24,7 @@ use super::{Engine, EngineError, EngineProfile, Session, WaitSignal};
 use crate::model::{
     DbState, EngineInfo, ErrorClass, Isolation, Schema, TableData, TestCase, Value,
 };
-use crate::sql::{self, Dialect};
+use crate::sql::{self, Dialect, Layout};
 use link::Link;
 use monitor::{Activity, InnodbProbe};
 use mysql_async::{Opts, OptsBuilder};
@@ -52,7 +52,7 @@ pub struct MysqlEngine {
     info: EngineInfo,
     profile: EngineProfile,
     log_error: Option<String>,
-    loaded: Option<(Schema, Vec<TableData>)>,
+    loaded: Option<(Schema, Vec<TableData>, Layout)>,
 }
 
 static NEXT_DB: AtomicU32 = AtomicU32::new(0);
@@ -188,7 +188,7 @@ impl MysqlEngine {
 
     /// `SET FOREIGN_KEY_CHECKS=0; BEGIN; DELETE ...; INSERT ...; COMMIT`: one
     /// round trip, one commit.
-    fn fill_sql(schema: &Schema, data: &[TableData], delete: bool) -> String {
+    fn fill_sql(schema: &Schema, data: &[TableData], layout: Layout, delete: bool) -> String {
         let mut batch = String::from("SET FOREIGN_KEY_CHECKS=0; BEGIN;\n");
         if delete {
             for t in &schema.tables {
@@ -197,7 +197,7 @@ impl MysqlEngine {
         }
         for t in &schema.tables {
             if let Some(d) = data.iter().find(|d| d.table == t.name) {
-                if let Some(ins) = sql::insert_rows(Dialect::Mysql, t, &d.rows) {
+                if let Some(ins) = sql::insert_rows_as(Dialect::Mysql, t, &d.rows, layout) {
                     batch.push_str(&ins);
                     batch.push_str(";\n");
                 }
@@ -258,7 +258,7 @@ impl Engine for MysqlEngine {
         &self.profile
     }
 
-    fn load(&mut self, case: &TestCase) -> Result<(), EngineError> {
+    fn load_as(&mut self, case: &TestCase, layout: Layout) -> Result<(), EngineError> {
         self.loaded = None;
         let tables = self
             .admin
@@ -272,7 +272,7 @@ impl Engine for MysqlEngine {
             }
         }
         for t in &case.schema.tables {
-            for s in sql::create_table(Dialect::Mysql, t) {
+            for s in sql::create_table_as(Dialect::Mysql, t, layout) {
                 ddl.push_str(&s);
                 ddl.push_str(";\n");
             }
@@ -282,16 +282,16 @@ impl Engine for MysqlEngine {
             let _ = self.admin.batch("SET FOREIGN_KEY_CHECKS=1");
             setup("schema rejected", e)
         })?;
-        self.run_fill(&Self::fill_sql(&case.schema, &case.data, false))?;
-        self.loaded = Some((case.schema.clone(), case.data.clone()));
+        self.run_fill(&Self::fill_sql(&case.schema, &case.data, layout, false))?;
+        self.loaded = Some((case.schema.clone(), case.data.clone(), layout));
         Ok(())
     }
 
     fn reset(&mut self) -> Result<(), EngineError> {
-        let Some((schema, data)) = &self.loaded else {
+        let Some((schema, data, layout)) = &self.loaded else {
             return Err(EngineError::Setup("reset before load".into()));
         };
-        let sql = Self::fill_sql(schema, data, true);
+        let sql = Self::fill_sql(schema, data, *layout, true);
         self.run_fill(&sql)
     }
 
@@ -316,7 +316,8 @@ impl Engine for MysqlEngine {
     fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError> {
         let mut state = DbState::new();
         for t in &schema.tables {
-            let q = sql::select_state(Dialect::Mysql, t);
+            let layout = self.loaded.as_ref().map_or(Layout::Instrumented, |l| l.2);
+            let q = sql::select_state_as(Dialect::Mysql, t, layout);
             let mut rows = self
                 .admin
                 .query(&q)

@@ -28,7 +28,7 @@ use super::{Engine, EngineError, EngineProfile, Session, WaitSignal};
 use crate::model::{
     DbState, EngineInfo, ErrorClass, Isolation, Schema, StmtError, TableData, TestCase, Value,
 };
-use crate::sql::{self, Dialect};
+use crate::sql::{self, Dialect, Layout};
 use conn::PgConn;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -47,6 +47,7 @@ pub fn open(url: &str) -> Result<Box<dyn Engine>, EngineError> {
 /// The case loaded last: what [`Engine::reset`] restores, as one SQL text.
 struct Loaded {
     reset: String,
+    layout: Layout,
 }
 
 pub struct PgEngine {
@@ -141,12 +142,12 @@ impl Engine for PgEngine {
         &self.profile
     }
 
-    fn load(&mut self, case: &TestCase) -> Result<(), EngineError> {
+    fn load_as(&mut self, case: &TestCase, layout: Layout) -> Result<(), EngineError> {
         self.loaded = None;
         let s = &self.schema;
         let mut ddl = format!("DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s};\n");
         for t in &case.schema.tables {
-            for stmt in sql::create_table(Dialect::Postgres, t) {
+            for stmt in sql::create_table_as(Dialect::Postgres, t, layout) {
                 ddl.push_str(&stmt);
                 ddl.push_str(";\n");
             }
@@ -154,7 +155,7 @@ impl Engine for PgEngine {
         self.admin
             .batch(&ddl)
             .map_err(|e| setup_err("schema rejected", e))?;
-        let fill = fill_sql(&case.schema, &case.data);
+        let fill = fill_sql(&case.schema, &case.data, layout);
         if !fill.is_empty() {
             self.admin
                 .batch(&fill)
@@ -166,7 +167,7 @@ impl Engine for PgEngine {
         } else {
             format!("TRUNCATE {};\n{fill}", names.join(", "))
         };
-        self.loaded = Some(Loaded { reset });
+        self.loaded = Some(Loaded { reset, layout });
         Ok(())
     }
 
@@ -222,7 +223,11 @@ impl Engine for PgEngine {
     fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError> {
         let mut state = DbState::new();
         for t in &schema.tables {
-            let q = sql::select_state(Dialect::Postgres, t);
+            let layout = self
+                .loaded
+                .as_ref()
+                .map_or(Layout::Instrumented, |l| l.layout);
+            let q = sql::select_state_as(Dialect::Postgres, t, layout);
             let mut rows = self
                 .admin
                 .simple(&q)
@@ -269,11 +274,11 @@ impl Engine for PgEngine {
 }
 
 /// The INSERTs of the initial rows, parents first (schema order).
-fn fill_sql(schema: &Schema, data: &[TableData]) -> String {
+fn fill_sql(schema: &Schema, data: &[TableData], layout: Layout) -> String {
     let mut out = String::new();
     for t in &schema.tables {
         if let Some(d) = data.iter().find(|d| d.table == t.name) {
-            if let Some(ins) = sql::insert_rows(Dialect::Postgres, t, &d.rows) {
+            if let Some(ins) = sql::insert_rows_as(Dialect::Postgres, t, &d.rows, layout) {
                 out.push_str(&ins);
                 out.push_str(";\n");
             }

@@ -12,7 +12,7 @@ use crate::model::{
     DbState, EngineInfo, ErrorClass, Isolation, Outcome, Schema, StmtError, TableData, TestCase,
     Value,
 };
-use crate::sql::{self, Dialect};
+use crate::sql::{self, Dialect, Layout};
 use rusqlite::{ffi, types::ValueRef, Connection, OpenFlags};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -46,7 +46,7 @@ pub struct SqliteEngine {
     admin: Connection,
     info: EngineInfo,
     profile: EngineProfile,
-    loaded: Option<(Schema, Vec<TableData>)>,
+    loaded: Option<(Schema, Vec<TableData>, Layout)>,
 }
 
 fn setup_err(e: rusqlite::Error) -> EngineError {
@@ -130,11 +130,11 @@ impl SqliteEngine {
         self.admin.execute_batch(&batch).map_err(setup_err)
     }
 
-    fn fill(&self, schema: &Schema, data: &[TableData]) -> Result<(), EngineError> {
+    fn fill(&self, schema: &Schema, data: &[TableData], layout: Layout) -> Result<(), EngineError> {
         let mut batch = String::from("BEGIN;\n");
         for t in &schema.tables {
             if let Some(d) = data.iter().find(|d| d.table == t.name) {
-                if let Some(ins) = sql::insert_rows(Dialect::Sqlite, t, &d.rows) {
+                if let Some(ins) = sql::insert_rows_as(Dialect::Sqlite, t, &d.rows, layout) {
                     batch.push_str(&ins);
                     batch.push_str(";\n");
                 }
@@ -145,6 +145,12 @@ impl SqliteEngine {
             let _ = self.admin.execute_batch("ROLLBACK");
             EngineError::Setup(format!("initial rows rejected: {e}"))
         })
+    }
+}
+
+impl SqliteEngine {
+    fn layout(&self) -> Layout {
+        self.loaded.as_ref().map_or(Layout::Instrumented, |l| l.2)
     }
 }
 
@@ -159,12 +165,12 @@ impl Engine for SqliteEngine {
         &self.profile
     }
 
-    fn load(&mut self, case: &TestCase) -> Result<(), EngineError> {
+    fn load_as(&mut self, case: &TestCase, layout: Layout) -> Result<(), EngineError> {
         self.loaded = None;
         self.drop_all_tables()?;
         let mut ddl = String::new();
         for t in &case.schema.tables {
-            for s in sql::create_table(Dialect::Sqlite, t) {
+            for s in sql::create_table_as(Dialect::Sqlite, t, layout) {
                 ddl.push_str(&s);
                 ddl.push_str(";\n");
             }
@@ -172,13 +178,13 @@ impl Engine for SqliteEngine {
         self.admin
             .execute_batch(&ddl)
             .map_err(|e| EngineError::Setup(format!("schema rejected: {e}")))?;
-        self.fill(&case.schema, &case.data)?;
-        self.loaded = Some((case.schema.clone(), case.data.clone()));
+        self.fill(&case.schema, &case.data, layout)?;
+        self.loaded = Some((case.schema.clone(), case.data.clone(), layout));
         Ok(())
     }
 
     fn reset(&mut self) -> Result<(), EngineError> {
-        let Some((schema, data)) = &self.loaded else {
+        let Some((schema, data, layout)) = &self.loaded else {
             return Err(EngineError::Setup("reset before load".into()));
         };
         let mut batch = String::new();
@@ -186,7 +192,7 @@ impl Engine for SqliteEngine {
             batch.push_str(&format!("DELETE FROM {};\n", t.name));
         }
         self.admin.execute_batch(&batch).map_err(setup_err)?;
-        self.fill(schema, data)
+        self.fill(schema, data, *layout)
     }
 
     fn open_session(
@@ -205,6 +211,7 @@ impl Engine for SqliteEngine {
         conn.busy_handler(Some(busy_handler)).map_err(setup_err)?;
         conn.execute_batch("PRAGMA foreign_keys=ON;")
             .map_err(setup_err)?;
+        register_capture(&conn).map_err(setup_err)?;
         let interrupt = Arc::new(conn.get_interrupt_handle());
         Ok(Box::new(SqliteSession {
             conn,
@@ -216,7 +223,7 @@ impl Engine for SqliteEngine {
     fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError> {
         let mut state = DbState::new();
         for t in &schema.tables {
-            let q = sql::select_state(Dialect::Sqlite, t);
+            let q = sql::select_state_as(Dialect::Sqlite, t, self.layout());
             let mut rows = query_rows(&self.admin, &q)
                 .map_err(|e| EngineError::Setup(format!("reading {}: {}", t.name, e.message)))?
                 .rows;
@@ -264,6 +271,42 @@ impl Session for SqliteSession {
             interrupt: self.interrupt.clone(),
         })
     }
+}
+
+/// The UPDATE capture functions ([`instrument::SQLITE_CAPTURE`]): an UPDATE
+/// without RETURNING reports the rows it wrote through them, so it runs as
+/// the plain statement would.
+fn register_capture(conn: &Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    use std::sync::Mutex;
+    let record = Arc::new(Mutex::new(String::new()));
+    let writer = record.clone();
+    conn.create_scalar_function(
+        instrument::SQLITE_CAPTURE,
+        3,
+        FunctionFlags::SQLITE_UTF8,
+        move |ctx| {
+            let rid: i64 = ctx.get(0)?;
+            let wl: String = ctx.get(1)?;
+            let suffix: String = ctx.get(2)?;
+            let mut buf = writer.lock().unwrap_or_else(|e| e.into_inner());
+            if !buf.is_empty() {
+                buf.push(';');
+            }
+            buf.push_str(&format!("{rid}:{wl}"));
+            Ok(format!("{wl}{suffix}"))
+        },
+    )?;
+    conn.create_scalar_function(
+        instrument::SQLITE_TAKE,
+        0,
+        FunctionFlags::SQLITE_UTF8,
+        move |_| {
+            Ok(std::mem::take(
+                &mut *record.lock().unwrap_or_else(|e| e.into_inner()),
+            ))
+        },
+    )
 }
 
 fn query_rows(conn: &Connection, sql: &str) -> Result<QueryResult, StmtError> {

@@ -1,0 +1,317 @@
+//! The shadow run: does txfuzz's instrumentation change what the engine does?
+//!
+//! The case runs again on a `Plain` load (no `rid`/`wl` columns), in the same
+//! submit order, with every statement as generated (no RETURNING, no capture,
+//! no extra reads), and what a user can see is compared with the instrumented
+//! run the other oracles judged: each statement's error, result rows (as a
+//! bag) and affected count, which statements waited for a lock, how each
+//! transaction ended, and the final state on the case's own columns. A
+//! difference is a `fidelity` finding: txfuzz changed the engine's behaviour,
+//! a txfuzz bug until shown otherwise (summary: `fidelity`, counted apart).
+//!
+//! Some differences the client cannot attribute to the instrumentation; the
+//! case is undecided then, with the reason: a statement cancelled by the hang
+//! or stall timeout (`timed-out`), two statements waiting at once
+//! (`concurrent-waiters`: which one the engine serves first after a release
+//! is its choice, and may differ between any two runs), statements resumed
+//! together by one lock release (`resumed-order`: likewise their order), an
+//! unreadable final state (`final-state-unread`).
+//!
+//! The shadow leaves the engine loaded in the plain layout: it runs after the
+//! other oracles of a case.
+
+use crate::engine::{Engine, EngineError};
+use crate::exec::{execute_prepared, ExecOptions};
+use crate::instrument::prepare_case;
+use crate::model::{EventKind, History, Outcome, StmtRef, TestCase, Value};
+use crate::oracle::{resumed, CheckStats, Finding};
+use crate::sql::Layout;
+use serde_json::json;
+use std::collections::{BTreeMap, BTreeSet};
+
+pub const NAME: &str = "fidelity";
+
+/// Runs the shadow of `case` and compares it with `history`.
+pub fn check(
+    engine: &mut dyn Engine,
+    case: &TestCase,
+    history: &History,
+    opts: &ExecOptions,
+    stats: &mut CheckStats,
+) -> Result<Vec<Finding>, EngineError> {
+    engine.load_as(case, Layout::Plain)?;
+    let prepared = prepare_case(engine.dialect(), case)
+        .into_iter()
+        .map(|(r, p)| (r, p.uninstrumented()))
+        .collect();
+    let shadow = execute_prepared(engine, case, &prepared, opts)?;
+    stats.replays += 1;
+    let counts = stats.oracle(NAME);
+    match compare(case, history, &shadow) {
+        Comparison::Agree => {
+            counts.checked += 1;
+            Ok(Vec::new())
+        }
+        Comparison::Undecided(reason) => {
+            counts.undecided += 1;
+            *counts.undecided_by.entry(reason.into()).or_default() += 1;
+            Ok(Vec::new())
+        }
+        Comparison::Differ(diffs) => {
+            counts.checked += 1;
+            Ok(vec![finding(case, &diffs)])
+        }
+    }
+}
+
+/// What the shadow run says about a case.
+#[derive(Debug, PartialEq)]
+pub enum Comparison {
+    Agree,
+    Undecided(&'static str),
+    Differ(Vec<Difference>),
+}
+
+/// One thing a user sees differently in the two runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Difference {
+    /// `wait`, `error`, `result`, `affected`, `ran`, `txn-end`, `final-state`.
+    pub what: &'static str,
+    pub stmt: Option<StmtRef>,
+    pub instrumented: serde_json::Value,
+    pub plain: serde_json::Value,
+}
+
+/// Compares what users see in the instrumented `history` and the `shadow`.
+pub fn compare(case: &TestCase, history: &History, shadow: &History) -> Comparison {
+    let timed_out = |h: &History| {
+        h.events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::TimedOut))
+    };
+    if timed_out(history) || timed_out(shadow) {
+        return Comparison::Undecided("timed-out");
+    }
+    let mut diffs = Vec::new();
+    for r in case.all_refs() {
+        let (a, b) = (seen(history, r), seen(shadow, r));
+        let mut differ = |what, x: serde_json::Value, y: serde_json::Value| {
+            if x != y {
+                diffs.push(Difference {
+                    what,
+                    stmt: Some(r),
+                    instrumented: x,
+                    plain: y,
+                });
+            }
+        };
+        differ("wait", json!(a.waited), json!(b.waited));
+        differ("ran", json!(a.ran), json!(b.ran));
+        let (Some(x), Some(y)) = (a.outcome, b.outcome) else {
+            continue;
+        };
+        differ("error", error_of(x), error_of(y));
+        // Control statements report whatever count the session had last.
+        let data = case.stmt(r).is_some_and(|cs| cs.stmt.kind().is_data());
+        if x.ok() && y.ok() && data {
+            differ("result", bag(&x.rows), bag(&y.rows));
+            differ("affected", json!(x.affected), json!(y.affected));
+        }
+    }
+    for t in &case.txns {
+        let (x, y) = (history.txn_end(t.id), shadow.txn_end(t.id));
+        if x != y {
+            diffs.push(Difference {
+                what: "txn-end",
+                stmt: None,
+                instrumented: json!({ "txn": t.id, "end": x }),
+                plain: json!({ "txn": t.id, "end": y }),
+            });
+        }
+    }
+    if history.final_state_error.is_some() || shadow.final_state_error.is_some() {
+        return undecided_or(diffs, "final-state-unread", history, shadow);
+    }
+    let projected = user_columns(history);
+    let plain = sorted(&shadow.final_state);
+    if projected != plain {
+        diffs.push(Difference {
+            what: "final-state",
+            stmt: None,
+            instrumented: state_json(&projected),
+            plain: state_json(&plain),
+        });
+    }
+    if diffs.is_empty() {
+        return Comparison::Agree;
+    }
+    if let Some(reason) = race(history).or_else(|| race(shadow)) {
+        return Comparison::Undecided(reason);
+    }
+    Comparison::Differ(diffs)
+}
+
+/// Why the order in which the engine served waiting statements may differ
+/// between two runs of the same schedule: two statements waited at once
+/// (which one a release lets go first is the engine's choice, e.g. SQLite's
+/// busy-handler retries), or completions were resumed together.
+fn race(h: &History) -> Option<&'static str> {
+    let mut waiting = BTreeSet::new();
+    for e in &h.events {
+        match e.kind {
+            EventKind::Blocked { .. } => {
+                waiting.insert(e.stmt);
+                if waiting.len() >= 2 {
+                    return Some("concurrent-waiters");
+                }
+            }
+            EventKind::Completed { .. } | EventKind::TimedOut | EventKind::Aborted => {
+                waiting.remove(&e.stmt);
+            }
+            _ => {}
+        }
+    }
+    (!resumed::resumed_runs(h).is_empty()).then_some("resumed-order")
+}
+
+/// Undecided for `reason` when there is nothing else to report.
+fn undecided_or(
+    diffs: Vec<Difference>,
+    reason: &'static str,
+    history: &History,
+    shadow: &History,
+) -> Comparison {
+    if diffs.is_empty() || race(history).is_some() || race(shadow).is_some() {
+        Comparison::Undecided(reason)
+    } else {
+        Comparison::Differ(diffs)
+    }
+}
+
+struct Seen<'a> {
+    waited: bool,
+    ran: bool,
+    outcome: Option<&'a Outcome>,
+}
+
+fn seen(h: &History, r: StmtRef) -> Seen<'_> {
+    let events = h.events.iter().filter(|e| e.stmt == r);
+    let mut s = Seen {
+        waited: false,
+        ran: false,
+        outcome: h.outcome(r),
+    };
+    for e in events {
+        match e.kind {
+            EventKind::Blocked { .. } => s.waited = true,
+            EventKind::Completed { .. } => s.ran = true,
+            _ => {}
+        }
+    }
+    s
+}
+
+/// The error a user sees: its class and code (messages name internal ids).
+fn error_of(o: &Outcome) -> serde_json::Value {
+    match &o.error {
+        None => serde_json::Value::Null,
+        Some(e) => json!({ "class": e.class, "code": e.code }),
+    }
+}
+
+fn bag(rows: &[Vec<Value>]) -> serde_json::Value {
+    let mut rows = rows.to_vec();
+    rows.sort();
+    json!(rows)
+}
+
+/// The instrumented final state without `rid` and `wl`, rows sorted.
+fn user_columns(h: &History) -> BTreeMap<String, Vec<Vec<Value>>> {
+    h.final_state
+        .iter()
+        .map(|(t, rows)| {
+            let mut rows: Vec<Vec<Value>> = rows
+                .iter()
+                .map(|r| r.iter().skip(2).cloned().collect())
+                .collect();
+            rows.sort();
+            (t.clone(), rows)
+        })
+        .collect()
+}
+
+fn sorted(state: &BTreeMap<String, Vec<Vec<Value>>>) -> BTreeMap<String, Vec<Vec<Value>>> {
+    state
+        .iter()
+        .map(|(t, rows)| {
+            let mut rows = rows.clone();
+            rows.sort();
+            (t.clone(), rows)
+        })
+        .collect()
+}
+
+fn state_json(state: &BTreeMap<String, Vec<Vec<Value>>>) -> serde_json::Value {
+    json!(state)
+}
+
+fn finding(case: &TestCase, diffs: &[Difference]) -> Finding {
+    let first = &diffs[0];
+    let op = |r: StmtRef| case.stmt(r).map(|cs| cs.op);
+    let statements: BTreeSet<StmtRef> = diffs.iter().filter_map(|d| d.stmt).collect();
+    let summary = match first.stmt {
+        Some(r) => format!(
+            "instrumentation changed what the engine did: op {} {} differs without it ({} difference(s))",
+            op(r).map_or("?".into(), |o| o.to_string()),
+            describe(first.what),
+            diffs.len()
+        ),
+        None => format!(
+            "instrumentation changed what the engine did: the {} differs without it ({} difference(s))",
+            describe(first.what),
+            diffs.len()
+        ),
+    };
+    let evidence = json!({
+        "statements": statements,
+        "differences": diffs.iter().map(|d| json!({
+            "what": d.what,
+            "stmt": d.stmt,
+            "op": d.stmt.and_then(op),
+            "instrumented": d.instrumented,
+            "plain": d.plain,
+        })).collect::<Vec<_>>(),
+    });
+    Finding::new(NAME, first.what, summary, evidence)
+}
+
+fn describe(what: &str) -> &'static str {
+    match what {
+        "wait" => "whether it waited for a lock",
+        "ran" => "whether it ran",
+        "error" => "its error",
+        "result" => "its result rows",
+        "affected" => "its affected-row count",
+        "txn-end" => "how a transaction ended",
+        _ => "final state",
+    }
+}
+
+/// Whether case `index` of a campaign with `seed` gets a shadow run at `rate`
+/// (0..=1): a fixed hash, so a campaign's choice is reproducible.
+pub fn sampled(seed: u64, index: u64, rate: f64) -> bool {
+    if rate <= 0.0 {
+        return false;
+    }
+    if rate >= 1.0 {
+        return true;
+    }
+    let mut h = seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    (h as f64 / u64::MAX as f64) < rate
+}
+
+#[cfg(test)]
+mod tests;
