@@ -13,7 +13,10 @@ use txfuzz::engine::mysql::MysqlEngine;
 use txfuzz::engine::{Engine, WaitSignal};
 use txfuzz::exec::ExecOptions;
 use txfuzz::finding::known::KnownIssues;
-use txfuzz::model::{Assignment, Expr, History, Isolation, Stmt, StmtRef, TestCase, Update, Value};
+use txfuzz::model::{
+    Assignment, Expr, History, Insert, Isolation, OnConflict, Stmt, StmtRef, TestCase, Update,
+    Value,
+};
 use txfuzz::oracle::{CheckStats, Finding, OracleKind, Verdict};
 use txfuzz::sql::{render_stmt, Dialect};
 use txfuzz::testkit::*;
@@ -59,17 +62,12 @@ fn mdev_26642() -> TestCase {
 const UPDATE: StmtRef = StmtRef { txn: 1, index: 3 };
 const LAST_READ: StmtRef = StmtRef { txn: 1, index: 4 };
 
-/// Runs `case` with every oracle.
+/// Runs `case` with every oracle and the shadow run without instrumentation.
 fn run_all(e: &mut dyn Engine, case: &TestCase) -> (History, Vec<Finding>, CheckStats) {
     let mut stats = CheckStats::default();
-    let (h, findings) = run_case(
-        e,
-        case,
-        &OracleKind::ALL,
-        &ExecOptions::default(),
-        &mut stats,
-    )
-    .unwrap();
+    let mut oracles = OracleKind::ALL.to_vec();
+    oracles.push(OracleKind::Fidelity);
+    let (h, findings) = run_case(e, case, &oracles, &ExecOptions::default(), &mut stats).unwrap();
     (h, findings, stats)
 }
 
@@ -106,7 +104,13 @@ fn plain_last_read(e: &mut dyn Engine, case: &TestCase) -> Vec<Vec<Value>> {
 fn a_noop_update_is_invisible_to_its_own_transaction() {
     let case = mdev_26642();
     let mut e = mariadb();
-    let (h, mut findings, _) = run_all(e.as_mut(), &case);
+    let (h, mut findings, stats) = run_all(e.as_mut(), &case);
+    // The shadow run without instrumentation saw the same.
+    assert_eq!(stats.per_oracle["fidelity"].checked, 1, "{stats:?}");
+    assert!(
+        findings.iter().all(|f| f.oracle != "fidelity"),
+        "{findings:#?}"
+    );
     // What the engine did, instrumented: row k=0 (rid 1) changed, row k=1
     // (rid 2) matched and left alone, and T1's read after its own UPDATE
     // still shows k=1 at its read-view value (MDEV-26642).
@@ -153,4 +157,49 @@ fn an_update_that_changes_every_row_is_seen_by_its_own_transaction() {
         "{findings:#?}"
     );
     assert_eq!(stats.per_oracle["view"].checked, 1, "{stats:?}");
+}
+
+/// `INSERT INTO t (k, v) VALUES (k, 0) ON DUPLICATE KEY UPDATE v = new_v`
+fn upsert(k: i64, new_v: i64) -> Stmt {
+    Stmt::Insert(Insert {
+        table: "t".into(),
+        columns: vec!["k".into(), "v".into()],
+        rows: vec![vec![Expr::Lit(Value::Int(k)), Expr::Lit(Value::Int(0))]],
+        rids: vec![100 + k],
+        on_conflict: OnConflict::Update {
+            target: vec!["k".into()],
+            assignments: vec![Assignment {
+                column: "v".into(),
+                value: Expr::Lit(Value::Int(new_v)),
+            }],
+        },
+    })
+}
+
+/// The update arm of an upsert that leaves the row as it was stays a no-op
+/// under instrumentation: InnoDB counts the row as unaffected (0), the row is
+/// reported as matched and unchanged, and the shadow run agrees; an arm that
+/// changes the row is a write (2 affected).
+#[test]
+fn a_noop_upsert_arm_stays_a_noop() {
+    let mut case = kv_case(
+        &[(1, 5), (2, 6)],
+        vec![committed(vec![upsert(1, 5), upsert(2, 7)])],
+        "1 1 1 1",
+    );
+    case.isolation = Isolation::RepeatableRead;
+    let (h, findings, stats) = run_all(mariadb().as_mut(), &case);
+    let noop = h.outcome(StmtRef { txn: 1, index: 1 }).unwrap();
+    assert_eq!(noop.affected, 0, "{noop:#?}");
+    assert!(noop.writes.is_empty(), "{noop:#?}");
+    assert_eq!(
+        noop.unchanged.iter().map(|u| u.rid).collect::<Vec<_>>(),
+        [1]
+    );
+    let change = h.outcome(StmtRef { txn: 1, index: 2 }).unwrap();
+    assert_eq!(change.affected, 2, "{change:#?}");
+    assert_eq!(change.writes.len(), 1, "{change:#?}");
+    assert_eq!(change.writes[0].after.as_deref(), Some("0,3"));
+    assert_eq!(stats.per_oracle["fidelity"].checked, 1, "{stats:?}");
+    assert!(findings.is_empty(), "{findings:#?}");
 }

@@ -78,6 +78,9 @@ pub fn reduce_cmd(args: ReduceArgs) -> Result<ExitCode, UsageError> {
             ""
         }
     );
+    if let Some(shadow) = r.record.finding.evidence.get("shadow") {
+        println!("shadow run without instrumentation: {shadow}");
+    }
     println!(
         "wrote {} and {}",
         json.display(),

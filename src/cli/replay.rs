@@ -14,7 +14,8 @@ pub struct ReplayArgs {
     pub case: PathBuf,
     #[command(flatten)]
     pub engine: EngineArgs,
-    /// Oracles to run (default: the finding's oracle, or all for a bare case).
+    /// Oracles to run (default: the finding's oracle, or all for a bare case);
+    /// the shadow run without instrumentation (`fidelity`) always runs too.
     #[arg(long)]
     pub oracle: Option<String>,
     #[command(flatten)]
@@ -32,6 +33,11 @@ pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
         (None, Some((o, _))) => vec![o.parse::<OracleKind>()?],
         (None, None) => OracleKind::ALL.to_vec(),
     };
+    // Every replay also runs the case without instrumentation.
+    let mut oracles = oracles;
+    if !oracles.contains(&OracleKind::Fidelity) {
+        oracles.push(OracleKind::Fidelity);
+    }
     let mut engine = open_for(&args.engine, &file)?;
     let case = file.case();
     let mut stats = CheckStats::default();
@@ -54,6 +60,21 @@ pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
         history.aborts()
     );
     known.mark(&mut findings, case, &history, engine.info());
+    let shadow = stats
+        .per_oracle
+        .get(crate::oracle::fidelity::NAME)
+        .map(|c| match (c.checked, c.undecided_by.keys().next()) {
+            (_, Some(why)) => format!("undecided ({why})"),
+            _ if findings
+                .iter()
+                .any(|f| f.oracle == crate::oracle::fidelity::NAME) =>
+            {
+                "differs (see the fidelity finding)".to_string()
+            }
+            _ => "agrees".to_string(),
+        })
+        .unwrap_or_default();
+    println!("shadow run without instrumentation: {shadow}");
     for f in &findings {
         let tag = match (&f.known, &f.permitted_by) {
             (Some(k), _) => format!(" (known: {}, {})", k.id, k.reference),

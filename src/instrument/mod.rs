@@ -22,4 +22,6 @@ mod interpret;
 mod prepare;
 
 pub use interpret::run_prepared;
-pub use prepare::{prepare, prepare_case, Prepared, Shape, SQLITE_CAPTURE, SQLITE_TAKE};
+pub use prepare::{
+    prepare, prepare_case, reports_affected, Prepared, Shape, SQLITE_CAPTURE, SQLITE_TAKE,
+};

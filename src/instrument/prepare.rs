@@ -169,24 +169,34 @@ impl Prepared {
             // values are kept first (an assignment that changes nothing) and
             // compared, as stored, after the user's assignments. Unchanged
             // rows are captured with a trailing `=`.
-            Stmt::Update(u) => {
-                let targets: Vec<&str> = u.assignments.iter().map(|a| a.column.as_str()).collect();
+            // The update arm of an upsert likewise: a no-op arm stays one
+            // (InnoDB then counts the row as unaffected).
+            Stmt::Update(_) | Stmt::Insert(_) => {
+                let (targets, clause) = match &self.ir {
+                    Stmt::Update(u) => (&u.assignments, " SET "),
+                    Stmt::Insert(Insert {
+                        on_conflict: OnConflict::Update { assignments, .. },
+                        ..
+                    }) => (assignments, " ON DUPLICATE KEY UPDATE "),
+                    _ => return self,
+                };
+                let targets: Vec<String> = targets
+                    .iter()
+                    .map(|a| format!("{qualifier}{}", a.column))
+                    .collect();
                 let digest = format!("CAST(JSON_ARRAY({}) AS BINARY)", targets.join(", "));
-                let keep_old = format!("{WL} = CONCAT(LEFT({OLD_VAR} := {digest}, 0), {WL}), ");
-                self.sql = self.sql.replacen(" SET ", &format!(" SET {keep_old}"), 1);
+                let keep_old =
+                    format!("{WL} = CONCAT(LEFT({OLD_VAR} := {digest}, 0), {qualifier}{WL}), ");
+                self.sql = self.sql.replacen(clause, &format!("{clause}{keep_old}"), 1);
                 format!(
-                    "{WL} = IF({digest} <=> {OLD_VAR}, CONCAT({WL}, {unchanged}), CONCAT({WL}, ',{k}', {changed}))",
+                    "{WL} = IF({digest} <=> {OLD_VAR}, CONCAT({q}{WL}, {unchanged}), CONCAT({q}{WL}, ',{k}', {changed}))",
+                    q = qualifier,
                     unchanged = capture_item(", '='"),
                     changed = capture_item(""),
                     k = self.op
                 )
             }
-            _ => format!(
-                "{WL} = CONCAT({q}{WL}, ',{k}', {c})",
-                q = qualifier,
-                k = self.op,
-                c = capture_item("")
-            ),
+            _ => return self,
         };
         let base = self
             .sql
@@ -237,6 +247,15 @@ impl Prepared {
         }
         self
     }
+}
+
+/// Whether the instrumented statement's affected-row count is the one the
+/// engine reports for the statement as written. Not for MariaDB REPLACE: its
+/// RETURNING lists the rows it wrote, while the count of the plain statement
+/// also counts each row it deleted first.
+pub fn reports_affected(d: Dialect, stmt: &Stmt) -> bool {
+    let replace = matches!(stmt, Stmt::Insert(i) if matches!(i.on_conflict, OnConflict::Replace));
+    !(d == Dialect::Mysql && replace)
 }
 
 /// The SQLite session functions of the UPDATE capture (registered by the

@@ -22,10 +22,11 @@
 
 use crate::engine::{Engine, EngineError};
 use crate::exec::{execute_prepared, ExecOptions};
+use crate::instrument;
 use crate::instrument::prepare_case;
 use crate::model::{EventKind, History, Outcome, StmtRef, TestCase, Value};
 use crate::oracle::{resumed, CheckStats, Finding};
-use crate::sql::Layout;
+use crate::sql::{Dialect, Layout};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -39,15 +40,10 @@ pub fn check(
     opts: &ExecOptions,
     stats: &mut CheckStats,
 ) -> Result<Vec<Finding>, EngineError> {
-    engine.load_as(case, Layout::Plain)?;
-    let prepared = prepare_case(engine.dialect(), case)
-        .into_iter()
-        .map(|(r, p)| (r, p.uninstrumented()))
-        .collect();
-    let shadow = execute_prepared(engine, case, &prepared, opts)?;
+    let comparison = shadow(engine, case, history, opts)?;
     stats.replays += 1;
     let counts = stats.oracle(NAME);
-    match compare(case, history, &shadow) {
+    match comparison {
         Comparison::Agree => {
             counts.checked += 1;
             Ok(Vec::new())
@@ -60,6 +56,37 @@ pub fn check(
         Comparison::Differ(diffs) => {
             counts.checked += 1;
             Ok(vec![finding(case, &diffs)])
+        }
+    }
+}
+
+/// Runs the shadow of `case` (on a `Plain` load, which it leaves behind) and
+/// compares it with `history`.
+pub fn shadow(
+    engine: &mut dyn Engine,
+    case: &TestCase,
+    history: &History,
+    opts: &ExecOptions,
+) -> Result<Comparison, EngineError> {
+    engine.load_as(case, Layout::Plain)?;
+    let prepared = prepare_case(engine.dialect(), case)
+        .into_iter()
+        .map(|(r, p)| (r, p.uninstrumented()))
+        .collect();
+    let shadow = execute_prepared(engine, case, &prepared, opts)?;
+    Ok(compare(engine.dialect(), case, history, &shadow))
+}
+
+impl Comparison {
+    /// For evidence: `"agrees"`, `{"undecided": reason}` or
+    /// `{"differs": [what, ...]}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Comparison::Agree => json!("agrees"),
+            Comparison::Undecided(r) => json!({ "undecided": r }),
+            Comparison::Differ(d) => {
+                json!({ "differs": d.iter().map(|d| d.what).collect::<Vec<_>>() })
+            }
         }
     }
 }
@@ -83,7 +110,7 @@ pub struct Difference {
 }
 
 /// Compares what users see in the instrumented `history` and the `shadow`.
-pub fn compare(case: &TestCase, history: &History, shadow: &History) -> Comparison {
+pub fn compare(d: Dialect, case: &TestCase, history: &History, shadow: &History) -> Comparison {
     let timed_out = |h: &History| {
         h.events
             .iter()
@@ -112,10 +139,14 @@ pub fn compare(case: &TestCase, history: &History, shadow: &History) -> Comparis
         };
         differ("error", error_of(x), error_of(y));
         // Control statements report whatever count the session had last.
-        let data = case.stmt(r).is_some_and(|cs| cs.stmt.kind().is_data());
-        if x.ok() && y.ok() && data {
+        let Some(cs) = case.stmt(r).filter(|cs| cs.stmt.kind().is_data()) else {
+            continue;
+        };
+        if x.ok() && y.ok() {
             differ("result", bag(&x.rows), bag(&y.rows));
-            differ("affected", json!(x.affected), json!(y.affected));
+            if instrument::reports_affected(d, &cs.stmt) {
+                differ("affected", json!(x.affected), json!(y.affected));
+            }
         }
     }
     for t in &case.txns {

@@ -149,6 +149,15 @@ pub fn reduce(
             "the finding did not reproduce on this engine; nothing to reduce".into(),
         ));
     };
+    let mut finding = finding;
+    // The reduced case runs once more without instrumentation: a reduced
+    // finding whose shadow differs may be txfuzz's doing, not the engine's.
+    if oracle != OracleKind::Fidelity {
+        let shadow = crate::oracle::fidelity::shadow(r.engine, &cur, &history, &cfg.exec)?;
+        if let Some(ev) = finding.evidence.as_object_mut() {
+            ev.insert("shadow".into(), shadow.to_json());
+        }
+    }
     let record = FindingRecord::new(finding, r.info.clone(), cur.clone(), history);
     Ok(Reduced {
         signature: target,

@@ -97,18 +97,24 @@ fn kinds(c: Comparison) -> Vec<&'static str> {
 #[test]
 fn each_thing_a_user_sees_is_compared() {
     let (case, h, s) = pair();
-    assert_eq!(compare(&case, &h, &s), Comparison::Agree);
+    assert_eq!(compare(Dialect::Sqlite, &case, &h, &s), Comparison::Agree);
     let reader = StmtRef { txn: 3, index: 0 };
     let idx = |h: &History| h.outcomes.iter().position(|o| o.stmt == reader).unwrap();
 
     let mut rows = s.clone();
     let i = idx(&rows);
     rows.outcomes[i].outcome.rows[0][1] = Value::Int(99);
-    assert_eq!(kinds(compare(&case, &h, &rows)), ["result"]);
+    assert_eq!(
+        kinds(compare(Dialect::Sqlite, &case, &h, &rows)),
+        ["result"]
+    );
 
     let mut affected = s.clone();
     affected.outcomes[i].outcome.affected += 1;
-    assert_eq!(kinds(compare(&case, &h, &affected)), ["affected"]);
+    assert_eq!(
+        kinds(compare(Dialect::Sqlite, &case, &h, &affected)),
+        ["affected"]
+    );
 
     let mut error = s.clone();
     error.outcomes[i].outcome.error = Some(StmtError {
@@ -116,17 +122,23 @@ fn each_thing_a_user_sees_is_compared() {
         code: "5".into(),
         message: "database is locked".into(),
     });
-    assert_eq!(kinds(compare(&case, &h, &error)), ["error"]);
+    assert_eq!(
+        kinds(compare(Dialect::Sqlite, &case, &h, &error)),
+        ["error"]
+    );
 
     let mut state = s.clone();
     state.final_state.get_mut("t").unwrap()[0][1] = Value::Int(0);
-    assert_eq!(kinds(compare(&case, &h, &state)), ["final-state"]);
+    assert_eq!(
+        kinds(compare(Dialect::Sqlite, &case, &h, &state)),
+        ["final-state"]
+    );
 
     let mut waited = s.clone();
     waited
         .events
         .retain(|e| !matches!(e.kind, EventKind::Blocked { .. }));
-    assert!(kinds(compare(&case, &h, &waited)).contains(&"wait"));
+    assert!(kinds(compare(Dialect::Sqlite, &case, &h, &waited)).contains(&"wait"));
 }
 
 #[test]
@@ -139,7 +151,7 @@ fn timeouts_and_resumed_runs_leave_the_case_undecided() {
         at_us: 0,
     });
     assert_eq!(
-        compare(&case, &h, &timed),
+        compare(Dialect::Sqlite, &case, &h, &timed),
         Comparison::Undecided("timed-out")
     );
     // Two completions resumed by one release, and a difference.
@@ -156,7 +168,7 @@ fn timeouts_and_resumed_runs_leave_the_case_undecided() {
     }
     racy.final_state.get_mut("t").unwrap()[0][1] = Value::Int(0);
     assert_eq!(
-        compare(&case, &h, &racy),
+        compare(Dialect::Sqlite, &case, &h, &racy),
         Comparison::Undecided("resumed-order")
     );
     // Two statements waiting at once: the engine picks which goes first.
@@ -174,7 +186,7 @@ fn timeouts_and_resumed_runs_leave_the_case_undecided() {
     }
     waiters.final_state.get_mut("t").unwrap()[0][1] = Value::Int(0);
     assert_eq!(
-        compare(&case, &h, &waiters),
+        compare(Dialect::Sqlite, &case, &h, &waiters),
         Comparison::Undecided("concurrent-waiters")
     );
 }

@@ -1,0 +1,126 @@
+//! The shadow run (`fidelity`) on the real servers (`TXFUZZ_MYSQL_URL`,
+//! `TXFUZZ_PG_URL`; the tests panic when they are unset): scripted schedules
+//! where the instrumented and the plain statements must agree, and a fault
+//! that perturbs the instrumentation, which the shadow run must catch.
+
+mod common;
+
+use txfuzz::campaign::run_case;
+use txfuzz::engine::fault::{Fault, FaultyEngine};
+use txfuzz::engine::mysql::MysqlEngine;
+use txfuzz::engine::postgres::PgEngine;
+use txfuzz::engine::Engine;
+use txfuzz::exec::ExecOptions;
+use txfuzz::model::{History, Isolation, StmtRef, TestCase};
+use txfuzz::oracle::{CheckStats, Finding, OracleKind};
+use txfuzz::testkit::*;
+
+fn mariadb() -> Box<dyn Engine> {
+    let url = common::url("TXFUZZ_MYSQL_URL");
+    Box::new(MysqlEngine::connect(&url).unwrap_or_else(|e| panic!("{e}")))
+}
+
+fn postgres() -> Box<dyn Engine> {
+    let url = common::url("TXFUZZ_PG_URL");
+    Box::new(PgEngine::connect(&url).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// The case and its shadow only.
+fn shadowed(e: &mut dyn Engine, case: &TestCase) -> (History, Vec<Finding>, CheckStats) {
+    let mut stats = CheckStats::default();
+    let (h, f) = run_case(
+        e,
+        case,
+        &[OracleKind::Fidelity],
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    (h, f, stats)
+}
+
+fn waited(h: &History, r: StmtRef) -> bool {
+    h.events
+        .iter()
+        .any(|e| e.stmt == r && matches!(e.kind, txfuzz::model::EventKind::Blocked { .. }))
+}
+
+/// t = {(1,2), (2,1)}. T1 changes row 1 to v=1 and row 2 to v=3 (both
+/// uncommitted). T2 at READ COMMITTED runs `UPDATE t SET v = 9 WHERE v = 1`:
+/// InnoDB's semi-consistent read skips row 1 (its committed version v=2 does
+/// not match) and waits for row 2 (committed v=1 matches); after T1 commits
+/// it re-reads row 2 (v=3, no match) and changes nothing. A locking read of
+/// the rows before the UPDATE would wait for row 1 as well and then see it.
+#[test]
+fn a_read_committed_update_waits_where_the_committed_version_matches_with_or_without_instrumentation(
+) {
+    let mut case = kv_case(
+        &[(1, 2), (2, 1)],
+        vec![
+            committed(vec![set("t", 1, 1), set("t", 2, 3)]),
+            committed(vec![set_where_v("t", 1, 9)]),
+        ],
+        "1 1 1 2 2 1 2",
+    );
+    case.isolation = Isolation::ReadCommitted;
+    let (h, findings, stats) = shadowed(mariadb().as_mut(), &case);
+    let update = StmtRef { txn: 2, index: 1 };
+    assert!(waited(&h, update), "{h:#?}");
+    assert_eq!(h.outcome(update).unwrap().affected, 0, "{h:#?}");
+    assert_eq!(stats.per_oracle["fidelity"].checked, 1, "{stats:?}");
+    assert!(findings.is_empty(), "{findings:#?}");
+}
+
+/// T1 and T2 update different rows: neither waits. With `extra-lock`, each
+/// instrumented UPDATE first locks the whole table, so T2 waits for T1: the
+/// shadow run, which runs the plain statements, must report it.
+#[test]
+fn the_shadow_run_catches_instrumentation_that_takes_extra_locks() {
+    let mut case = kv_case(
+        &[(1, 1), (2, 2)],
+        vec![
+            committed(vec![set("t", 1, 5)]),
+            committed(vec![set("t", 2, 6)]),
+        ],
+        "1 1 2 2 1 2",
+    );
+    case.isolation = Isolation::RepeatableRead;
+    let update = StmtRef { txn: 2, index: 1 };
+    let (h, findings, _) = shadowed(mariadb().as_mut(), &case);
+    assert!(!waited(&h, update) && findings.is_empty(), "{findings:#?}");
+
+    let mut faulty = FaultyEngine::new(mariadb(), Fault::ExtraLock);
+    let (h, findings, _) = shadowed(&mut faulty, &case);
+    assert!(waited(&h, update), "{h:#?}");
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0].oracle, "fidelity");
+    assert_eq!(findings[0].kind, "wait");
+    assert_eq!(findings[0].evidence["differences"][0]["op"], 5);
+}
+
+/// PostgreSQL: the same extra lock, and no difference without it on a
+/// SERIALIZABLE write conflict (T2 waits for T1, then fails).
+#[test]
+fn the_shadow_run_agrees_on_postgres_and_catches_the_extra_lock() {
+    let mut case = kv_case(
+        &[(1, 1), (2, 2)],
+        vec![
+            committed(vec![set("t", 1, 5)]),
+            committed(vec![set("t", 1, 6)]),
+        ],
+        "1 1 2 2 1 2",
+    );
+    case.isolation = Isolation::Serializable;
+    let (h, findings, stats) = shadowed(postgres().as_mut(), &case);
+    let update = StmtRef { txn: 2, index: 1 };
+    assert!(waited(&h, update), "{h:#?}");
+    assert!(h.outcome(update).unwrap().error.is_some(), "{h:#?}");
+    assert_eq!(stats.per_oracle["fidelity"].checked, 1, "{stats:?}");
+    assert!(findings.is_empty(), "{findings:#?}");
+
+    case.txns[1].stmts[1].stmt = set("t", 2, 6);
+    let mut faulty = FaultyEngine::new(postgres(), Fault::ExtraLock);
+    let (_, findings, _) = shadowed(&mut faulty, &case);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0].kind, "wait");
+}
