@@ -3,8 +3,6 @@
 //! where the instrumented and the plain statements must agree, and a fault
 //! that perturbs the instrumentation, which the shadow run must catch.
 
-mod common;
-
 use txfuzz::campaign::run_case;
 use txfuzz::engine::fault::{Fault, FaultyEngine};
 use txfuzz::engine::mysql::MysqlEngine;
@@ -15,13 +13,19 @@ use txfuzz::model::{History, Isolation, StmtRef, TestCase};
 use txfuzz::oracle::{CheckStats, Finding, OracleKind};
 use txfuzz::testkit::*;
 
+fn url(var: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| {
+        panic!("{var} is not set: scripts/test.sh provisions the servers and exports it")
+    })
+}
+
 fn mariadb() -> Box<dyn Engine> {
-    let url = common::url("TXFUZZ_MYSQL_URL");
+    let url = url("TXFUZZ_MYSQL_URL");
     Box::new(MysqlEngine::connect(&url).unwrap_or_else(|e| panic!("{e}")))
 }
 
 fn postgres() -> Box<dyn Engine> {
-    let url = common::url("TXFUZZ_PG_URL");
+    let url = url("TXFUZZ_PG_URL");
     Box::new(PgEngine::connect(&url).unwrap_or_else(|e| panic!("{e}")))
 }
 
