@@ -128,3 +128,47 @@ fn the_shadow_run_agrees_on_postgres_and_catches_the_extra_lock() {
     assert_eq!(findings.len(), 1, "{findings:#?}");
     assert_eq!(findings[0].kind, "wait");
 }
+
+/// `SELECT k, v FROM t ORDER BY v [LOCK IN SHARE MODE]` over an index on
+/// `(v, k)`: as written, InnoDB reads (and locks) only the covering index;
+/// projecting `rid, wl` would read the clustered records too. The locking
+/// read runs as written, its result observed and its row versions not; the
+/// plain read (which locks nothing) stays instrumented.
+#[test]
+fn a_locking_read_whose_plan_instrumentation_would_change_runs_as_written() {
+    use txfuzz::model::{Index, LockMode, OrderBy, Stmt};
+    let read = |lock: Option<LockMode>| {
+        let Stmt::Select(mut s) = select("t", None) else {
+            unreachable!()
+        };
+        s.order_by = vec![OrderBy {
+            expr: txfuzz::model::Expr::col("v"),
+            desc: false,
+        }];
+        s.lock = lock;
+        Stmt::Select(s)
+    };
+    let mut case = kv_case(
+        &[(1, 2), (2, 1)],
+        vec![committed(vec![
+            read(Some(LockMode::ForShare)),
+            read(None),
+        ])],
+        "1 1 1 1",
+    );
+    case.isolation = Isolation::RepeatableRead;
+    case.schema.tables[0].indexes.push(Index {
+        name: "i_v".into(),
+        columns: vec!["v".into(), "k".into()],
+        unique: false,
+    });
+    let (h, findings, stats) = shadowed(mariadb().as_mut(), &case);
+    let locking = h.outcome(StmtRef { txn: 1, index: 1 }).unwrap();
+    let plain = h.outcome(StmtRef { txn: 1, index: 2 }).unwrap();
+    assert_eq!(locking.rows, plain.rows);
+    assert_eq!(locking.rows.len(), 2);
+    assert!(!locking.reads_complete && locking.reads.is_empty(), "{locking:#?}");
+    assert!(plain.reads_complete && plain.reads.len() == 2, "{plain:#?}");
+    assert_eq!(stats.per_oracle["fidelity"].checked, 1, "{stats:?}");
+    assert!(findings.is_empty(), "{findings:#?}");
+}

@@ -154,6 +154,13 @@ impl Engine for FaultyEngine {
             reads: reads::SessionReads::default(),
         }))
     }
+    fn keep_plans(
+        &mut self,
+        case: &TestCase,
+        prepared: &mut std::collections::HashMap<crate::model::StmtRef, Prepared>,
+    ) -> Result<(), EngineError> {
+        self.inner.keep_plans(case, prepared)
+    }
     fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError> {
         self.inner.final_state(schema)
     }

@@ -13,8 +13,11 @@ pub mod sqlite;
 pub mod url;
 
 use crate::instrument::Prepared;
-use crate::model::{DbState, EngineInfo, Isolation, Outcome, Schema, StmtError, TestCase, Value};
+use crate::model::{
+    DbState, EngineInfo, Isolation, Outcome, Schema, StmtError, StmtRef, TestCase, Value,
+};
 use crate::sql::{Dialect, Layout};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -153,6 +156,18 @@ pub trait Engine: Send {
         isolation: Isolation,
         signal: Arc<WaitSignal>,
     ) -> Result<Box<dyn Session>, EngineError>;
+    /// Before a run, on the loaded state: replaces each instrumented
+    /// statement whose instrumentation would change how the engine runs it
+    /// by the statement as written, its reads unobserved
+    /// ([`Prepared::unobserved`]). Engines whose plans do not decide what a
+    /// statement locks have nothing to do.
+    fn keep_plans(
+        &mut self,
+        _case: &TestCase,
+        _prepared: &mut HashMap<StmtRef, Prepared>,
+    ) -> Result<(), EngineError> {
+        Ok(())
+    }
     /// Reads every table of `schema`: rows `[rid, wl, columns...]`, or the
     /// case's columns only after a `Plain` load; sorted.
     fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError>;

@@ -41,7 +41,8 @@ pub fn execute(
     case: &TestCase,
     opts: &ExecOptions,
 ) -> Result<History, EngineError> {
-    let prepared = prepare_case(engine.dialect(), case);
+    let mut prepared = prepare_case(engine.dialect(), case);
+    engine.keep_plans(case, &mut prepared)?;
     execute_prepared(engine, case, &prepared, opts)
 }
 

@@ -115,6 +115,27 @@ pub fn prepare(d: Dialect, schema: &Schema, r: StmtRef, cs: &CaseStmt) -> Prepar
 }
 
 impl Prepared {
+    /// The statement as written, on the instrumented layout, for a SELECT
+    /// whose instrumentation would change its plan: its result rows are
+    /// observed, the row versions it read are not (`reads_complete` false).
+    pub fn unobserved(&self) -> Prepared {
+        let user_cols = match &self.ir {
+            Stmt::Select(s) => s.items.len(),
+            _ => return self.clone(),
+        };
+        Prepared {
+            sql: self.plain.clone(),
+            shape: Shape::Select {
+                user_cols,
+                instances: Vec::new(),
+                complete: false,
+            },
+            pre: None,
+            capture: None,
+            ..self.clone()
+        }
+    }
+
     /// The same statement without any instrumentation (the shadow run on a
     /// `Plain` load): the generated SQL, no capture, nothing observed.
     pub fn uninstrumented(&self) -> Prepared {

@@ -195,6 +195,13 @@ impl crate::engine::Engine for WithProfile {
     ) -> Result<Box<dyn crate::engine::Session>, crate::engine::EngineError> {
         self.inner.open_session(isolation, signal)
     }
+    fn keep_plans(
+        &mut self,
+        case: &TestCase,
+        prepared: &mut std::collections::HashMap<StmtRef, crate::instrument::Prepared>,
+    ) -> Result<(), crate::engine::EngineError> {
+        self.inner.keep_plans(case, prepared)
+    }
     fn final_state(&mut self, schema: &Schema) -> Result<DbState, crate::engine::EngineError> {
         self.inner.final_state(schema)
     }
