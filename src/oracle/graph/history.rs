@@ -370,7 +370,10 @@ fn push_ops(
         }
         return;
     }
-    for r in &out.reads {
+    // Rows an UPDATE matched and left as they were are reads of the version
+    // it matched (MariaDB reports them; elsewhere every matched row is
+    // written, and its overwritten version is a read already).
+    for r in out.reads.iter().chain(&out.unchanged) {
         ops.push(Op::Read {
             table: r.table.clone(),
             rid: r.rid,
