@@ -115,7 +115,7 @@ pub struct EngineArgs {
     #[arg(long)]
     pub db: Option<String>,
     /// Self-test: wrap the engine in a fault injector (lose-write, stale-update,
-    /// stale-read, dirty-read, missed-own-write).
+    /// stale-read, dirty-read, missed-own-write, extra-lock).
     #[arg(long, hide = true)]
     pub fault: Option<String>,
 }

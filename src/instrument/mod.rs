@@ -9,8 +9,16 @@
 //!   aggregates, GROUP BY or DISTINCT the rows read are not observable (adding
 //!   `rid` would change the result), and rows examined by subqueries never are:
 //!   `reads_complete` is false then. No read is invented.
-//! - UPDATE appends `,k` to `wl` and returns `rid, wl` (RETURNING); the version it
-//!   overwrote is the returned list without its last entry.
+//! - UPDATE appends `,k` to `wl` and returns `rid, wl` (RETURNING, PostgreSQL);
+//!   the version it overwrote is the returned list without its last entry.
+//!   MariaDB has no UPDATE RETURNING, and on SQLite RETURNING changes how the
+//!   UPDATE runs: there the `wl` assignment itself records each row it writes
+//!   (a user variable; a session function), and on MariaDB appends only where
+//!   a user column changed (a no-op UPDATE or upsert arm stays one).
+//! - Whatever instrumentation cannot do neutrally runs as written, unobserved
+//!   ([`Prepared::unobserved`]; MariaDB locking reads whose plan would change),
+//!   and the shadow run ([`crate::oracle::fidelity`], [`Prepared::uninstrumented`])
+//!   checks the rest.
 //! - DELETE returns `rid, wl` of the rows it removed.
 //! - INSERT writes `rid` and `wl = 'k'` literally; the upsert update arm appends
 //!   `,k`, so a returned list other than `k` is an update of an existing row.
