@@ -126,6 +126,8 @@ fn usage_errors_exit_2() {
         &["run", "--time", "soon"][..],
         &["run", "--db", "oracle://x/y"][..],
         &["run", "--tests", "1", "--time", "1s"][..],
+        &["run", "--tests", "1", "--shadow", "2"][..],
+        &["run", "--tests", "1", "--shadow", "NaN"][..],
     ] {
         let o = txfuzz(args);
         assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
@@ -154,7 +156,13 @@ fn injected_fault_is_found_stored_and_replayed() {
     assert!(s["violations"].as_u64().unwrap() > 0);
     assert!(s["findings"]["wss"].is_object(), "{s}");
     let files = s["finding_files"].as_array().unwrap();
-    let first = Path::new(files[0].as_str().unwrap());
+    // The first `wss` finding (a shadow run may also report the fault).
+    let first = files
+        .iter()
+        .filter_map(|f| f.as_str())
+        .find(|f| f.contains("-wss-"))
+        .map(Path::new)
+        .unwrap();
     assert!(first.exists());
     assert!(first.with_extension("sql").exists());
     let rec: serde_json::Value =
@@ -186,4 +194,44 @@ fn time_limited_run_stops() {
     let s = summary(&out);
     assert!(s["cases"].as_u64().unwrap() > 0);
     assert!(s["elapsed_s"].as_f64().unwrap() < 5.0);
+}
+
+/// Instrumentation that takes extra locks (`--fault extra-lock`) is caught by
+/// the shadow run: `fidelity` findings, counted apart, failing the run, and
+/// reproduced by `replay`.
+#[test]
+fn the_shadow_run_reports_instrumentation_that_changes_the_engine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("s");
+    let o = txfuzz(&[
+        "run",
+        "--fault",
+        "extra-lock",
+        "--oracle",
+        "crash",
+        "--shadow",
+        "1",
+        "--tests",
+        "100",
+        "--seed",
+        "3",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let s = summary(&out);
+    assert_eq!(s["violations"], 0, "{s}");
+    assert!(s["fidelity"].as_u64().unwrap() > 0, "{s}");
+    assert!(s["oracle_counts"]["fidelity"]["checked"].as_u64().unwrap() > 0);
+    let first = s["finding_files"][0].as_str().unwrap().to_string();
+    assert!(first.contains("-fidelity-"), "{first}");
+    let o = txfuzz(&["replay", &first]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(code(&o), 1, "{stdout}");
+    assert!(stdout.contains("reproduced: fidelity:"), "{stdout}");
+    assert!(
+        stdout.contains("shadow run without instrumentation: differs"),
+        "{stdout}"
+    );
 }

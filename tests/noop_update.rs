@@ -133,7 +133,10 @@ fn a_noop_update_is_invisible_to_its_own_transaction() {
     // between two reads of the older one: G-single, documented at
     // REPEATABLE READ (InnoDB's DML reads the latest committed version).
     let graph = findings.iter().find(|f| f.oracle == "graph").unwrap();
-    assert_eq!((graph.kind.as_str(), graph.verdict), ("G-single", Verdict::Permitted));
+    assert_eq!(
+        (graph.kind.as_str(), graph.verdict),
+        ("G-single", Verdict::Permitted)
+    );
     // It is the known MariaDB issue.
     KnownIssues::builtin().mark(&mut findings, &case, &h, e.info());
     let view = findings.iter().find(|f| f.oracle == "view").unwrap();

@@ -150,10 +150,7 @@ fn a_locking_read_whose_plan_instrumentation_would_change_runs_as_written() {
     };
     let mut case = kv_case(
         &[(1, 2), (2, 1)],
-        vec![committed(vec![
-            read(Some(LockMode::ForShare)),
-            read(None),
-        ])],
+        vec![committed(vec![read(Some(LockMode::ForShare)), read(None)])],
         "1 1 1 1",
     );
     case.isolation = Isolation::RepeatableRead;
@@ -167,7 +164,10 @@ fn a_locking_read_whose_plan_instrumentation_would_change_runs_as_written() {
     let plain = h.outcome(StmtRef { txn: 1, index: 2 }).unwrap();
     assert_eq!(locking.rows, plain.rows);
     assert_eq!(locking.rows.len(), 2);
-    assert!(!locking.reads_complete && locking.reads.is_empty(), "{locking:#?}");
+    assert!(
+        !locking.reads_complete && locking.reads.is_empty(),
+        "{locking:#?}"
+    );
     assert!(plain.reads_complete && plain.reads.len() == 2, "{plain:#?}");
     assert_eq!(stats.per_oracle["fidelity"].checked, 1, "{stats:?}");
     assert!(findings.is_empty(), "{findings:#?}");

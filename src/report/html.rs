@@ -94,6 +94,10 @@ fn summary(s: &mut String, r: &Report) {
         ("known violations", sm.known_violations.to_string()),
         ("permitted", sm.permitted.to_string()),
         (
+            "fidelity (txfuzz changed the engine's behaviour)",
+            sm.fidelity.to_string(),
+        ),
+        (
             "undecided cases (all oracles)",
             sm.undecided_cases().to_string(),
         ),
