@@ -169,10 +169,11 @@ pub(crate) fn interpret(p: &Prepared, rows: Vec<Vec<Value>>, affected: u64) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::instrument::prepare;
+    use crate::instrument::{prepare, reports_affected};
     use crate::model::{CaseStmt, Schema, StmtRef};
+    use crate::model::{OnConflict, Stmt};
     use crate::sql::Dialect;
-    use crate::testkit::{kv_table, set};
+    use crate::testkit::{delete, insert, kv_table, set};
 
     #[test]
     fn a_mariadb_capture_separates_changed_and_unchanged_rows() {
@@ -206,5 +207,66 @@ mod tests {
             .unwrap();
         assert!(keep < assign && assign < append, "{}", p.sql);
         assert!(p.capture.is_some() && p.pre.is_some());
+    }
+
+    fn prepared(d: Dialect, stmt: Stmt) -> Prepared {
+        let schema = Schema {
+            tables: vec![kv_table("t")],
+        };
+        let cs = CaseStmt { op: 9, stmt };
+        prepare(d, &schema, StmtRef { txn: 1, index: 0 }, &cs)
+    }
+
+    fn with_conflict(mut stmt: Stmt, c: OnConflict) -> Stmt {
+        if let Stmt::Insert(i) = &mut stmt {
+            i.on_conflict = c;
+        }
+        stmt
+    }
+
+    #[test]
+    fn a_sqlite_update_records_its_rows_through_the_session_function_not_returning() {
+        let p = prepared(Dialect::Sqlite, set("t", 1, 5));
+        assert!(p.sql.contains("wl = txfuzz_w(rid, wl, ',9')"), "{}", p.sql);
+        assert!(!p.sql.contains("RETURNING"), "{}", p.sql);
+        assert_eq!(p.capture.as_deref(), Some("SELECT txfuzz_take()"));
+        // Deletes keep RETURNING (the shadow run found no difference there).
+        assert!(prepared(Dialect::Sqlite, delete("t", 1))
+            .sql
+            .contains("RETURNING"));
+    }
+
+    #[test]
+    fn a_mariadb_upsert_arm_appends_to_wl_only_where_a_value_changed() {
+        let set_v = crate::model::Assignment {
+            column: "v".into(),
+            value: crate::model::Expr::Lit(Value::Int(5)),
+        };
+        let upsert = with_conflict(
+            insert("t", 7, 1, 2),
+            OnConflict::Update {
+                target: vec!["k".into()],
+                assignments: vec![set_v],
+            },
+        );
+        let p = prepared(Dialect::Mysql, upsert);
+        let keep = p
+            .sql
+            .find("ON DUPLICATE KEY UPDATE wl = CONCAT(LEFT(@txfuzz_o :=")
+            .unwrap_or_else(|| panic!("{}", p.sql));
+        let assign = p.sql.find("v = 5").unwrap();
+        let append = p
+            .sql
+            .find("IF(CAST(JSON_ARRAY(t.v) AS BINARY) <=> @txfuzz_o")
+            .unwrap();
+        assert!(keep < assign && assign < append, "{}", p.sql);
+    }
+
+    #[test]
+    fn the_affected_count_of_mariadb_replace_is_not_the_engines() {
+        let replace = with_conflict(insert("t", 7, 1, 2), OnConflict::Replace);
+        assert!(!reports_affected(Dialect::Mysql, &replace));
+        assert!(reports_affected(Dialect::Sqlite, &replace));
+        assert!(reports_affected(Dialect::Mysql, &insert("t", 7, 1, 2)));
     }
 }
