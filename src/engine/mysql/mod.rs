@@ -317,7 +317,7 @@ impl Engine for MysqlEngine {
     /// InnoDB locks the index records a locking read visits, so its plan
     /// decides its locks; projecting `rid` and `wl` can change the plan (a
     /// covering secondary index is no longer enough, the join order moves).
-    /// Each locking read (every SELECT at SERIALIZABLE) whose plain and
+    /// Each locking read (every SELECT in a transaction at SERIALIZABLE) whose plain and
     /// instrumented `EXPLAIN`s differ runs as written instead, unobserved.
     fn keep_plans(
         &mut self,
@@ -326,7 +326,10 @@ impl Engine for MysqlEngine {
     ) -> Result<(), EngineError> {
         for p in prepared.values_mut() {
             let Stmt::Select(s) = &p.ir else { continue };
-            let locking = s.lock.is_some() || case.isolation == Isolation::Serializable;
+            // At SERIALIZABLE InnoDB turns plain SELECTs into locking reads,
+            // except with autocommit (consistent reads then).
+            let in_txn = case.txn(p.stmt.txn).is_some_and(|t| !t.autocommit);
+            let locking = s.lock.is_some() || (case.isolation == Isolation::Serializable && in_txn);
             if !locking || p.sql == p.plain {
                 continue;
             }
