@@ -172,3 +172,27 @@ fn a_locking_read_whose_plan_instrumentation_would_change_runs_as_written() {
     assert_eq!(stats.per_oracle["fidelity"].checked, 1, "{stats:?}");
     assert!(findings.is_empty(), "{findings:#?}");
 }
+
+/// Harness regression (found by the 10-minute READ UNCOMMITTED campaign of
+/// BENCHMARKS.md): `keep_plans` once ran in every execution, so `sdg`'s
+/// locking version-set reads (`SELECT 1, rid, wl FROM t FOR UPDATE`, whose
+/// plan differs from `SELECT 1 ...`) lost their observed rows and `sdg`
+/// reported violations. Only the judged run keeps plans now.
+#[test]
+fn sdg_keeps_its_version_set_reads_observed() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/replays/read-uncommitted-case259-sdg-keep-plans.json");
+    let file = txfuzz::finding::load_case_file(&path).unwrap();
+    let case = file.case().clone();
+    let mut stats = CheckStats::default();
+    let (_, findings) = run_case(
+        mariadb().as_mut(),
+        &case,
+        &[OracleKind::Sdg],
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(stats.per_oracle["sdg"].checked, 1, "{stats:?}");
+}

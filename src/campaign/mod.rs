@@ -8,7 +8,7 @@ mod summary;
 pub use summary::Summary;
 
 use crate::engine::{Engine, EngineError};
-use crate::exec::{execute, ExecOptions};
+use crate::exec::{execute_checked, ExecOptions};
 use crate::finding::known::KnownIssues;
 use crate::finding::{render_script, write_atomic, FindingRecord, FindingStore};
 use crate::gen::pattern::Generation;
@@ -88,7 +88,7 @@ pub fn run_case(
     stats: &mut CheckStats,
 ) -> Result<(History, Vec<Finding>), EngineError> {
     engine.load(case)?;
-    let history = execute(engine, case, exec)?;
+    let history = execute_checked(engine, case, exec)?;
     if history.lost_connection() {
         // The server went away: only the crash oracle can say anything.
         let mut findings = oracle::crash::check(&history);

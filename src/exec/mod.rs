@@ -41,6 +41,19 @@ pub fn execute(
     case: &TestCase,
     opts: &ExecOptions,
 ) -> Result<History, EngineError> {
+    let prepared = prepare_case(engine.dialect(), case);
+    execute_prepared(engine, case, &prepared, opts)
+}
+
+/// The run the oracles judge: as [`execute`], after [`Engine::keep_plans`]
+/// has put back as written each statement whose instrumentation would change
+/// how the engine runs it. (Re-executions built by the oracles — serial
+/// replays, `sdg`'s version-set reads — need every statement observed.)
+pub fn execute_checked(
+    engine: &mut dyn Engine,
+    case: &TestCase,
+    opts: &ExecOptions,
+) -> Result<History, EngineError> {
     let mut prepared = prepare_case(engine.dialect(), case);
     engine.keep_plans(case, &mut prepared)?;
     execute_prepared(engine, case, &prepared, opts)
