@@ -211,3 +211,46 @@ fn a_noop_upsert_arm_stays_a_noop() {
     assert_eq!(stats.per_oracle["fidelity"].checked, 1, "{stats:?}");
     assert!(findings.is_empty(), "{findings:#?}");
 }
+
+/// MDEV-32898 (known issue `mariadb-primary-key-change-phantom`): T1 opens
+/// its read view; T2 moves row k=1 to k=5 and commits; T1 updates the row
+/// by value (a current read finds it at k=5) and reads the table: it sees
+/// its own update at k=5 and the old record at k=1.
+#[test]
+fn a_write_after_a_concurrent_primary_key_change_leaves_a_phantom() {
+    let mut case = kv_case(
+        &[(1, 10), (2, 20)],
+        vec![
+            committed(vec![
+                select("t", None),
+                set_where_v("t", 10, 99),
+                select("t", None),
+            ]),
+            autocommit(vec![rekey("t", 1, 5)]),
+        ],
+        "1 1 2 1 1 1",
+    );
+    case.isolation = Isolation::RepeatableRead;
+    let mut e = mariadb();
+    let (h, mut findings, _) = run_all(e.as_mut(), &case);
+    let last = StmtRef { txn: 1, index: 3 };
+    assert_eq!(
+        sorted(h.outcome(last).unwrap().rows.clone()),
+        vec![kv(1, 10), kv(2, 20), kv(5, 99)],
+        "{h:#?}"
+    );
+    KnownIssues::builtin().mark(&mut findings, &case, &h, e.info());
+    let view = findings
+        .iter()
+        .find(|f| f.oracle == "view" && f.kind == "result")
+        .unwrap_or_else(|| panic!("{findings:#?}"));
+    assert_eq!(
+        view.known.as_ref().map(|k| k.id.as_str()),
+        Some("mariadb-primary-key-change-phantom"),
+        "{view:#?}"
+    );
+    assert!(
+        findings.iter().all(|f| f.oracle != "fidelity"),
+        "{findings:#?}"
+    );
+}

@@ -34,6 +34,10 @@ pub enum Trait {
     /// earlier UPDATE of its transaction matched a row without changing it,
     /// at a version another transaction wrote.
     ReadAfterUnchangedUpdate,
+    /// The finding's transaction wrote a row whose version another, committed
+    /// transaction produced by changing the row's primary key (InnoDB: a
+    /// delete of the old record and an insert of a new one).
+    WriteAfterConcurrentKeyChange,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -282,6 +286,15 @@ fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) ->
         Trait::ReadAfterUnchangedUpdate => {
             finding_stmt(finding).is_some_and(|by| read_after_unchanged_update(case, history, by))
         }
+        Trait::WriteAfterConcurrentKeyChange => {
+            let txns = match (finding_stmt(finding), named_txns(finding)) {
+                (Some(by), _) => BTreeSet::from([by.txn]),
+                (None, Some(named)) => named,
+                (None, None) => return false,
+            };
+            txns.iter()
+                .any(|&t| write_after_concurrent_key_change(case, history, t))
+        }
         Trait::BlockedLockingReadWithSubquery => {
             let refs = involved(finding, case);
             !refs.is_empty()
@@ -320,6 +333,52 @@ fn read_after_unchanged_update(case: &TestCase, history: &History, by: StmtRef) 
                         && last.is_some_and(|op: u32| op != 0 && writer_of(op) != Some(by.txn))
                 })
             })
+    })
+}
+
+/// Transaction `txn` wrote (UPDATE or DELETE) a row at a version another
+/// committed transaction wrote with an UPDATE that assigned a column of the
+/// table's primary key (MDEV-32898's phantom rows).
+fn write_after_concurrent_key_change(case: &TestCase, history: &History, txn: u32) -> bool {
+    let key_changers: BTreeSet<u32> = case
+        .txns
+        .iter()
+        .filter(|t| t.id != txn)
+        .filter(|t| t.autocommit || history.txn_end(t.id) == Some(crate::model::TxnEnd::Committed))
+        .flat_map(|t| t.stmts.iter())
+        .filter(|cs| match &cs.stmt {
+            Stmt::Update(u) => case
+                .schema
+                .tables
+                .iter()
+                .find(|tb| tb.name == u.table)
+                .is_some_and(|tb| {
+                    u.assignments
+                        .iter()
+                        .any(|a| tb.primary_key.contains(&a.column))
+                }),
+            _ => false,
+        })
+        .map(|cs| cs.op)
+        .collect();
+    if key_changers.is_empty() {
+        return false;
+    }
+    let Some(t) = case.txn(txn) else {
+        return false;
+    };
+    (0..t.stmts.len() as u32).any(|index| {
+        let r = StmtRef { txn, index };
+        history.outcome(r).is_some_and(|o| {
+            o.ok()
+                && o.writes.iter().any(|w| {
+                    w.before.as_deref().is_some_and(|b| {
+                        b.split(',')
+                            .filter_map(|op| op.parse::<u32>().ok())
+                            .any(|op| key_changers.contains(&op))
+                    })
+                })
+        })
     })
 }
 

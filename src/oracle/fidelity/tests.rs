@@ -97,7 +97,10 @@ fn kinds(c: Comparison) -> Vec<&'static str> {
 #[test]
 fn each_thing_a_user_sees_is_compared() {
     let (case, h, s) = pair();
-    assert_eq!(compare(Dialect::Sqlite, &case, &h, &s), Comparison::Agree);
+    assert_eq!(
+        compare(Dialect::Sqlite, None, &case, &h, &s),
+        Comparison::Agree
+    );
     let reader = StmtRef { txn: 3, index: 0 };
     let idx = |h: &History| h.outcomes.iter().position(|o| o.stmt == reader).unwrap();
 
@@ -105,14 +108,14 @@ fn each_thing_a_user_sees_is_compared() {
     let i = idx(&rows);
     rows.outcomes[i].outcome.rows[0][1] = Value::Int(99);
     assert_eq!(
-        kinds(compare(Dialect::Sqlite, &case, &h, &rows)),
+        kinds(compare(Dialect::Sqlite, None, &case, &h, &rows)),
         ["result"]
     );
 
     let mut affected = s.clone();
     affected.outcomes[i].outcome.affected += 1;
     assert_eq!(
-        kinds(compare(Dialect::Sqlite, &case, &h, &affected)),
+        kinds(compare(Dialect::Sqlite, None, &case, &h, &affected)),
         ["affected"]
     );
 
@@ -123,14 +126,30 @@ fn each_thing_a_user_sees_is_compared() {
         message: "database is locked".into(),
     });
     assert_eq!(
-        kinds(compare(Dialect::Sqlite, &case, &h, &error)),
+        kinds(compare(Dialect::Sqlite, None, &case, &h, &error)),
+        ["error"]
+    );
+    // Where the level may abort anywhere (SSI), such an error is undecided.
+    let mut ssi = s.clone();
+    ssi.outcomes[i].outcome.error = Some(StmtError {
+        class: crate::model::ErrorClass::SerializationFailure,
+        code: "40001".into(),
+        message: "could not serialize access".into(),
+    });
+    let anywhere = Some(crate::model::ErrorClass::SerializationFailure);
+    assert_eq!(
+        compare(Dialect::Sqlite, anywhere, &case, &h, &ssi),
+        Comparison::Undecided("plan-dependent-abort")
+    );
+    assert_eq!(
+        kinds(compare(Dialect::Sqlite, anywhere, &case, &h, &error)),
         ["error"]
     );
 
     let mut state = s.clone();
     state.final_state.get_mut("t").unwrap()[0][1] = Value::Int(0);
     assert_eq!(
-        kinds(compare(Dialect::Sqlite, &case, &h, &state)),
+        kinds(compare(Dialect::Sqlite, None, &case, &h, &state)),
         ["final-state"]
     );
 
@@ -138,7 +157,7 @@ fn each_thing_a_user_sees_is_compared() {
     waited
         .events
         .retain(|e| !matches!(e.kind, EventKind::Blocked { .. }));
-    assert!(kinds(compare(Dialect::Sqlite, &case, &h, &waited)).contains(&"wait"));
+    assert!(kinds(compare(Dialect::Sqlite, None, &case, &h, &waited)).contains(&"wait"));
 }
 
 #[test]
@@ -151,7 +170,7 @@ fn timeouts_and_resumed_runs_leave_the_case_undecided() {
         at_us: 0,
     });
     assert_eq!(
-        compare(Dialect::Sqlite, &case, &h, &timed),
+        compare(Dialect::Sqlite, None, &case, &h, &timed),
         Comparison::Undecided("timed-out")
     );
     // Two completions resumed by one release, and a difference.
@@ -168,7 +187,7 @@ fn timeouts_and_resumed_runs_leave_the_case_undecided() {
     }
     racy.final_state.get_mut("t").unwrap()[0][1] = Value::Int(0);
     assert_eq!(
-        compare(Dialect::Sqlite, &case, &h, &racy),
+        compare(Dialect::Sqlite, None, &case, &h, &racy),
         Comparison::Undecided("resumed-order")
     );
     // Two statements waiting at once: the engine picks which goes first.
@@ -186,7 +205,7 @@ fn timeouts_and_resumed_runs_leave_the_case_undecided() {
     }
     waiters.final_state.get_mut("t").unwrap()[0][1] = Value::Int(0);
     assert_eq!(
-        compare(Dialect::Sqlite, &case, &h, &waiters),
+        compare(Dialect::Sqlite, None, &case, &h, &waiters),
         Comparison::Undecided("concurrent-waiters")
     );
 }
