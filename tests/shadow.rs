@@ -196,3 +196,34 @@ fn sdg_keeps_its_version_set_reads_observed() {
     assert!(findings.is_empty(), "{findings:#?}");
     assert_eq!(stats.per_oracle["sdg"].checked, 1, "{stats:?}");
 }
+
+/// Model regression (10-minute SERIALIZABLE campaign of BENCHMARKS.md): a
+/// share-mode read that runs as written (`keep_plans`) from a covering
+/// secondary index does not wait for a writer's lock on the clustered
+/// record alone (T1's UPDATE left the index's columns as they were). `view`
+/// once predicted a block there; it cannot see index records, so the case
+/// is undecided now.
+#[test]
+fn a_covering_index_share_read_past_a_clustered_lock_is_undecided_not_a_missed_block() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/replays/serializable-case2106-view-covering-index.json");
+    let file = txfuzz::finding::load_case_file(&path).unwrap();
+    let case = file.case().clone();
+    let mut stats = CheckStats::default();
+    let (_, findings) = run_case(
+        mariadb().as_mut(),
+        &case,
+        &[OracleKind::View],
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(
+        stats.per_oracle["view"]
+            .undecided_by
+            .get("covering-index-read"),
+        Some(&1),
+        "{stats:?}"
+    );
+}
