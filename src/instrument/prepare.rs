@@ -243,9 +243,10 @@ impl Prepared {
     /// first, where a plain UPDATE writes each row as it finds it), and so the
     /// order of its row-by-row unique checks and whether a failed UPDATE
     /// leaves its transaction with a write to commit. The `wl` assignment
-    /// calls the session's capture function `txfuzz_w(rid, wl, ',k')` instead,
-    /// which records `rid:wl-before` and returns the new list; `txfuzz_take()`
-    /// reads (and clears) the record.
+    /// calls the session's capture function `txfuzz_w(rid, wl, ',k', changed)`
+    /// instead, which records `rid:wl-before` and returns the new list (or,
+    /// for a row whose values stay, records `rid:wl=` and returns `wl`
+    /// unchanged); `txfuzz_take()` reads (and clears) the record.
     fn sqlite_update_capture(mut self) -> Prepared {
         if self.kind != StmtKind::Update {
             return self;
@@ -260,8 +261,31 @@ impl Prepared {
             .strip_suffix(&format!(" RETURNING {RID}, {WL}"))
             .unwrap_or(&self.sql)
             .to_string();
+        // SQLite writes nothing for a row whose record stays the same (the
+        // commit then leaves the database version as it was): the append
+        // happens only where an assigned column changes. SET expressions
+        // all see the old row, so each new value is the assignment's own
+        // expression.
+        let Stmt::Update(u) = &self.ir else {
+            return self;
+        };
+        let same: Vec<String> = u
+            .assignments
+            .iter()
+            .map(|a| {
+                format!(
+                    "({} IS {})",
+                    a.column,
+                    sql::render_expr(Dialect::Sqlite, &a.value)
+                )
+            })
+            .collect();
         if let Some(at) = base.rfind(&marker) {
-            let call = format!("{WL} = {SQLITE_CAPTURE}({RID}, {WL}, ',{}')", self.op);
+            let call = format!(
+                "{WL} = {SQLITE_CAPTURE}({RID}, {WL}, ',{}', NOT ({}))",
+                self.op,
+                same.join(" AND ")
+            );
             self.sql = format!("{}{}{}", &base[..at], call, &base[at + marker.len()..]);
             self.pre = Some(format!("SELECT {SQLITE_TAKE}()"));
             self.capture = Some(format!("SELECT {SQLITE_TAKE}()"));

@@ -274,8 +274,8 @@ impl Session for SqliteSession {
 }
 
 /// The UPDATE capture functions ([`instrument::SQLITE_CAPTURE`]): an UPDATE
-/// without RETURNING reports the rows it wrote through them, so it runs as
-/// the plain statement would.
+/// without RETURNING reports the rows it wrote, and those it matched but
+/// left unchanged, through them, so it runs as the plain statement would.
 fn register_capture(conn: &Connection) -> rusqlite::Result<()> {
     use rusqlite::functions::FunctionFlags;
     use std::sync::Mutex;
@@ -283,18 +283,28 @@ fn register_capture(conn: &Connection) -> rusqlite::Result<()> {
     let writer = record.clone();
     conn.create_scalar_function(
         instrument::SQLITE_CAPTURE,
-        3,
+        4,
         FunctionFlags::SQLITE_UTF8,
         move |ctx| {
             let rid: i64 = ctx.get(0)?;
             let wl: String = ctx.get(1)?;
             let suffix: String = ctx.get(2)?;
+            // Whether an assigned column changes (`NOT (c IS new AND ...)`,
+            // never NULL).
+            let changed: Option<bool> = ctx.get(3)?;
             let mut buf = writer.lock().unwrap_or_else(|e| e.into_inner());
             if !buf.is_empty() {
                 buf.push(';');
             }
-            buf.push_str(&format!("{rid}:{wl}"));
-            Ok(format!("{wl}{suffix}"))
+            if changed.unwrap_or(true) {
+                buf.push_str(&format!("{rid}:{wl}"));
+                Ok(format!("{wl}{suffix}"))
+            } else {
+                // A row left as it was: no new version (SQLite then writes
+                // nothing), reported as matched and unchanged.
+                buf.push_str(&format!("{rid}:{wl}="));
+                Ok(wl)
+            }
         },
     )?;
     conn.create_scalar_function(

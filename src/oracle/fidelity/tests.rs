@@ -72,6 +72,31 @@ fn an_extra_lock_taken_by_the_instrumentation_is_a_fidelity_finding() {
     assert!(whats.contains(&"wait"), "{}", findings[0].evidence);
 }
 
+/// SQLite writes nothing for an UPDATE that leaves a row as it was, so T2's
+/// no-op commit does not make T1's snapshot stale; an instrumented UPDATE
+/// that appended to `wl` anyway once did (T1's UPDATE then failed with
+/// SQLITE_BUSY_SNAPSHOT). The row is reported as matched and unchanged.
+#[test]
+fn a_sqlite_noop_update_stays_a_noop() {
+    let case = kv_case(
+        &[(1, 10), (2, 20)],
+        vec![
+            committed(vec![select("t", None), set("t", 2, 5)]),
+            autocommit(vec![set("t", 1, 10)]),
+        ],
+        "1 1 2 1 1",
+    );
+    let mut e = SqliteEngine::open(None).unwrap();
+    let (h, findings, stats) = run(&mut e, &case);
+    let noop = h.outcome(StmtRef { txn: 2, index: 0 }).unwrap();
+    assert!(noop.writes.is_empty(), "{noop:?}");
+    assert_eq!(noop.unchanged.len(), 1, "{noop:?}");
+    let later = h.outcome(StmtRef { txn: 1, index: 2 }).unwrap();
+    assert!(later.ok() && later.writes.len() == 1, "{later:?}");
+    assert!(findings.is_empty(), "{findings:?}");
+    assert_eq!(stats.per_oracle[NAME].checked, 1);
+}
+
 /// The recorded SQLite history of [`conflicting`] and its shadow.
 fn pair() -> (TestCase, History, History) {
     let case = conflicting();
