@@ -229,7 +229,8 @@ mod tests {
         let p = prepared(Dialect::Sqlite, set("t", 1, 5));
         // The append only where an assigned column changes.
         assert!(
-            p.sql.contains("wl = txfuzz_w(rid, wl, ',9', NOT ((v IS 5)))"),
+            p.sql
+                .contains("wl = txfuzz_w(rid, wl, ',9', NOT ((v IS 5)))"),
             "{}",
             p.sql
         );

@@ -10,7 +10,8 @@
 //! a txfuzz bug until shown otherwise (summary: `fidelity`, counted apart).
 //!
 //! Some differences the client cannot attribute to the instrumentation; the
-//! case is undecided then, with the reason: a statement cancelled by the hang
+//! case is undecided then, with the reason (after up to three shadows for
+//! the races, any of which may agree): a statement cancelled by the hang
 //! or stall timeout (`timed-out`), two statements waiting at once
 //! (`concurrent-waiters`: which one the engine serves first after a release
 //! is its choice, and may differ between any two runs), statements resumed
@@ -34,6 +35,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 pub const NAME: &str = "fidelity";
 
+/// Shadow runs of a case whose comparison is undecided for a race, until
+/// one agrees.
+const RACE_TRIES: usize = 3;
+
 /// Runs the shadow of `case` and compares it with `history`.
 pub fn check(
     engine: &mut dyn Engine,
@@ -42,8 +47,23 @@ pub fn check(
     opts: &ExecOptions,
     stats: &mut CheckStats,
 ) -> Result<Vec<Finding>, EngineError> {
-    let comparison = shadow(engine, case, history, opts)?;
+    // Where the engine chose between racing waiters, another shadow may
+    // happen to make the same choices: a few tries can still show agreement.
+    let mut comparison = shadow(engine, case, history, opts)?;
     stats.replays += 1;
+    for _ in 1..RACE_TRIES {
+        if !matches!(
+            comparison,
+            Comparison::Undecided("concurrent-waiters" | "resumed-order")
+        ) {
+            break;
+        }
+        let again = shadow(engine, case, history, opts)?;
+        stats.replays += 1;
+        if again == Comparison::Agree {
+            comparison = again;
+        }
+    }
     let counts = stats.oracle(NAME);
     match comparison {
         Comparison::Agree => {
