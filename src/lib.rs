@@ -13,6 +13,7 @@ pub mod exec;
 pub mod finding;
 pub mod gen;
 pub mod instrument;
+pub mod interrupt;
 pub mod model;
 pub mod oracle;
 pub mod reduce;

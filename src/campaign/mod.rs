@@ -92,8 +92,8 @@ pub fn run_case(
     if history.lost_connection() {
         // The server went away: only the crash oracle can say anything.
         let mut findings = oracle::crash::check(&history);
-        if let (Some(tail), Some(f)) = (engine.server_log_tail(), findings.first_mut()) {
-            f.evidence["server_log"] = serde_json::Value::String(tail);
+        if let Some(f) = findings.first_mut() {
+            attach_server_log(engine, &mut f.evidence);
         }
         return Ok((history, findings));
     }
@@ -136,11 +136,72 @@ pub fn run_campaign_with(
         features: engine.profile().features,
         ..GenConfig::default()
     };
-    std::fs::create_dir_all(&cfg.out)?;
-    let mut store = FindingStore::create(&cfg.out)?;
+    let mut store = FindingStore::create(&cfg.out).map_err(|e| output_error(&cfg.out, e))?;
+    // Every round trip of the engine's own connections is bounded too.
+    engine.set_deadline(cfg.exec.hang_timeout);
     let mut summary = Summary::new(engine.info().clone(), cfg, &isolations);
-    let progress = progress_bar(cfg);
     let start = Instant::now();
+    // From the start: a run killed early still says what it was.
+    write_summary(&cfg.out, &summary)?;
+    let progress = progress_bar(cfg);
+    let result = campaign_loop(
+        engine,
+        cfg,
+        generation,
+        &oracles,
+        (&gen_cfg, &mut store, &mut summary, &mut hits),
+        &progress,
+        start,
+    );
+    progress.finish_and_clear();
+    if let Err(e) = &result {
+        summary.stopped = Some(e.to_string());
+    }
+    summary.finish(start.elapsed());
+    let written = hits
+        .write(&cfg.out, generation.name())
+        .and_then(|()| write_summary(&cfg.out, &summary));
+    result?;
+    written?;
+    Ok(summary)
+}
+
+/// A line for the user: above the progress bar, or on stderr when there is
+/// none (`-q`, no terminal: CI, nohup).
+fn say(progress: &indicatif::ProgressBar, line: String) {
+    if progress.is_hidden() {
+        eprintln!("{line}");
+    } else {
+        progress.println(line);
+    }
+}
+
+fn output_error(out: &std::path::Path, e: std::io::Error) -> CampaignError {
+    if e.kind() == std::io::ErrorKind::ResourceBusy {
+        return CampaignError::Usage(e.to_string());
+    }
+    CampaignError::Output(std::io::Error::new(
+        e.kind(),
+        format!("{}: {e}", out.display()),
+    ))
+}
+
+type LoopState<'a> = (
+    &'a GenConfig,
+    &'a mut FindingStore,
+    &'a mut Summary,
+    &'a mut pattern_stats::Hits,
+);
+
+fn campaign_loop(
+    engine: &mut dyn Engine,
+    cfg: &CampaignConfig,
+    generation: &Generation,
+    oracles: &[OracleKind],
+    (gen_cfg, store, summary, hits): LoopState<'_>,
+    progress: &indicatif::ProgressBar,
+    start: Instant,
+) -> Result<(), CampaignError> {
     let mut last_flush = Instant::now();
     let mut index = 0u64;
     loop {
@@ -151,20 +212,25 @@ pub fn run_campaign_with(
         if done {
             break;
         }
-        let (case, pattern) = generation.case(cfg.seed, index, &gen_cfg);
+        if let Some(sig) = crate::interrupt::requested() {
+            summary.stopped = Some(format!(
+                "interrupted by {} after {index} case(s)",
+                crate::interrupt::name(sig)
+            ));
+            break;
+        }
+        let (case, pattern) = generation.case(cfg.seed, index, gen_cfg);
         summary.note_case(&case);
         let mut stats = CheckStats::default();
         let case_start = Instant::now();
-        let mut case_oracles = oracles.clone();
+        let mut case_oracles = oracles.to_vec();
         if oracle::fidelity::sampled(cfg.seed, index, cfg.shadow) {
             case_oracles.push(OracleKind::Fidelity);
         }
         let (history, mut findings) =
             match run_case(engine, &case, &case_oracles, &cfg.exec, &mut stats) {
                 Ok(done) => done,
-                Err(e @ (EngineError::Lost(_) | EngineError::Connect { .. })) => {
-                    unreachable_finding(engine, &case, &e)
-                }
+                Err(e) if e.is_server_failure() => unreachable_finding(engine, &case, &e),
                 Err(e) => return Err(e.into()),
             };
         let crashed = history.lost_connection();
@@ -185,7 +251,9 @@ pub fn run_campaign_with(
         for f in findings {
             let rec = FindingRecord::new(f, engine.info().clone(), case.clone(), history.clone());
             let script = render_script(engine.dialect(), &case, Some(&history), &header(&rec));
-            let path = store.write(rec.clone(), &script)?;
+            let path = store
+                .write(rec.clone(), &script)
+                .map_err(CampaignError::Output)?;
             if rec.finding.verdict == Verdict::Violation {
                 let what = match &rec.finding.known {
                     _ if rec.finding.oracle == oracle::fidelity::NAME => {
@@ -194,14 +262,17 @@ pub fn run_campaign_with(
                     Some(k) => format!("known violation ({})", k.id),
                     None => "violation".to_string(),
                 };
-                progress.println(format!(
-                    "{what} [{}:{}] case {}: {} -> {}",
-                    rec.finding.oracle,
-                    rec.finding.kind,
-                    case.index,
-                    rec.finding.summary,
-                    path.display()
-                ));
+                say(
+                    progress,
+                    format!(
+                        "{what} [{}:{}] case {}: {} -> {}",
+                        rec.finding.oracle,
+                        rec.finding.kind,
+                        case.index,
+                        rec.finding.summary,
+                        path.display()
+                    ),
+                );
             }
             summary.note_finding(&rec.finding, &path);
             crate::finding::note_distinct(
@@ -219,10 +290,13 @@ pub fn run_campaign_with(
             summary.violations, summary.known_violations, summary.permitted, summary.fidelity
         ));
         if crashed {
-            progress.println(format!(
-                "the server went away during case {}; waiting up to {:?} for it",
-                case.index, cfg.recover_wait
-            ));
+            say(
+                progress,
+                format!(
+                    "the server went away or hung during case {}; waiting up to {:?} for it",
+                    case.index, cfg.recover_wait
+                ),
+            );
             if let Err(e) = engine.recover(cfg.recover_wait) {
                 summary.stopped = Some(format!("the server did not come back: {e}"));
                 break;
@@ -230,15 +304,19 @@ pub fn run_campaign_with(
         }
         if last_flush.elapsed() > Duration::from_secs(2) {
             summary.finish(start.elapsed());
-            write_summary(&cfg.out, &summary)?;
+            write_summary(&cfg.out, summary)?;
             last_flush = Instant::now();
         }
     }
-    progress.finish_and_clear();
-    hits.write(&cfg.out, generation.name())?;
-    summary.finish(start.elapsed());
-    write_summary(&cfg.out, &summary)?;
-    Ok(summary)
+    Ok(())
+}
+
+/// The tail of the server's log as crash evidence, or why there is none.
+fn attach_server_log(engine: &dyn Engine, evidence: &mut serde_json::Value) {
+    match engine.server_log_tail() {
+        Ok(tail) => evidence["server_log"] = serde_json::Value::String(tail),
+        Err(why) => evidence["server_log_note"] = serde_json::Value::String(why),
+    }
 }
 
 /// A crash finding for a case whose execution failed because the server could
@@ -257,15 +335,21 @@ fn unreachable_finding(
         final_state_error: Some(e.to_string()),
     };
     let mut evidence = serde_json::json!({ "error": e.to_string() });
-    if let Some(tail) = engine.server_log_tail() {
-        evidence["server_log"] = serde_json::Value::String(tail);
-    }
-    let finding = Finding::new(
-        "crash",
-        "server-unreachable",
-        format!("the server could not be reached while running the case: {e}"),
-        evidence,
-    );
+    attach_server_log(engine, &mut evidence);
+    let finding = match e {
+        EngineError::Hung(_) => Finding::new(
+            "crash",
+            "hang",
+            format!("the server stopped answering while running the case: {e}"),
+            evidence,
+        ),
+        _ => Finding::new(
+            "crash",
+            "server-unreachable",
+            format!("the server could not be reached while running the case: {e}"),
+            evidence,
+        ),
+    };
     (history, vec![finding])
 }
 

@@ -126,12 +126,21 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
         known: args.known.load()?,
         shadow: args.shadow,
     };
+    // Ctrl-C (or SIGTERM) stops after the current case, with a summary and
+    // the engine's database dropped; a second one exits at once.
+    crate::interrupt::install()
+        .map_err(|e| UsageError(format!("cannot install signal handlers: {e}")))?;
     let summary = run_campaign_with(engine.as_mut(), &cfg, &generation)?;
     print!("{}", summary.render());
-    if args.reduce {
+    let interrupted = crate::interrupt::requested();
+    if args.reduce && interrupted.is_none() {
         super::reduce::after_campaign(engine.as_mut(), &summary, &cfg.exec, &cfg.known)?;
     }
     println!("summary: {}", args.out.join("summary.json").display());
+    drop(engine); // drops the engine's database/schema before exiting
+    if let Some(sig) = interrupted {
+        return Ok(ExitCode::from(crate::interrupt::exit_code(sig)));
+    }
     Ok(
         if args.known.fails(
             summary.violations + summary.fidelity,

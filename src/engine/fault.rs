@@ -167,8 +167,11 @@ impl Engine for FaultyEngine {
     fn recover(&mut self, wait: std::time::Duration) -> Result<(), EngineError> {
         self.inner.recover(wait)
     }
-    fn server_log_tail(&self) -> Option<String> {
+    fn server_log_tail(&self) -> Result<String, String> {
         self.inner.server_log_tail()
+    }
+    fn set_deadline(&mut self, d: std::time::Duration) {
+        self.inner.set_deadline(d)
     }
 }
 

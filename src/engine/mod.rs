@@ -4,6 +4,7 @@
 //! waits for a lock says so through its [`WaitSignal`].
 
 pub mod fault;
+pub mod leftover;
 pub mod mysql;
 pub mod postgres;
 pub mod profile;
@@ -35,7 +36,59 @@ pub enum EngineError {
     Setup(String),
     #[error("connection lost: {0}")]
     Lost(String),
+    /// A round trip of the engine's own connection (load, reset, final state)
+    /// did not answer within its deadline: the server hangs.
+    #[error("the server did not answer: {0}")]
+    Hung(String),
 }
+
+/// How the message of [`EngineError::Hung`] starts (histories keep the
+/// message of the error that ended a run).
+pub const HUNG: &str = "the server did not answer";
+
+impl EngineError {
+    /// Whether the server (not txfuzz's input) is the problem: a campaign
+    /// records a `crash` finding and tries to recover.
+    pub fn is_server_failure(&self) -> bool {
+        matches!(
+            self,
+            EngineError::Lost(_) | EngineError::Connect { .. } | EngineError::Hung(_)
+        )
+    }
+}
+
+/// The error code of a round trip that did not answer within its deadline
+/// (class `ConnectionLost`: the connection is dropped).
+pub const DEADLINE_CODE: &str = "deadline";
+
+/// A round trip that did not answer within `d`.
+pub(crate) fn deadline_error(d: std::time::Duration) -> StmtError {
+    StmtError {
+        class: crate::model::ErrorClass::ConnectionLost,
+        code: DEADLINE_CODE.into(),
+        message: format!("no answer within {d:?}"),
+    }
+}
+
+/// An error of the engine's own connection while doing `what`: a missed
+/// deadline or a lock wait timeout (something holds a lock and does not
+/// let go) is `Hung`, a lost connection `Lost`, anything else `Setup`.
+pub(crate) fn admin_error(what: &str, e: StmtError) -> EngineError {
+    use crate::model::ErrorClass;
+    let text = format!("{what}: {} ({})", e.message, e.code);
+    if e.code == DEADLINE_CODE || e.class == ErrorClass::LockWaitTimeout {
+        EngineError::Hung(text)
+    } else if e.class == ErrorClass::ConnectionLost {
+        EngineError::Lost(text)
+    } else {
+        EngineError::Setup(text)
+    }
+}
+
+/// How long a round trip of an engine's own connections (load, reset, final
+/// state, lock-wait monitor, session setup) may take by default; campaigns
+/// use `--hang-timeout` ([`Engine::set_deadline`]).
+pub const DEFAULT_ADMIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Rows and counts returned by one SQL text.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -177,10 +230,14 @@ pub trait Engine: Send {
         Ok(())
     }
     /// The last lines of the server's error log, when the server is local and
-    /// its log readable (crash evidence).
-    fn server_log_tail(&self) -> Option<String> {
-        None
+    /// its log readable (crash evidence); else why there is none.
+    fn server_log_tail(&self) -> Result<String, String> {
+        Err("an embedded engine has no server log".into())
     }
+    /// Bounds every round trip of the engine's own connections (load, reset,
+    /// final state, session setup): a server that does not answer within `d`
+    /// gives [`EngineError::Hung`]. Embedded engines have nothing to bound.
+    fn set_deadline(&mut self, _d: std::time::Duration) {}
 }
 
 /// Opens the engine named by a `--db` URL.

@@ -118,7 +118,7 @@ impl<'a> Driver<'a> {
         // A server that went away mid-case still leaves a history (crash evidence).
         let (final_state, final_state_error) = match engine.final_state(&self.case.schema) {
             Ok(s) => (s, None),
-            Err(EngineError::Lost(e)) => (Default::default(), Some(e)),
+            Err(e) if e.is_server_failure() => (Default::default(), Some(e.to_string())),
             Err(e) => return Err(e),
         };
         Ok(History {

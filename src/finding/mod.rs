@@ -83,18 +83,39 @@ pub fn load_case_file(path: &Path) -> Result<CaseFile, String> {
     Ok(file)
 }
 
-/// Writes findings under `DIR/findings/`.
+/// Writes findings under `DIR/findings/`. It holds a lock on `DIR`
+/// (`DIR/.txfuzz.lock`) for as long as it lives, so two campaigns never
+/// write into one directory; leftovers of an interrupted write (`*.tmp`) are
+/// removed when it is created.
 pub struct FindingStore {
     dir: PathBuf,
-    written: usize,
+    next: usize,
+    _lock: std::fs::File,
 }
 
 impl FindingStore {
     pub fn create(out: &Path) -> std::io::Result<FindingStore> {
+        let lock = lock_dir(out)?;
         let dir = out.join("findings");
         std::fs::create_dir_all(&dir)?;
-        let written = std::fs::read_dir(&dir)?.count();
-        Ok(FindingStore { dir, written })
+        remove_tmp_files(out)?;
+        remove_tmp_files(&dir)?;
+        // After the highest number present: earlier runs' findings stay.
+        let mut last = 0;
+        for e in std::fs::read_dir(&dir)? {
+            let name = e?.file_name();
+            let digits: String = name
+                .to_string_lossy()
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            last = last.max(digits.parse().unwrap_or(0));
+        }
+        Ok(FindingStore {
+            dir,
+            next: last + 1,
+            _lock: lock,
+        })
     }
 
     pub fn dir(&self) -> &Path {
@@ -102,21 +123,56 @@ impl FindingStore {
     }
 
     /// Writes `rec` as `NNNN-case<i>-<oracle>-<kind>.json` (atomically, via
-    /// rename) with its replay command filled in, and its `.sql` script; returns
+    /// rename) with its replay command filled in, then its `.sql` script
+    /// (the JSON is the finding; the script is derived from it); returns
     /// the JSON path.
     pub fn write(&mut self, mut rec: FindingRecord, script: &str) -> std::io::Result<PathBuf> {
-        self.written += 1;
         let stem = format!(
             "{:04}-case{}-{}-{}",
-            self.written, rec.case.index, rec.finding.oracle, rec.finding.kind
+            self.next, rec.case.index, rec.finding.oracle, rec.finding.kind
         );
+        self.next += 1;
         let json_path = self.dir.join(format!("{stem}.json"));
         rec.replay = replay_command(&rec.engine, &json_path);
-        write_atomic(&self.dir.join(format!("{stem}.sql")), script.as_bytes())?;
         let json = serde_json::to_vec_pretty(&rec).map_err(std::io::Error::other)?;
         write_atomic(&json_path, &json)?;
+        write_atomic(&self.dir.join(format!("{stem}.sql")), script.as_bytes())?;
         Ok(json_path)
     }
+}
+
+/// Takes the lock of an output directory (creating it), or says who has it.
+fn lock_dir(out: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::create_dir_all(out)?;
+    let path = out.join(".txfuzz.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(std::io::Error::new(
+            std::io::ErrorKind::ResourceBusy,
+            format!(
+                "another txfuzz campaign is writing to {} (it holds {}); use another --out",
+                out.display(),
+                path.display()
+            ),
+        )),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
+/// Removes `*.tmp` files directly in `dir` (a write cut short).
+fn remove_tmp_files(dir: &Path) -> std::io::Result<()> {
+    for e in std::fs::read_dir(dir)? {
+        let p = e?.path();
+        if p.extension().is_some_and(|x| x == "tmp") && p.is_file() {
+            std::fs::remove_file(&p)?;
+        }
+    }
+    Ok(())
 }
 
 /// The command that replays the finding at `path`: an embedded engine needs
@@ -130,13 +186,21 @@ pub fn replay_command(engine: &EngineInfo, path: &Path) -> String {
     }
 }
 
-/// Writes to a temporary sibling, syncs, and renames over `path`.
+/// Writes to a temporary sibling (`NAME.tmp`), syncs, and renames over
+/// `path`; a failed write (a full disk) removes the temporary file. Errors
+/// name the path.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let written = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
+        std::fs::rename(&tmp, path)
+    })();
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        std::io::Error::new(e.kind(), format!("writing {}: {e}", path.display()))
+    })
 }

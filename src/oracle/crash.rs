@@ -26,9 +26,15 @@ pub fn check(history: &History) -> Vec<Finding> {
         ));
     }
     if let Some(e) = &history.final_state_error {
+        // `EngineError::Hung`: the server stopped answering.
+        let kind = if e.starts_with(crate::engine::HUNG) {
+            "hang"
+        } else {
+            "connection-lost"
+        };
         out.push(Finding::new(
             "crash",
-            "connection-lost",
+            kind,
             format!("the final state could not be read: {e}"),
             json!({ "error": e }),
         ));

@@ -26,9 +26,9 @@ pub fn write_reduced(engine: &dyn Engine, r: &Reduced, json: &Path) -> std::io::
         r.runs
     );
     let script = render_script(engine.dialect(), &rec.case, Some(&rec.history), &header);
-    write_atomic(&json.with_extension("sql"), script.as_bytes())?;
     let bytes = serde_json::to_vec_pretty(&rec).map_err(std::io::Error::other)?;
-    write_atomic(json, &bytes)
+    write_atomic(json, &bytes)?;
+    write_atomic(&json.with_extension("sql"), script.as_bytes())
 }
 
 /// `X.json` -> `X-reduced.json`.

@@ -18,6 +18,9 @@ const DISCONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 pub struct Link {
     rt: Runtime,
     conn: Option<Conn>,
+    /// How long one round trip may take (`None`: unbounded, for sessions
+    /// whose statements may wait on locks; the executor bounds those).
+    deadline: Option<Duration>,
 }
 
 impl Link {
@@ -37,7 +40,14 @@ impl Link {
         Ok(Link {
             rt,
             conn: Some(conn),
+            deadline: None,
         })
+    }
+
+    /// Bounds every later round trip: one that misses the deadline fails
+    /// with [`crate::engine::DEADLINE_CODE`] and the connection is dropped.
+    pub fn set_deadline(&mut self, d: Option<Duration>) {
+        self.deadline = d;
     }
 
     /// The server's id of this connection (`CONNECTION_ID()`).
@@ -53,7 +63,13 @@ impl Link {
         let Some(conn) = self.conn.as_mut() else {
             return Err(lost("the connection was lost earlier"));
         };
-        let result = self.rt.block_on(run_text(conn, sql));
+        let result = match self.deadline {
+            None => self.rt.block_on(run_text(conn, sql)),
+            Some(d) => self
+                .rt
+                .block_on(async { tokio::time::timeout(d, run_text(conn, sql)).await })
+                .unwrap_or_else(|_| Err(crate::engine::deadline_error(d))),
+        };
         if let Err(e) = &result {
             if e.class == crate::model::ErrorClass::ConnectionLost && e.code != "client" {
                 // The stream is unusable; later calls fail fast.

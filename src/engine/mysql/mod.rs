@@ -30,7 +30,6 @@ use link::Link;
 use monitor::{Activity, InnodbProbe};
 use mysql_async::{Opts, OptsBuilder};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -52,19 +51,79 @@ pub struct MysqlEngine {
     monitor: Option<Monitor>,
     info: EngineInfo,
     profile: EngineProfile,
-    log_error: Option<String>,
+    /// The server's error log file, or why there is none.
+    log_error: Result<String, String>,
     loaded: Option<(Schema, Vec<TableData>, Layout)>,
+    /// How long one admin round trip may take.
+    deadline: Duration,
+    /// Earlier private databases of this engine not dropped yet (a hung
+    /// session may hold locks in them); dropped again when the engine is.
+    stale: Vec<String>,
+    /// `innodb_status_output_locks` was OFF and txfuzz turned it ON: turned
+    /// OFF again when the engine is dropped.
+    restore_status_locks: bool,
 }
 
-static NEXT_DB: AtomicU32 = AtomicU32::new(0);
-
 /// An admin-connection failure: a lost connection (the server went away) is
-/// `Lost`, so campaigns treat it as a crash; anything else is a setup error.
+/// `Lost` and a missed deadline `Hung`, so campaigns treat them as a crash;
+/// anything else is a setup error.
 fn setup(what: &str, e: crate::model::StmtError) -> EngineError {
-    if e.class == ErrorClass::ConnectionLost {
-        return EngineError::Lost(format!("{what}: {} {}", e.code, e.message));
+    super::admin_error(what, e)
+}
+
+/// Creates (or re-creates) the private database `db`, marked with its owner
+/// ([`crate::engine::leftover`]), and makes it current.
+fn create_database(admin: &mut Link, db: &str) -> Result<(), crate::model::StmtError> {
+    let mark = super::leftover::owner_mark();
+    admin
+        .batch(&format!(
+            "DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db} COMMENT '{mark}'; USE {db}"
+        ))
+        .or_else(|_| {
+            // Servers without database comments (MySQL, MariaDB < 10.5).
+            admin.batch(&format!(
+                "DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db}; USE {db}"
+            ))
+        })
+}
+
+/// Drops the private databases of txfuzz processes of this machine that no
+/// longer run; says so in one line.
+fn remove_leftovers(admin: &mut Link, local: bool) {
+    let q = "SELECT SCHEMA_NAME, SCHEMA_COMMENT FROM information_schema.SCHEMATA \
+             WHERE SCHEMA_NAME LIKE 'txfuzz\\_%'";
+    let rows = match admin.query(q) {
+        Ok(r) => r.rows,
+        // No SCHEMA_COMMENT column (MySQL): unmarked, by name only.
+        Err(_) => match admin.query(
+            "SELECT SCHEMA_NAME, NULL FROM information_schema.SCHEMATA \
+             WHERE SCHEMA_NAME LIKE 'txfuzz\\_%'",
+        ) {
+            Ok(r) => r.rows,
+            Err(_) => return,
+        },
+    };
+    let (mut removed, mut failed) = (Vec::new(), Vec::new());
+    for row in rows {
+        let Some(Value::Text(name)) = row.first() else {
+            continue;
+        };
+        let mark = match row.get(1) {
+            Some(Value::Text(m)) if !m.is_empty() => Some(m.as_str()),
+            _ => None,
+        };
+        if !super::leftover::is_stale(name, mark, local) {
+            continue;
+        }
+        match admin.batch(&format!("DROP DATABASE IF EXISTS {name}")) {
+            Ok(()) => removed.push(name.clone()),
+            Err(e) => {
+                tracing::warn!("dropping leftover database {name}: {}", e.message);
+                failed.push(name.clone());
+            }
+        }
     }
-    EngineError::Setup(format!("{what}: {} {}", e.code, e.message))
+    super::leftover::report("database", &removed, &failed);
 }
 
 impl MysqlEngine {
@@ -91,10 +150,12 @@ impl MysqlEngine {
             Some(p) if !p.is_empty() => reason.replace(p, "***"),
             _ => reason,
         };
-        let bootstrap: Opts = OptsBuilder::from_opts(base.clone())
-            .db_name(None::<String>)
-            .into();
-        let mut admin = Link::connect(&bootstrap).map_err(|e| connect_err(scrub(e)))?;
+        // Connecting to the URL's database checks that it exists and is
+        // accessible; txfuzz works in a database of its own next to it and
+        // leaves the URL's database untouched.
+        let mut admin = Link::connect(&base).map_err(|e| connect_err(scrub(e)))?;
+        let deadline = super::DEFAULT_ADMIN_DEADLINE;
+        admin.set_deadline(Some(deadline));
         // The UPDATE instrumentation relies on MariaDB's left-to-right SET
         // assignments (docs/design.md §2).
         let sql_mode = scalar(&mut admin, "SELECT @@GLOBAL.sql_mode")?;
@@ -105,37 +166,42 @@ impl MysqlEngine {
                     .into(),
             ));
         }
-        let database = format!(
-            "txfuzz_{}_{}",
-            std::process::id(),
-            NEXT_DB.fetch_add(1, Ordering::SeqCst)
-        );
-        admin
-            .batch(&format!(
-                "DROP DATABASE IF EXISTS {database}; CREATE DATABASE {database}; USE {database}"
-            ))
+        let database = super::leftover::private_name();
+        create_database(&mut admin, &database)
             .map_err(|e| setup("creating the private database", e))?;
+        let local = matches!(base.ip_or_hostname(), "localhost" | "127.0.0.1" | "::1")
+            || base.socket().is_some();
+        remove_leftovers(&mut admin, local);
         let opts: Opts = OptsBuilder::from_opts(base)
             .db_name(Some(database.clone()))
             .into();
         // Lets the monitor name the blocker of a lock wait (best effort: needs
-        // SUPER; only changes what SHOW ENGINE INNODB STATUS prints).
-        let _ = admin.batch("SET GLOBAL innodb_status_output_locks = ON");
+        // SUPER; only changes what SHOW ENGINE INNODB STATUS prints). A
+        // global setting: txfuzz turns it back OFF when it is done, if it was
+        // OFF (docs/reliability.md).
+        let was_on = scalar(&mut admin, "SELECT @@GLOBAL.innodb_status_output_locks")?;
+        let restore_status_locks = matches!(was_on.as_str(), "0" | "OFF")
+            && admin
+                .batch("SET GLOBAL innodb_status_output_locks = ON")
+                .is_ok();
         let version = scalar(&mut admin, "SELECT VERSION()")?;
         let settings = read_settings(&mut admin)?;
-        let log_error = scalar(&mut admin, "SELECT @@log_error").ok();
-        let datadir = scalar(&mut admin, "SELECT @@datadir").ok();
-        let log_error = log_error.filter(|p| !p.is_empty()).map(|p| {
-            if p.starts_with('/') {
-                p
-            } else {
-                format!(
-                    "{}/{}",
-                    datadir.unwrap_or_default().trim_end_matches('/'),
-                    p
-                )
+        let log_error = match scalar(&mut admin, "SELECT @@log_error") {
+            _ if !local => {
+                Err("the server is not on this machine; its log is not readable here".into())
             }
-        });
+            Ok(p) if p.is_empty() || p == "stderr" => Err(
+                "the server writes no error log file (log_error is empty: its log goes to the \
+                 stderr of whoever started it)"
+                    .into(),
+            ),
+            Ok(p) if p.starts_with('/') => Ok(p),
+            Ok(p) => {
+                let datadir = scalar(&mut admin, "SELECT @@datadir").unwrap_or_default();
+                Ok(format!("{}/{}", datadir.trim_end_matches('/'), p))
+            }
+            Err(e) => Err(format!("the server does not say where it logs: {e}")),
+        };
         let name = if version.to_ascii_lowercase().contains("mariadb") {
             "mariadb"
         } else {
@@ -160,6 +226,9 @@ impl MysqlEngine {
             profile,
             log_error,
             loaded: None,
+            deadline,
+            stale: Vec::new(),
+            restore_status_locks,
         };
         engine.start_monitor();
         Ok(engine)
@@ -168,6 +237,20 @@ impl MysqlEngine {
     /// The private database this engine works in.
     pub fn database(&self) -> &str {
         &self.database
+    }
+
+    /// Drops the databases left by recoveries (each waits at most 1 s for
+    /// its metadata locks); those still locked stay listed.
+    fn drop_stale(&mut self) {
+        let admin = &mut self.admin;
+        self.stale.retain(|db| {
+            admin
+                .batch(&format!(
+                    "SET SESSION lock_wait_timeout = 1; DROP DATABASE IF EXISTS {db}"
+                ))
+                .is_err()
+        });
+        let _ = self.admin.batch("SET SESSION lock_wait_timeout = DEFAULT");
     }
 
     fn start_monitor(&mut self) {
@@ -260,32 +343,7 @@ impl Engine for MysqlEngine {
     }
 
     fn load_as(&mut self, case: &TestCase, layout: Layout) -> Result<(), EngineError> {
-        self.loaded = None;
-        let tables = self
-            .admin
-            .query("SHOW TABLES")
-            .map_err(|e| setup("listing tables", e))?;
-        let mut ddl = String::from("SET FOREIGN_KEY_CHECKS=0;\n");
-        for row in &tables.rows {
-            if let Some(Value::Text(name)) = row.first() {
-                ddl.push_str(&sql::drop_table(Dialect::Mysql, &format!("`{name}`")));
-                ddl.push_str(";\n");
-            }
-        }
-        for t in &case.schema.tables {
-            for s in sql::create_table_as(Dialect::Mysql, t, layout) {
-                ddl.push_str(&s);
-                ddl.push_str(";\n");
-            }
-        }
-        ddl.push_str("SET FOREIGN_KEY_CHECKS=1");
-        self.admin.batch(&ddl).map_err(|e| {
-            let _ = self.admin.batch("SET FOREIGN_KEY_CHECKS=1");
-            setup("schema rejected", e)
-        })?;
-        self.run_fill(&Self::fill_sql(&case.schema, &case.data, layout, false))?;
-        self.loaded = Some((case.schema.clone(), case.data.clone(), layout));
-        Ok(())
+        self.load_tables(&case.schema, &case.data, layout)
     }
 
     fn reset(&mut self) -> Result<(), EngineError> {
@@ -302,9 +360,12 @@ impl Engine for MysqlEngine {
         signal: Arc<WaitSignal>,
     ) -> Result<Box<dyn Session>, EngineError> {
         let mut link = Link::connect(&self.opts).map_err(|e| self.connect_err(e))?;
+        // Setup is bounded; the case's statements are bounded by the executor.
+        link.set_deadline(Some(self.deadline));
         for s in sql::session_setup(Dialect::Mysql, isolation) {
             link.batch(&s).map_err(|e| setup("session setup", e))?;
         }
+        link.set_deadline(None);
         Ok(Box::new(session::MysqlSession::new(
             link,
             self.opts.clone(),
@@ -348,9 +409,7 @@ impl Engine for MysqlEngine {
                                 })
                                 .collect(),
                         )),
-                        Err(e) if e.class == ErrorClass::ConnectionLost => {
-                            Err(EngineError::Lost(e.message))
-                        }
+                        Err(e) if e.class == ErrorClass::ConnectionLost => Err(setup("EXPLAIN", e)),
                         Err(_) => Ok(None),
                     }
                 };
@@ -371,10 +430,7 @@ impl Engine for MysqlEngine {
             let mut rows = self
                 .admin
                 .query(&q)
-                .map_err(|e| match e.class {
-                    ErrorClass::ConnectionLost => EngineError::Lost(e.message),
-                    _ => EngineError::Setup(format!("reading {}: {}", t.name, e.message)),
-                })?
+                .map_err(|e| setup(&format!("reading {}", t.name), e))?
                 .rows;
             rows.sort();
             state.insert(t.name.clone(), rows);
@@ -382,24 +438,31 @@ impl Engine for MysqlEngine {
         Ok(state)
     }
 
+    /// Reconnects, retrying until `wait` has elapsed, in a new private
+    /// database (a session that hung may still hold locks in the old one,
+    /// which is dropped when it can be); the loaded case is created again.
     fn recover(&mut self, wait: Duration) -> Result<(), EngineError> {
         let deadline = Instant::now() + wait;
-        let bootstrap: Opts = OptsBuilder::from_opts(self.opts.clone())
-            .db_name(None::<String>)
-            .into();
+        let database = super::leftover::private_name();
         loop {
-            let attempt = Link::connect(&bootstrap).and_then(|mut l| {
-                l.batch(&format!(
-                    "CREATE DATABASE IF NOT EXISTS {db}; USE {db}",
-                    db = self.database
-                ))
-                .map_err(|e| e.message)?;
+            let attempt = Link::connect(&self.opts_without_db()).and_then(|mut l| {
+                l.set_deadline(Some(self.deadline));
+                create_database(&mut l, &database).map_err(|e| e.message)?;
                 Ok(l)
             });
             match attempt {
                 Ok(l) => {
                     self.admin = l;
+                    let old = std::mem::replace(&mut self.database, database.clone());
+                    self.stale.push(old);
+                    self.opts = OptsBuilder::from_opts(self.opts.clone())
+                        .db_name(Some(database))
+                        .into();
+                    self.drop_stale();
                     self.start_monitor();
+                    if let Some((schema, data, layout)) = self.loaded.clone() {
+                        self.load_tables(&schema, &data, layout)?;
+                    }
                     return Ok(());
                 }
                 Err(e) if Instant::now() >= deadline => return Err(self.connect_err(e)),
@@ -408,26 +471,99 @@ impl Engine for MysqlEngine {
         }
     }
 
-    fn server_log_tail(&self) -> Option<String> {
+    fn server_log_tail(&self) -> Result<String, String> {
         use std::io::{Read, Seek, SeekFrom};
-        let mut f = std::fs::File::open(self.log_error.as_ref()?).ok()?;
-        let len = f.metadata().ok()?.len();
-        f.seek(SeekFrom::Start(len.saturating_sub(16 * 1024)))
-            .ok()?;
-        let mut buf = Vec::new();
-        f.read_to_end(&mut buf).ok()?;
-        let text = String::from_utf8_lossy(&buf);
-        let lines: Vec<&str> = text.lines().collect();
-        let from = lines.len().saturating_sub(20);
-        Some(lines[from..].join("\n"))
+        let path = self.log_error.as_ref().map_err(Clone::clone)?;
+        let read = || -> std::io::Result<String> {
+            let mut f = std::fs::File::open(path)?;
+            let len = f.metadata()?.len();
+            f.seek(SeekFrom::Start(len.saturating_sub(16 * 1024)))?;
+            let mut buf = Vec::new();
+            f.read_to_end(&mut buf)?;
+            let text = String::from_utf8_lossy(&buf);
+            let lines: Vec<&str> = text.lines().collect();
+            let from = lines.len().saturating_sub(20);
+            Ok(lines[from..].join("\n"))
+        };
+        read().map_err(|e| format!("{path}: {e}"))
+    }
+
+    fn set_deadline(&mut self, d: Duration) {
+        self.deadline = d;
+        self.admin.set_deadline(Some(d));
+    }
+}
+
+impl MysqlEngine {
+    /// Drops every table of the private database and creates `schema`
+    /// with `data` in `layout`.
+    fn load_tables(
+        &mut self,
+        schema: &Schema,
+        data: &[TableData],
+        layout: Layout,
+    ) -> Result<(), EngineError> {
+        self.loaded = None;
+        let tables = self
+            .admin
+            .query("SHOW TABLES")
+            .map_err(|e| setup("listing tables", e))?;
+        let mut ddl = String::from("SET FOREIGN_KEY_CHECKS=0;\n");
+        for row in &tables.rows {
+            if let Some(Value::Text(name)) = row.first() {
+                ddl.push_str(&sql::drop_table(Dialect::Mysql, &format!("`{name}`")));
+                ddl.push_str(";\n");
+            }
+        }
+        for t in &schema.tables {
+            for s in sql::create_table_as(Dialect::Mysql, t, layout) {
+                ddl.push_str(&s);
+                ddl.push_str(";\n");
+            }
+        }
+        ddl.push_str("SET FOREIGN_KEY_CHECKS=1");
+        self.admin.batch(&ddl).map_err(|e| {
+            let _ = self.admin.batch("SET FOREIGN_KEY_CHECKS=1");
+            setup("schema rejected", e)
+        })?;
+        self.run_fill(&Self::fill_sql(schema, data, layout, false))?;
+        self.loaded = Some((schema.clone(), data.to_vec(), layout));
+        Ok(())
+    }
+
+    /// Connection options without the private database (it may not exist).
+    fn opts_without_db(&self) -> Opts {
+        OptsBuilder::from_opts(self.opts.clone())
+            .db_name(None::<String>)
+            .into()
     }
 }
 
 impl Drop for MysqlEngine {
+    /// Stops the monitor, drops the private databases and restores the
+    /// global setting txfuzz changed; every round trip bounded (a hung
+    /// server must not hang txfuzz's exit; what is left is removed by a later
+    /// run, [`super::leftover`]).
     fn drop(&mut self) {
+        const EXIT_DEADLINE: Duration = Duration::from_secs(5);
         self.monitor = None;
-        let _ = self
-            .admin
-            .batch(&format!("DROP DATABASE IF EXISTS {}", self.database));
+        let current = self.database.clone();
+        self.stale.push(current);
+        self.admin.set_deadline(Some(EXIT_DEADLINE));
+        if self.admin.batch("DO 1").is_err() {
+            match Link::connect(&self.opts_without_db()) {
+                Ok(mut l) => {
+                    l.set_deadline(Some(EXIT_DEADLINE));
+                    self.admin = l;
+                }
+                Err(_) => return,
+            }
+        }
+        self.drop_stale();
+        if self.restore_status_locks {
+            let _ = self
+                .admin
+                .batch("SET GLOBAL innodb_status_output_locks = OFF");
+        }
     }
 }

@@ -58,7 +58,10 @@ const RECONNECT_EVERY: Duration = Duration::from_millis(500);
 
 impl InnodbProbe {
     pub fn new(opts: Opts, activity: Arc<Activity>) -> InnodbProbe {
-        let link = Link::connect(&opts).ok();
+        let link = Link::connect(&opts).ok().map(|mut l| {
+            l.set_deadline(Some(PROBE_DEADLINE));
+            l
+        });
         InnodbProbe {
             opts,
             link,
@@ -76,13 +79,19 @@ impl InnodbProbe {
                 return Err("monitor connection down".into());
             }
             self.last_attempt = Some(Instant::now());
-            self.link = Some(Link::connect(&self.opts)?);
+            let mut l = Link::connect(&self.opts)?;
+            l.set_deadline(Some(PROBE_DEADLINE));
+            self.link = Some(l);
         }
         self.link
             .as_mut()
             .ok_or_else(|| "monitor connection down".into())
     }
 }
+
+/// A probe round trip that takes longer is abandoned (the monitor thread
+/// must always be able to stop, even when the server hangs).
+const PROBE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl WaitProbe for InnodbProbe {
     fn waiting(&mut self, running: &[u64]) -> Result<Vec<(u64, Option<u64>)>, String> {

@@ -88,7 +88,8 @@ impl Canceller for KillQuery {
         };
         let id = self.id;
         let opts = self.opts.clone();
-        let res: Result<(), String> = rt.block_on(async move {
+        // Bounded as a whole: a hung server must not hang the executor.
+        let kill = async move {
             let mut conn = tokio::time::timeout(super::link::CONNECT_TIMEOUT, Conn::new(opts))
                 .await
                 .map_err(|_| "connect timeout".to_string())?
@@ -99,6 +100,11 @@ impl Canceller for KillQuery {
                 .map_err(|e| classify(&e).message);
             let _ = conn.disconnect().await;
             r
+        };
+        let res: Result<(), String> = rt.block_on(async {
+            tokio::time::timeout(2 * super::link::CONNECT_TIMEOUT, kill)
+                .await
+                .unwrap_or_else(|_| Err("no answer".into()))
         });
         if let Err(e) = res {
             tracing::warn!("KILL QUERY {id} failed: {e}");

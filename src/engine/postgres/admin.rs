@@ -7,6 +7,7 @@ use crate::engine::EngineError;
 use crate::model::{EngineInfo, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
 use tokio_postgres::config::Host;
 use tokio_postgres::Config;
 
@@ -27,22 +28,73 @@ fn text(v: &Value) -> String {
     }
 }
 
-/// The admin connection: autocommit, `search_path` set to the engine's schema,
-/// asynchronous commit (durability only; setup is scratch work) and a lock
-/// timeout so that a leftover backend cannot hang setup forever.
-pub fn admin_conn(cfg: &Config, schema: &str, fresh: bool) -> Result<PgConn, String> {
-    let conn = PgConn::connect(cfg)?;
-    let create = if fresh {
-        format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema};")
-    } else {
-        format!("CREATE SCHEMA IF NOT EXISTS {schema};")
-    };
+/// (Re)creates the private schema, marked with its owner
+/// ([`crate::engine::leftover`]).
+pub fn create_schema_sql(schema: &str) -> String {
+    format!(
+        "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}; \
+         COMMENT ON SCHEMA {schema} IS '{}';\n",
+        crate::engine::leftover::owner_mark()
+    )
+}
+
+/// The admin connection (`application_name` txfuzz-admin): autocommit,
+/// `search_path` set to a new private schema, asynchronous commit
+/// (durability only; setup is scratch work), every round trip bounded by
+/// `deadline` and a lock timeout below it, so that a stuck backend holding a
+/// lock gives a lock timeout rather than a missed deadline.
+pub fn admin_conn(cfg: &Config, schema: &str, deadline: Duration) -> Result<PgConn, String> {
+    let cfg = conn::named(cfg, "admin");
+    let mut conn = PgConn::connect(&cfg)?;
+    conn.set_deadline(Some(deadline));
+    let lock_ms = (deadline.as_millis() * 4 / 5).max(1);
     conn.batch(&format!(
-        "SET client_min_messages TO warning; SET lock_timeout TO '10s'; \
-         SET synchronous_commit TO off; {create} SET search_path TO {schema}"
+        "SET client_min_messages TO warning; SET lock_timeout TO {lock_ms}; \
+         SET synchronous_commit TO off; {} SET search_path TO {schema}",
+        create_schema_sql(schema)
     ))
-    .map_err(|e| conn::scrub(cfg, format!("setting up: {}", e.message)))?;
+    .map_err(|e| conn::scrub(&cfg, format!("setting up: {} ({})", e.message, e.code)))?;
     Ok(conn)
+}
+
+/// Drops the private schemas of txfuzz processes of this machine that no
+/// longer run; says so in one line.
+pub fn remove_leftovers(admin: &PgConn, cfg: &Config) {
+    use crate::engine::leftover;
+    let q = "SELECT nspname, obj_description(oid, 'pg_namespace') FROM pg_namespace \
+             WHERE nspname LIKE 'txfuzz\\_%'";
+    let Ok(res) = admin.simple(q) else { return };
+    let local = is_local(cfg);
+    let (mut removed, mut failed) = (Vec::new(), Vec::new());
+    for row in res.rows {
+        let (Some(Value::Text(name)), mark) = (row.first(), row.get(1)) else {
+            continue;
+        };
+        let mark = match mark {
+            Some(Value::Text(m)) => Some(m.as_str()),
+            _ => None,
+        };
+        if !leftover::is_stale(name, mark, local) {
+            continue;
+        }
+        match admin.batch(&format!("DROP SCHEMA IF EXISTS {name} CASCADE")) {
+            Ok(()) => removed.push(name.clone()),
+            Err(e) => {
+                tracing::warn!("dropping leftover schema {name}: {}", e.message);
+                failed.push(name.clone());
+            }
+        }
+    }
+    leftover::report("schema", &removed, &failed);
+}
+
+/// Whether every host of `cfg` is this machine.
+pub fn is_local(cfg: &Config) -> bool {
+    cfg.get_hosts().iter().all(|h| match h {
+        Host::Tcp(name) => matches!(name.as_str(), "localhost" | "127.0.0.1" | "::1"),
+        #[cfg(unix)]
+        Host::Unix(_) => true,
+    })
 }
 
 /// Version and settings; the server log candidates when the server is local.
@@ -50,10 +102,9 @@ pub fn describe(
     admin: &PgConn,
     cfg: &Config,
     url: String,
-) -> Result<(EngineInfo, Vec<PathBuf>), EngineError> {
+) -> Result<(EngineInfo, Result<PathBuf, String>), EngineError> {
     let cols: Vec<String> = std::iter::once("server_version")
         .chain(SETTINGS)
-        .chain(std::iter::once("server_version_num"))
         .map(|s| format!("current_setting('{s}')"))
         .collect();
     let row = admin
@@ -72,44 +123,36 @@ pub fn describe(
         "synchronous_commit (txfuzz connections)".into(),
         "off".into(),
     );
-    let major = match row.get(SETTINGS.len() + 1) {
-        Some(Value::Int(n)) => n / 10000,
-        _ => 0,
-    };
     let info = EngineInfo {
         name: "postgres".into(),
         version: get(0),
         url,
         settings,
     };
-    Ok((info, log_candidates(admin, cfg, major)))
+    Ok((info, server_log(admin, cfg)))
 }
 
-fn log_candidates(admin: &PgConn, cfg: &Config, major: i64) -> Vec<PathBuf> {
-    let local = cfg.get_hosts().iter().all(|h| match h {
-        Host::Tcp(name) => matches!(name.as_str(), "localhost" | "127.0.0.1" | "::1"),
-        #[cfg(unix)]
-        Host::Unix(_) => true,
-    });
-    if !local {
-        return Vec::new();
+/// The log file of the server under test, as the server itself names it
+/// (`pg_current_logfile()`, relative to `data_directory`), or why there is
+/// none. Never a guessed path: that could be another cluster's log.
+fn server_log(admin: &PgConn, cfg: &Config) -> Result<PathBuf, String> {
+    if !is_local(cfg) {
+        return Err("the server is not on this machine; its log is not readable here".into());
     }
-    let mut out = Vec::new();
-    // Needs superuser or pg_monitor-like privileges; best effort.
-    if let Ok(res) = admin.simple("SELECT current_setting('data_directory'), pg_current_logfile()")
-    {
-        if let Some(row) = res.rows.first() {
-            if let (Some(Value::Text(dir)), Some(Value::Text(file))) = (row.first(), row.get(1)) {
-                out.push(PathBuf::from(dir).join(file));
-            }
+    // Needs superuser or pg_monitor-like privileges.
+    let res = admin
+        .simple("SELECT current_setting('data_directory'), pg_current_logfile()")
+        .map_err(|e| format!("the server does not say where it logs: {}", e.message))?;
+    match res.rows.first().map(|r| (r.first(), r.get(1))) {
+        Some((Some(Value::Text(dir)), Some(Value::Text(file)))) => {
+            Ok(PathBuf::from(dir).join(file))
         }
+        _ => Err(
+            "the server writes no log file of its own (logging_collector is off: its log goes \
+             to the stderr of whoever started it)"
+                .into(),
+        ),
     }
-    if major > 0 {
-        out.push(PathBuf::from(format!(
-            "/var/log/postgresql/postgresql-{major}-main.log"
-        )));
-    }
-    out
 }
 
 /// The last `n` lines of a file (reads at most its last 64 KiB).

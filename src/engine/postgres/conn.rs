@@ -17,9 +17,23 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
 pub struct PgConn {
     client: Option<Client>,
+    /// How long one round trip may take (`None`: unbounded, for sessions
+    /// whose statements may wait on locks; the executor bounds those).
+    deadline: Option<Duration>,
+    /// Set when a round trip missed its deadline: the connection has a
+    /// request in flight that may never be answered, so it is not used again.
+    stuck: std::sync::atomic::AtomicBool,
     task: Option<JoinHandle<()>>,
     // Dropped last (fields drop in declaration order; `Drop` takes the others).
     rt: Runtime,
+}
+
+/// `cfg` with `application_name` set to `txfuzz-<role>` (admin, monitor,
+/// session), so an operator can tell txfuzz's connections apart.
+pub fn named(cfg: &Config, role: &str) -> Config {
+    let mut c = cfg.clone();
+    c.application_name(format!("txfuzz-{role}"));
+    c
 }
 
 /// Replaces the password (if any) in `text` with `***`.
@@ -72,17 +86,51 @@ impl PgConn {
         });
         Ok(PgConn {
             client: Some(client),
+            deadline: None,
+            stuck: Default::default(),
             task: Some(task),
             rt,
         })
     }
 
+    /// Bounds every later round trip ([`crate::engine::deadline_error`]).
+    pub fn set_deadline(&mut self, d: Option<Duration>) {
+        self.deadline = d;
+    }
+
     pub fn client(&self) -> Result<&Client, StmtError> {
+        if self.stuck.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(StmtError {
+                class: crate::model::ErrorClass::ConnectionLost,
+                code: crate::engine::DEADLINE_CODE.into(),
+                message: "an earlier request on this connection was never answered".into(),
+            });
+        }
         self.client.as_ref().ok_or_else(|| StmtError {
             class: crate::model::ErrorClass::ConnectionLost,
             code: "closed".into(),
             message: "connection closed".into(),
         })
+    }
+
+    /// Runs a request within the deadline, if any.
+    fn bounded<T>(
+        &self,
+        fut: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>,
+    ) -> Result<T, StmtError> {
+        let Some(d) = self.deadline else {
+            return self.rt.block_on(fut).map_err(|e| classify(&e));
+        };
+        match self
+            .rt
+            .block_on(async { tokio::time::timeout(d, fut).await })
+        {
+            Ok(r) => r.map_err(|e| classify(&e)),
+            Err(_) => {
+                self.stuck.store(true, std::sync::atomic::Ordering::SeqCst);
+                Err(crate::engine::deadline_error(d))
+            }
+        }
     }
 
     pub fn is_closed(&self) -> bool {
@@ -99,10 +147,7 @@ impl PgConn {
     /// number of rows returned, or the last command's count when none were.
     pub fn simple(&self, sql: &str) -> Result<QueryResult, StmtError> {
         let client = self.client()?;
-        let msgs = self
-            .rt
-            .block_on(client.simple_query(sql))
-            .map_err(|e| classify(&e))?;
+        let msgs = self.bounded(client.simple_query(sql))?;
         let mut rows = Vec::new();
         let mut count = 0;
         for m in msgs {
@@ -130,9 +175,7 @@ impl PgConn {
     /// Runs SQL text (several statements: one implicit transaction).
     pub fn batch(&self, sql: &str) -> Result<(), StmtError> {
         let client = self.client()?;
-        self.rt
-            .block_on(client.batch_execute(sql))
-            .map_err(|e| classify(&e))
+        self.bounded(client.batch_execute(sql))
     }
 
     /// The single value of a one-row, one-column query.

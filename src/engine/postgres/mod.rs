@@ -25,27 +25,23 @@ pub use session::PgSession;
 
 use super::server::{Monitor, Registry};
 use super::{Engine, EngineError, EngineProfile, Session, WaitSignal};
-use crate::model::{
-    DbState, EngineInfo, ErrorClass, Isolation, Schema, StmtError, TableData, TestCase, Value,
-};
+use crate::model::{DbState, EngineInfo, Isolation, Schema, StmtError, TableData, TestCase, Value};
 use crate::sql::{self, Dialect, Layout};
 use conn::PgConn;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_postgres::Config;
-
-/// Numbers the engines of this process (schema names).
-static ENGINES: AtomicU32 = AtomicU32::new(0);
 
 /// Connects to the server named by `url` (may hold a password: never print it).
 pub fn open(url: &str) -> Result<Box<dyn Engine>, EngineError> {
     Ok(Box::new(PgEngine::connect(url)?))
 }
 
-/// The case loaded last: what [`Engine::reset`] restores, as one SQL text.
+/// The case loaded last: what [`Engine::reset`] restores, as one SQL text,
+/// and what creates it again in a new schema after a recovery.
 struct Loaded {
+    tables: String,
     reset: String,
     layout: Layout,
 }
@@ -53,18 +49,22 @@ struct Loaded {
 pub struct PgEngine {
     cfg: Config,
     schema: String,
+    /// Earlier schemas of this engine that could not be dropped yet (a stuck
+    /// backend held a lock in them); dropped again when the engine is.
+    stale: Vec<String>,
     admin: PgConn,
+    deadline: Duration,
     registry: Arc<Registry>,
     monitor: Option<Monitor>,
     info: EngineInfo,
     profile: EngineProfile,
     loaded: Option<Loaded>,
-    /// Candidate server log files (only for a server on this machine).
-    logs: Vec<PathBuf>,
+    /// The server's log file, or why there is none.
+    log: Result<PathBuf, String>,
 }
 
 pub(crate) fn setup_err(what: &str, e: StmtError) -> EngineError {
-    EngineError::Setup(format!("{what}: {} (SQLSTATE {})", e.message, e.code))
+    super::admin_error(what, e)
 }
 
 impl PgEngine {
@@ -86,31 +86,31 @@ impl PgEngine {
             }
         }
         cfg.connect_timeout(conn::CONNECT_TIMEOUT);
-        cfg.application_name("txfuzz");
         let connect_err = |reason: String| EngineError::Connect {
             url: redacted.clone(),
             reason,
         };
-        let schema = format!(
-            "txfuzz_{}_{}",
-            std::process::id(),
-            ENGINES.fetch_add(1, Ordering::SeqCst)
-        );
-        let admin = admin::admin_conn(&cfg, &schema, true).map_err(&connect_err)?;
-        let probe = monitor::PgProbe::connect(&cfg).map_err(&connect_err)?;
+        let schema = super::leftover::private_name();
+        let deadline = super::DEFAULT_ADMIN_DEADLINE;
+        let admin = admin::admin_conn(&cfg, &schema, deadline).map_err(&connect_err)?;
+        let probe =
+            monitor::PgProbe::connect(&conn::named(&cfg, "monitor")).map_err(&connect_err)?;
         let registry = Arc::new(Registry::default());
         let monitor = Monitor::spawn(registry.clone(), Box::new(probe), monitor::POLL);
-        let (info, logs) = admin::describe(&admin, &cfg, redacted)?;
+        let (info, log) = admin::describe(&admin, &cfg, redacted)?;
+        admin::remove_leftovers(&admin, &cfg);
         Ok(PgEngine {
             cfg,
             schema,
+            stale: Vec::new(),
             admin,
+            deadline,
             registry,
             monitor: Some(monitor),
             info,
             profile: profile(&Default::default()),
             loaded: None,
-            logs,
+            log,
         })
     }
 
@@ -126,8 +126,18 @@ impl PgEngine {
             Ok(other) => Err(EngineError::Setup(format!(
                 "unexpected backend pid {other}"
             ))),
-            Err(e) => Err(EngineError::Lost(e.message)),
+            Err(e) => Err(setup_err("reading the backend pid", e)),
         }
+    }
+
+    /// Creates the loaded case's tables and rows in the current schema.
+    fn create_loaded(&mut self) -> Result<(), EngineError> {
+        let Some(loaded) = &self.loaded else {
+            return Ok(());
+        };
+        self.admin
+            .batch(&loaded.tables)
+            .map_err(|e| setup_err("creating the case again", e))
     }
 }
 
@@ -142,16 +152,21 @@ impl Engine for PgEngine {
         &self.profile
     }
 
+    fn set_deadline(&mut self, d: Duration) {
+        self.deadline = d;
+        self.admin.set_deadline(Some(d));
+    }
+
     fn load_as(&mut self, case: &TestCase, layout: Layout) -> Result<(), EngineError> {
         self.loaded = None;
-        let s = &self.schema;
-        let mut ddl = format!("DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s};\n");
+        let mut tables = String::new();
         for t in &case.schema.tables {
             for stmt in sql::create_table_as(Dialect::Postgres, t, layout) {
-                ddl.push_str(&stmt);
-                ddl.push_str(";\n");
+                tables.push_str(&stmt);
+                tables.push_str(";\n");
             }
         }
+        let ddl = format!("{}{tables}", admin::create_schema_sql(&self.schema));
         self.admin
             .batch(&ddl)
             .map_err(|e| setup_err("schema rejected", e))?;
@@ -167,7 +182,12 @@ impl Engine for PgEngine {
         } else {
             format!("TRUNCATE {};\n{fill}", names.join(", "))
         };
-        self.loaded = Some(Loaded { reset, layout });
+        tables.push_str(&fill);
+        self.loaded = Some(Loaded {
+            tables,
+            reset,
+            layout,
+        });
         Ok(())
     }
 
@@ -191,9 +211,11 @@ impl Engine for PgEngine {
         isolation: Isolation,
         signal: Arc<WaitSignal>,
     ) -> Result<Box<dyn Session>, EngineError> {
-        let conn = PgConn::connect(&self.cfg).map_err(|reason| EngineError::Connect {
-            url: self.info.url.clone(),
-            reason,
+        let mut conn = PgConn::connect(&conn::named(&self.cfg, "session")).map_err(|reason| {
+            EngineError::Connect {
+                url: self.info.url.clone(),
+                reason,
+            }
         })?;
         // synchronous_commit only changes durability (commits are visible at
         // once either way); it saves an fsync per commit.
@@ -206,6 +228,8 @@ impl Engine for PgEngine {
             setup.push_str("; ");
         }
         setup.push_str("SELECT pg_backend_pid()");
+        // Setup is bounded; the case's statements are bounded by the executor.
+        conn.set_deadline(Some(self.deadline));
         let pid = match conn.scalar(&setup) {
             Ok(Value::Int(pid)) => u64::try_from(pid).unwrap_or(0),
             Ok(other) => {
@@ -215,6 +239,7 @@ impl Engine for PgEngine {
             }
             Err(e) => return Err(setup_err("session setup", e)),
         };
+        conn.set_deadline(None);
         let session = PgSession::new(conn, pid, self.registry.clone(), signal)
             .map_err(|e| setup_err("session setup", e))?;
         Ok(Box::new(session))
@@ -240,22 +265,31 @@ impl Engine for PgEngine {
     }
 
     /// Reconnects the admin and monitor connections, retrying until `wait`
-    /// has elapsed (a restarted server may refuse connections for a while).
+    /// has elapsed (a restarted server may refuse connections for a while),
+    /// in a new private schema: a backend that hung may still hold locks in
+    /// the old one, which is dropped when it can be. The loaded case is
+    /// created again there.
     fn recover(&mut self, wait: Duration) -> Result<(), EngineError> {
         let deadline = Instant::now() + wait;
+        let schema = super::leftover::private_name();
         loop {
-            let attempt = admin::admin_conn(&self.cfg, &self.schema, false)
-                .and_then(|admin| monitor::PgProbe::connect(&self.cfg).map(|probe| (admin, probe)));
+            let attempt = admin::admin_conn(&self.cfg, &schema, self.deadline).and_then(|admin| {
+                monitor::PgProbe::connect(&conn::named(&self.cfg, "monitor"))
+                    .map(|probe| (admin, probe))
+            });
             match attempt {
                 Ok((admin, probe)) => {
                     self.monitor = None; // stops the old monitor thread
                     self.admin = admin;
+                    let old = std::mem::replace(&mut self.schema, schema);
+                    self.stale.push(old);
+                    self.drop_stale(Duration::from_secs(1));
                     self.monitor = Some(Monitor::spawn(
                         self.registry.clone(),
                         Box::new(probe),
                         monitor::POLL,
                     ));
-                    return Ok(());
+                    return self.create_loaded();
                 }
                 Err(e) if Instant::now() >= deadline => {
                     return Err(EngineError::Lost(format!(
@@ -268,8 +302,26 @@ impl Engine for PgEngine {
         }
     }
 
-    fn server_log_tail(&self) -> Option<String> {
-        self.logs.iter().find_map(|p| admin::tail(p, 20))
+    fn server_log_tail(&self) -> Result<String, String> {
+        let path = self.log.as_ref().map_err(Clone::clone)?;
+        admin::tail(path, 20).ok_or_else(|| format!("{} is not readable", path.display()))
+    }
+}
+
+impl PgEngine {
+    /// Drops the schemas left by recoveries, each waiting at most `lock_wait`
+    /// for its locks; those still locked stay listed.
+    fn drop_stale(&mut self, lock_wait: Duration) {
+        let ms = lock_wait.as_millis().max(1);
+        let admin = &self.admin;
+        self.stale.retain(|s| {
+            let sql = format!("SET lock_timeout TO {ms}; DROP SCHEMA IF EXISTS {s} CASCADE");
+            admin.batch(&sql).is_err()
+        });
+        let _ = self.admin.batch(&format!(
+            "SET lock_timeout TO {}",
+            (self.deadline.as_millis() * 4 / 5).max(1)
+        ));
     }
 }
 
@@ -288,20 +340,31 @@ fn fill_sql(schema: &Schema, data: &[TableData], layout: Layout) -> String {
 }
 
 impl Drop for PgEngine {
-    /// Best effort: stop the monitor, drop the schema.
+    /// Stops the monitor and drops the schemas, each round trip bounded
+    /// (a hung server must not hang txfuzz's exit; a schema that cannot be
+    /// dropped now is removed by a later run, [`super::leftover`]).
     fn drop(&mut self) {
         self.monitor = None;
-        let sql = format!(
-            "SET lock_timeout TO '2s'; DROP SCHEMA IF EXISTS {} CASCADE",
-            self.schema
-        );
-        let lost = match self.admin.batch(&sql) {
-            Ok(()) => false,
-            Err(e) => e.class == ErrorClass::ConnectionLost,
-        };
-        if lost {
-            if let Ok(c) = PgConn::connect(&self.cfg) {
-                let _ = c.batch(&sql);
+        const EXIT_DEADLINE: Duration = Duration::from_secs(5);
+        let current = self.schema.clone();
+        self.stale.push(current);
+        self.admin.set_deadline(Some(EXIT_DEADLINE));
+        if self.admin.is_closed() || self.admin.client().is_err() {
+            match PgConn::connect(&conn::named(&self.cfg, "admin")) {
+                Ok(mut c) => {
+                    c.set_deadline(Some(EXIT_DEADLINE));
+                    self.admin = c;
+                }
+                Err(_) => return,
+            }
+        }
+        self.drop_stale(Duration::from_secs(2));
+        if self.admin.client().is_err() && !self.stale.is_empty() {
+            // The connection broke during the drops: one more try.
+            if let Ok(mut c) = PgConn::connect(&conn::named(&self.cfg, "admin")) {
+                c.set_deadline(Some(EXIT_DEADLINE));
+                self.admin = c;
+                self.drop_stale(Duration::from_secs(2));
             }
         }
     }

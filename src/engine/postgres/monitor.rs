@@ -50,7 +50,8 @@ impl PgProbe {
         let conn = PgConn::connect(&self.cfg)?;
         let client = conn.client().map_err(|e| e.message)?;
         let stmt = conn
-            .block_on(client.prepare(WAITERS))
+            .block_on(async { tokio::time::timeout(PROBE_TIMEOUT, client.prepare(WAITERS)).await })
+            .map_err(|_| format!("preparing the lock-wait query took over {PROBE_TIMEOUT:?}"))?
             .map_err(|e| format!("preparing the lock-wait query: {e}"))?;
         self.conn = Some((conn, stmt));
         Ok(())

@@ -49,6 +49,44 @@ pub struct SqliteEngine {
     loaded: Option<(Schema, Vec<TableData>, Layout)>,
 }
 
+/// The `application_id` txfuzz writes into the header of the databases it
+/// creates ("txfx"): a file without it that holds tables is a user's
+/// database, which txfuzz must not touch (it drops every table it finds).
+const APPLICATION_ID: i64 = 0x7478_6678;
+
+/// Marks the database at `path` as txfuzz's, or refuses it when it holds
+/// tables txfuzz did not create.
+fn claim_database(admin: &Connection, path: &Path) -> Result<(), EngineError> {
+    let err = |e: rusqlite::Error| EngineError::Connect {
+        url: format!("sqlite:{}", path.display()),
+        reason: e.to_string(),
+    };
+    let id: i64 = admin
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .map_err(err)?;
+    if id == APPLICATION_ID {
+        return Ok(());
+    }
+    let tables: i64 = admin
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(err)?;
+    if tables > 0 {
+        return Err(EngineError::Usage(format!(
+            "{} holds {tables} table(s) or other objects txfuzz did not create; txfuzz drops \
+             every table of the database it tests, so it refuses this file (give a new \
+             file, or omit --db for a temporary database)",
+            path.display()
+        )));
+    }
+    admin
+        .execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID}"))
+        .map_err(err)
+}
+
 fn setup_err(e: rusqlite::Error) -> EngineError {
     EngineError::Setup(e.to_string())
 }
@@ -87,6 +125,7 @@ impl SqliteEngine {
                 url: url.clone(),
                 reason: e.to_string(),
             })?;
+        claim_database(&admin, &path)?;
         let version: String = admin
             .query_row("SELECT sqlite_version()", [], |r| r.get(0))
             .map_err(setup_err)?;
