@@ -283,6 +283,47 @@ fn engine_info_and_private_database() {
     assert_eq!(a.profile().isolations, Isolation::ALL.to_vec());
 }
 
+/// A lock held by a session that never lets go makes an admin round trip
+/// miss its deadline: `Hung`, not a setup error; recovery moves to a new
+/// private database that works while the old one is still locked; dropping
+/// the engine removes both once the lock is gone, and restores the global
+/// setting it changed.
+#[test]
+fn a_stuck_lock_on_the_admin_connection_is_a_hang_and_recovery_works_around_it() {
+    let case = kv_case(&[(1, 10)], vec![], "");
+    let mut e = engine();
+    e.set_deadline(Duration::from_secs(1));
+    e.load(&case).unwrap();
+    let old = e.database().to_string();
+    let mut other = engine();
+    let mut holder = other
+        .open_session(Isolation::ReadCommitted, WaitSignal::new())
+        .unwrap();
+    holder.query(&format!("LOCK TABLES {old}.t WRITE")).unwrap();
+    let started = Instant::now();
+    let err = e.reset().unwrap_err();
+    assert!(matches!(err, EngineError::Hung(_)), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    e.recover(Duration::from_secs(10)).unwrap();
+    assert_ne!(e.database(), old);
+    e.reset().unwrap();
+    let v = e.final_state(&case.schema).unwrap();
+    assert_eq!(v["t"].len(), 1, "{v:?}");
+    let new = e.database().to_string();
+    holder.query("UNLOCK TABLES").unwrap();
+    drop(e);
+    let left = holder
+        .query(&format!(
+            "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME IN ('{old}', '{new}')"
+        ))
+        .unwrap();
+    assert!(left.rows.is_empty(), "old {old}, new {new}: {left:?}");
+}
+
 #[test]
 fn reset_restores_the_initial_state() {
     let case = with_iso(
@@ -795,4 +836,18 @@ fn temporary_tables_cannot_have_foreign_keys() {
         .expect_err("a temporary table with a foreign key was created (update the profile)");
     assert!(err.code.starts_with("1005"), "{err:?}");
     assert!(!e.profile().temporary_foreign_keys);
+}
+
+/// An error in a later statement of a multi-statement text is an error of
+/// the text (load and reset batches rely on it).
+#[test]
+fn errors_of_later_statements_in_a_text_are_reported() {
+    let mut e = engine();
+    let mut s = e
+        .open_session(Isolation::ReadCommitted, WaitSignal::new())
+        .unwrap();
+    let r = s.query("SELECT 1; SELECT * FROM no_such_table");
+    assert!(r.is_err(), "{r:?}");
+    assert!(s.query("SET @a = 1; SELECT * FROM no_such_table").is_err());
+    assert!(s.query("DO 1; DO 2; SELECT * FROM no_such_table").is_err());
 }

@@ -106,6 +106,9 @@ async fn run_text(conn: &mut Conn, sql: &str) -> Result<QueryResult, StmtError> 
             });
         }
         if res.is_empty() {
+            // A server error in a later statement of the text is held as the
+            // next (pending) result: consuming it reports it.
+            res.drop_result().await.map_err(|e| classify(&e))?;
             break;
         }
     }

@@ -242,15 +242,22 @@ impl MysqlEngine {
     /// Drops the databases left by recoveries (each waits at most 1 s for
     /// its metadata locks); those still locked stay listed.
     fn drop_stale(&mut self) {
+        // lock_wait_timeout counts whole seconds: the round trip may take
+        // longer than that.
+        self.admin
+            .set_deadline(Some(self.deadline.max(Duration::from_secs(3))));
         let admin = &mut self.admin;
         self.stale.retain(|db| {
-            admin
-                .batch(&format!(
-                    "SET SESSION lock_wait_timeout = 1; DROP DATABASE IF EXISTS {db}"
-                ))
-                .is_err()
+            let r = admin
+                .batch("SET SESSION lock_wait_timeout = 1")
+                .and_then(|()| admin.batch(&format!("DROP DATABASE IF EXISTS {db}")));
+            if let Err(e) = &r {
+                tracing::debug!("dropping {db}: {} {}", e.code, e.message);
+            }
+            r.is_err()
         });
         let _ = self.admin.batch("SET SESSION lock_wait_timeout = DEFAULT");
+        self.admin.set_deadline(Some(self.deadline));
     }
 
     fn start_monitor(&mut self) {
@@ -294,11 +301,7 @@ impl MysqlEngine {
     fn run_fill(&mut self, sql: &str) -> Result<(), EngineError> {
         self.admin.batch(sql).map_err(|e| {
             let _ = self.admin.batch("ROLLBACK; SET FOREIGN_KEY_CHECKS=1");
-            if e.class == ErrorClass::ConnectionLost {
-                EngineError::Lost(format!("{} {}", e.code, e.message))
-            } else {
-                setup("initial rows rejected", e)
-            }
+            setup("initial rows", e)
         })
     }
 }
@@ -549,6 +552,7 @@ impl Drop for MysqlEngine {
         self.monitor = None;
         let current = self.database.clone();
         self.stale.push(current);
+        self.deadline = EXIT_DEADLINE;
         self.admin.set_deadline(Some(EXIT_DEADLINE));
         if self.admin.batch("DO 1").is_err() {
             match Link::connect(&self.opts_without_db()) {

@@ -312,7 +312,8 @@ impl PgEngine {
     /// Drops the schemas left by recoveries, each waiting at most `lock_wait`
     /// for its locks; those still locked stay listed.
     fn drop_stale(&mut self, lock_wait: Duration) {
-        let ms = lock_wait.as_millis().max(1);
+        // Below the round-trip deadline, so a lock gives an error in time.
+        let ms = lock_wait.min(self.deadline * 2 / 5).as_millis().max(1);
         let admin = &self.admin;
         self.stale.retain(|s| {
             let sql = format!("SET lock_timeout TO {ms}; DROP SCHEMA IF EXISTS {s} CASCADE");
@@ -348,6 +349,7 @@ impl Drop for PgEngine {
         const EXIT_DEADLINE: Duration = Duration::from_secs(5);
         let current = self.schema.clone();
         self.stale.push(current);
+        self.deadline = EXIT_DEADLINE;
         self.admin.set_deadline(Some(EXIT_DEADLINE));
         if self.admin.is_closed() || self.admin.client().is_err() {
             match PgConn::connect(&conn::named(&self.cfg, "admin")) {
