@@ -31,7 +31,7 @@ fn start_private_mariadb() -> PrivateServer {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let status = Command::new("mariadb-install-db")
-        .args(["--no-defaults", "--user=root", "--skip-test-db"])
+        .args(["--no-defaults", "--user=root"])
         .arg(format!("--datadir={}", data.display()))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
