@@ -1,0 +1,673 @@
+//! Server faults against private MariaDB and PostgreSQL instances that the
+//! tests start and stop themselves (own ports, own data directories, loopback
+//! only; never the shared servers), and signals to txfuzz itself: server kill
+//! with and without restart, SIGSTOP of the server (MariaDB) or of one backend
+//! (PostgreSQL: the admin connection, a session), SIGINT of txfuzz. Each test
+//! checks the finding written, the exit code, the summary's `stopped` reason,
+//! and that no private database/schema, temporary directory or `.tmp` file is
+//! left behind. docs/reliability.md lists them.
+
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Any scenario must end within this (txfuzz must never hang).
+const BOUND: Duration = Duration::from_secs(90);
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Mariadb,
+    Postgres,
+}
+
+struct Private {
+    kind: Kind,
+    child: Option<Child>,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn pg_bin(tool: &str) -> PathBuf {
+    let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .expect("PostgreSQL is installed (scripts/provision.sh installs it)")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    versions.sort();
+    versions
+        .last()
+        .expect("a PostgreSQL version")
+        .join("bin")
+        .join(tool)
+}
+
+/// uid and gid of the `postgres` user (PostgreSQL refuses to run as root).
+fn postgres_ids() -> (u32, u32) {
+    let id = |flag: &str| -> u32 {
+        let o = Command::new("id")
+            .args([flag, "postgres"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
+    };
+    (id("-u"), id("-g"))
+}
+
+impl Private {
+    fn start(kind: Kind) -> Private {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        match kind {
+            Kind::Mariadb => {
+                let ok = Command::new("mariadb-install-db")
+                    .args(["--no-defaults", "--user=root"])
+                    .arg(format!("--datadir={}", data.display()))
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .expect("mariadb-install-db (scripts/provision.sh installs mariadb-server)");
+                assert!(ok.success(), "mariadb-install-db failed");
+            }
+            Kind::Postgres => {
+                let (uid, gid) = postgres_ids();
+                std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid)).unwrap();
+                let ok = Command::new(pg_bin("initdb"))
+                    .args(["-A", "trust", "-U", "postgres", "-D"])
+                    .arg(&data)
+                    .uid(uid)
+                    .gid(gid)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .unwrap();
+                assert!(ok.success(), "initdb failed");
+            }
+        }
+        let mut p = Private {
+            kind,
+            child: None,
+            port: free_port(),
+            dir,
+        };
+        p.launch();
+        p.sql("CREATE DATABASE IF NOT EXISTS test", "CREATE DATABASE test");
+        p
+    }
+
+    /// Starts the server on its data directory and port; waits until it answers.
+    fn launch(&mut self) {
+        let data = self.dir.path().join("data");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let child = match self.kind {
+                Kind::Mariadb => Command::new("mariadbd")
+                    .args(["--no-defaults", "--user=root", "--skip-grant-tables"])
+                    .args(["--bind-address=127.0.0.1", "--innodb-buffer-pool-size=32M"])
+                    .arg(format!("--datadir={}", data.display()))
+                    .arg(format!("--port={}", self.port))
+                    .arg(format!(
+                        "--socket={}",
+                        self.dir.path().join("sock").display()
+                    ))
+                    .arg(format!(
+                        "--log-error={}",
+                        self.dir.path().join("error.log").display()
+                    ))
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap(),
+                Kind::Postgres => {
+                    let (uid, gid) = postgres_ids();
+                    Command::new(pg_bin("postgres"))
+                        .arg("-D")
+                        .arg(&data)
+                        .args(["-p", &self.port.to_string(), "-k"])
+                        .arg(self.dir.path())
+                        .args(["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"])
+                        .args(["-c", "shared_buffers=16MB", "-c", "max_connections=60"])
+                        .uid(uid)
+                        .gid(gid)
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null())
+                        .spawn()
+                        .unwrap()
+                }
+            };
+            self.child = Some(child);
+            let up = Instant::now() + Duration::from_secs(20);
+            while Instant::now() < up {
+                if self.answers() {
+                    return;
+                }
+                if let Ok(Some(_)) = self.child.as_mut().unwrap().try_wait() {
+                    break; // e.g. old backends still hold PostgreSQL's shared memory
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            self.kill();
+            assert!(Instant::now() < deadline, "{:?} did not start", self.kind);
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+
+    fn answers(&self) -> bool {
+        self.query("SELECT 1").is_some()
+    }
+
+    /// One SQL text through the command-line client: its output lines.
+    fn query(&self, sql: &str) -> Option<Vec<String>> {
+        let port = self.port.to_string();
+        let o = match self.kind {
+            Kind::Mariadb => Command::new("mariadb")
+                .args(["--protocol=tcp", "-h127.0.0.1", "-uroot", "-N", "-B"])
+                .args(["--connect-timeout=2", "-P", &port, "-e", sql])
+                .output(),
+            Kind::Postgres => Command::new("psql")
+                .args(["-h", "127.0.0.1", "-U", "postgres", "-d", "postgres"])
+                .args(["-p", &port, "-tAc", sql])
+                .env("PGCONNECT_TIMEOUT", "2")
+                .output(),
+        }
+        .ok()?;
+        o.status.success().then(|| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(String::from)
+                .collect()
+        })
+    }
+
+    fn sql(&self, mariadb: &str, postgres: &str) {
+        let q = if self.kind == Kind::Mariadb {
+            mariadb
+        } else {
+            postgres
+        };
+        // PostgreSQL: CREATE DATABASE fails when it exists; fine.
+        let _ = self.query(q);
+    }
+
+    fn url(&self) -> String {
+        match self.kind {
+            Kind::Mariadb => format!("mysql://root@127.0.0.1:{}/test", self.port),
+            Kind::Postgres => format!("postgres://postgres@127.0.0.1:{}/test", self.port),
+        }
+    }
+
+    /// The private databases/schemas of txfuzz on this server.
+    fn leftovers(&self) -> Vec<String> {
+        let q = match self.kind {
+            Kind::Mariadb => "SHOW DATABASES LIKE 'txfuzz%'".to_string(),
+            Kind::Postgres => {
+                // Schemas live in the database txfuzz was given.
+                let port = self.port.to_string();
+                let o = Command::new("psql")
+                    .args([
+                        "-h",
+                        "127.0.0.1",
+                        "-U",
+                        "postgres",
+                        "-d",
+                        "test",
+                        "-p",
+                        &port,
+                    ])
+                    .args([
+                        "-tAc",
+                        "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'txfuzz%'",
+                    ])
+                    .output()
+                    .unwrap();
+                assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+                return String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .map(String::from)
+                    .collect();
+            }
+        };
+        self.query(&q).expect("the server answers")
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
+    /// SIGKILL of the server and every process it started.
+    fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let pid = c.id();
+            for child in children(pid) {
+                signal("KILL", child);
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// The backend pid of txfuzz's connection named `txfuzz-<role>`
+    /// (PostgreSQL), once one exists.
+    fn backend(&self, role: &str) -> Option<u32> {
+        let q = format!(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'txfuzz-{role}' \
+             ORDER BY backend_start DESC LIMIT 1"
+        );
+        self.query(&q)?.first()?.trim().parse().ok()
+    }
+}
+
+impl Drop for Private {
+    fn drop(&mut self) {
+        if let Some(c) = &self.child {
+            signal("CONT", c.id());
+            for child in children(c.id()) {
+                signal("CONT", child);
+            }
+        }
+        self.kill();
+    }
+}
+
+/// The processes whose parent is `pid` (from /proc).
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...
+        let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
+        if after.split_whitespace().nth(1) == Some(&pid.to_string()) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn signal(sig: &str, pid: u32) {
+    let _ = Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status();
+}
+
+fn txfuzz(db: Option<&str>, out: &Path, args: &[&str]) -> Child {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_txfuzz"));
+    cmd.args(["run", "-q", "--seed", "3", "--hang-timeout", "2"])
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(db) = db {
+        cmd.args(["--db", db]);
+    }
+    cmd.spawn().unwrap()
+}
+
+/// Waits for txfuzz to end (within [`BOUND`] of `since`): exit code, stderr.
+fn finish(mut child: Child, since: Instant) -> (Option<i32>, String) {
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if since.elapsed() > BOUND {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "txfuzz did not end within {BOUND:?}; stderr: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (o.status.code(), stderr)
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn findings(out: &Path, kind: &str) -> Vec<PathBuf> {
+    files(&out.join("findings"))
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.ends_with(".json") && name.contains(&format!("-crash-{kind}"))
+        })
+        .collect()
+}
+
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + BOUND;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn summary(out: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+}
+
+/// No `.tmp` file, every crash finding loadable, its `.sql` next to it.
+fn assert_tidy(out: &Path) {
+    let all = files(out);
+    assert!(
+        !all.iter()
+            .any(|p| p.extension().is_some_and(|e| e == "tmp")),
+        "{all:?}"
+    );
+    for f in findings(out, "") {
+        txfuzz::finding::load_case_file(&f).unwrap_or_else(|e| panic!("{e}"));
+        assert!(f.with_extension("sql").exists(), "{}", f.display());
+    }
+}
+
+/// Cases run so far (from the summary written every 2 s).
+fn cases_run(out: &Path) -> u64 {
+    std::fs::read_to_string(out.join("summary.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v["cases"].as_u64())
+        .unwrap_or(0)
+}
+
+// ------------------------------------------------------------------ kills
+
+fn kill_without_restart(kind: Kind) {
+    let mut server = Private::start(kind);
+    let out = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    let t = txfuzz(
+        Some(&server.url()),
+        out.path(),
+        &["--time", "60s", "--recover-wait", "2s"],
+    );
+    wait_for("cases before the kill", || cases_run(out.path()) > 0);
+    server.kill();
+    let (code, stderr) = finish(t, start);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("waiting up to"), "said nothing: {stderr}");
+    let s = summary(out.path());
+    assert!(
+        s["stopped"]
+            .as_str()
+            .unwrap_or("")
+            .contains("did not come back"),
+        "{s}"
+    );
+    assert!(
+        !findings(out.path(), "").is_empty(),
+        "no crash finding: {:?}",
+        files(out.path())
+    );
+    assert_tidy(out.path());
+}
+
+fn kill_and_restart(kind: Kind) {
+    let mut server = Private::start(kind);
+    let out = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    let t = txfuzz(
+        Some(&server.url()),
+        out.path(),
+        &["--tests", "150", "--recover-wait", "40s", "--oracle", "wss"],
+    );
+    wait_for("cases before the kill", || cases_run(out.path()) > 0);
+    server.kill();
+    std::thread::sleep(Duration::from_secs(1));
+    server.launch();
+    let (code, stderr) = finish(t, start);
+    assert_eq!(code, Some(1), "{stderr}");
+    let s = summary(out.path());
+    assert!(s["stopped"].is_null(), "{s}");
+    assert_eq!(s["cases"].as_u64(), Some(150), "{s}");
+    assert!(!findings(out.path(), "").is_empty(), "no crash finding");
+    assert_eq!(server.leftovers(), Vec::<String>::new());
+    assert_tidy(out.path());
+}
+
+#[test]
+fn mariadb_killed_without_restart() {
+    kill_without_restart(Kind::Mariadb);
+}
+
+#[test]
+fn postgres_killed_without_restart() {
+    kill_without_restart(Kind::Postgres);
+}
+
+#[test]
+fn mariadb_killed_and_restarted() {
+    kill_and_restart(Kind::Mariadb);
+}
+
+#[test]
+fn postgres_killed_and_restarted() {
+    kill_and_restart(Kind::Postgres);
+}
+
+// --------------------------------------------------------------- SIGSTOP
+
+/// Stops `target()` (a process of the server), continues it once a `hang`
+/// finding is written; the campaign goes on to its limit.
+fn stop_then_continue(kind: Kind, target: impl Fn(&Private) -> Option<u32>) {
+    let server = Private::start(kind);
+    let out = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    let t = txfuzz(
+        Some(&server.url()),
+        out.path(),
+        &["--time", "25s", "--recover-wait", "30s", "--oracle", "wss"],
+    );
+    wait_for("cases before the stop", || cases_run(out.path()) > 0);
+    // A session's backend lives for one case: it may be gone before it is
+    // stopped; then try the next one.
+    let mut hung = false;
+    for _ in 0..10 {
+        let Some(pid) = target(&server) else {
+            std::thread::sleep(Duration::from_millis(100));
+            continue;
+        };
+        signal("STOP", pid);
+        let until = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < until && findings(out.path(), "hang").is_empty() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        signal("CONT", pid);
+        if !findings(out.path(), "hang").is_empty() {
+            hung = true;
+            break;
+        }
+    }
+    assert!(hung, "no hang finding: {:?}", files(out.path()));
+    let (code, stderr) = finish(t, start);
+    assert_eq!(code, Some(1), "{stderr}");
+    let s = summary(out.path());
+    assert!(s["stopped"].is_null(), "{s}");
+    assert_eq!(server.leftovers(), Vec::<String>::new());
+    assert_tidy(out.path());
+}
+
+#[test]
+fn mariadb_stopped_then_continued() {
+    stop_then_continue(Kind::Mariadb, |s| Some(s.pid()));
+}
+
+#[test]
+fn postgres_admin_backend_stopped_then_continued() {
+    stop_then_continue(Kind::Postgres, |s| s.backend("admin"));
+}
+
+#[test]
+fn postgres_session_backend_stopped_then_continued() {
+    stop_then_continue(Kind::Postgres, |s| s.backend("session"));
+}
+
+/// The whole server stops and never continues while txfuzz runs: txfuzz
+/// stops by its deadlines; its database is removed by the next run once the
+/// server answers again.
+fn stopped_for_good(kind: Kind) {
+    let server = Private::start(kind);
+    let out = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    let t = txfuzz(
+        Some(&server.url()),
+        out.path(),
+        &["--time", "60s", "--recover-wait", "3s", "--oracle", "wss"],
+    );
+    wait_for("cases before the stop", || cases_run(out.path()) > 0);
+    let pids: Vec<u32> = std::iter::once(server.pid())
+        .chain(children(server.pid()))
+        .collect();
+    for &p in &pids {
+        signal("STOP", p);
+    }
+    let (code, stderr) = finish(t, start);
+    for &p in &pids {
+        signal("CONT", p);
+    }
+    assert_eq!(code, Some(1), "{stderr}");
+    let s = summary(out.path());
+    assert!(
+        s["stopped"]
+            .as_str()
+            .unwrap_or("")
+            .contains("did not come back"),
+        "{s}"
+    );
+    assert!(!findings(out.path(), "").is_empty(), "no crash finding");
+    assert_tidy(out.path());
+    // What could not be dropped then is dropped by the next run.
+    wait_for("the server to answer", || server.answers());
+    let out2 = tempfile::tempdir().unwrap();
+    let t = txfuzz(Some(&server.url()), out2.path(), &["--tests", "1"]);
+    let (code, stderr) = finish(t, Instant::now());
+    assert!(matches!(code, Some(0 | 1)), "{stderr}");
+    assert_eq!(server.leftovers(), Vec::<String>::new(), "{stderr}");
+}
+
+#[test]
+fn mariadb_stopped_for_good() {
+    stopped_for_good(Kind::Mariadb);
+}
+
+#[test]
+fn postgres_stopped_for_good() {
+    stopped_for_good(Kind::Postgres);
+}
+
+// ---------------------------------------------------------------- SIGINT
+
+fn sqlite_dirs() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for base in [PathBuf::from("/dev/shm"), std::env::temp_dir()] {
+        for e in std::fs::read_dir(base).into_iter().flatten().flatten() {
+            if e.file_name()
+                .to_string_lossy()
+                .starts_with("txfuzz-sqlite-")
+            {
+                out.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+/// SQLite campaigns of these tests run one at a time (the temporary
+/// database check counts directories).
+static SQLITE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn interrupted(server: Option<&Private>) {
+    let _one = server
+        .is_none()
+        .then(|| SQLITE.lock().unwrap_or_else(|e| e.into_inner()));
+    let out = tempfile::tempdir().unwrap();
+    let before = sqlite_dirs();
+    let start = Instant::now();
+    let url = server.map(Private::url);
+    let t = txfuzz(url.as_deref(), out.path(), &["--time", "60s"]);
+    wait_for("cases before the signal", || cases_run(out.path()) > 0);
+    signal("INT", t.id());
+    let (code, stderr) = finish(t, start);
+    assert_eq!(code, Some(130), "{stderr}");
+    let s = summary(out.path());
+    assert!(
+        s["stopped"]
+            .as_str()
+            .unwrap_or("")
+            .contains("interrupted by SIGINT"),
+        "{s}"
+    );
+    assert_tidy(out.path());
+    match server {
+        Some(server) => assert_eq!(server.leftovers(), Vec::<String>::new()),
+        None => {
+            let new: Vec<PathBuf> = sqlite_dirs()
+                .into_iter()
+                .filter(|d| !before.contains(d))
+                .collect();
+            assert!(new.is_empty(), "temporary databases left: {new:?}");
+        }
+    }
+}
+
+#[test]
+fn sqlite_interrupted() {
+    interrupted(None);
+}
+
+#[test]
+fn mariadb_interrupted() {
+    interrupted(Some(&Private::start(Kind::Mariadb)));
+}
+
+#[test]
+fn postgres_interrupted() {
+    interrupted(Some(&Private::start(Kind::Postgres)));
+}
+
+#[test]
+fn one_output_directory_takes_one_campaign() {
+    let _one = SQLITE.lock().unwrap_or_else(|e| e.into_inner());
+    let out = tempfile::tempdir().unwrap();
+    let first = txfuzz(None, out.path(), &["--time", "20s"]);
+    wait_for("the first campaign", || {
+        out.path().join("summary.json").exists()
+    });
+    let second = txfuzz(None, out.path(), &["--tests", "1"]);
+    let (code, stderr) = finish(second, Instant::now());
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&out.path().display().to_string()),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    signal("INT", first.id());
+    let (code, _) = finish(first, Instant::now());
+    assert_eq!(code, Some(130));
+}
