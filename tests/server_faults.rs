@@ -420,11 +420,27 @@ fn kill_without_restart(kind: Kind) {
             .contains("did not come back"),
         "{s}"
     );
+    let crash = findings(out.path(), "");
     assert!(
-        !findings(out.path(), "").is_empty(),
+        !crash.is_empty(),
         "no crash finding: {:?}",
         files(out.path())
     );
+    // The tested server's own log, or why there is none; never another's.
+    let f: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&crash[0]).unwrap()).unwrap();
+    let evidence = &f["finding"]["evidence"];
+    match kind {
+        // The private instance logs to its own --log-error file.
+        Kind::Mariadb => assert!(evidence["server_log"].is_string(), "{evidence}"),
+        // Without logging_collector the server names no log file.
+        Kind::Postgres => assert!(
+            evidence["server_log_note"]
+                .as_str()
+                .is_some_and(|n| n.contains("log")),
+            "{evidence}"
+        ),
+    }
     assert_tidy(out.path());
 }
 
@@ -625,7 +641,14 @@ fn interrupted(server: Option<&Private>) {
     );
     assert_tidy(out.path());
     match server {
-        Some(server) => assert_eq!(server.leftovers(), Vec::<String>::new()),
+        Some(server) => {
+            assert_eq!(server.leftovers(), Vec::<String>::new());
+            if server.kind == Kind::Mariadb {
+                // The global setting txfuzz turned on is off again.
+                let v = server.query("SELECT @@GLOBAL.innodb_status_output_locks");
+                assert_eq!(v, Some(vec!["0".to_string()]));
+            }
+        }
         None => {
             let new: Vec<PathBuf> = sqlite_dirs()
                 .into_iter()

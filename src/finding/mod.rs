@@ -204,3 +204,44 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         std::io::Error::new(e.kind(), format!("writing {}: {e}", path.display()))
     })
 }
+
+#[cfg(test)]
+mod store_tests {
+    use super::*;
+
+    #[test]
+    fn a_store_cleans_interrupted_writes_and_numbers_after_earlier_findings() {
+        let out = tempfile::tempdir().unwrap();
+        let findings = out.path().join("findings");
+        std::fs::create_dir_all(&findings).unwrap();
+        std::fs::write(findings.join("0007-case3-wss-x.json"), "{}").unwrap();
+        std::fs::write(findings.join("0008-case4-wss-x.json.tmp"), "{").unwrap();
+        std::fs::write(out.path().join("summary.json.tmp"), "{").unwrap();
+        let store = FindingStore::create(out.path()).unwrap();
+        assert_eq!(store.next, 8);
+        assert!(!findings.join("0008-case4-wss-x.json.tmp").exists());
+        assert!(!out.path().join("summary.json.tmp").exists());
+        // A second store on the same directory is refused while the first lives.
+        let err = FindingStore::create(out.path()).err().unwrap();
+        assert_eq!(err.kind(), std::io::ErrorKind::ResourceBusy);
+        assert!(err.to_string().contains(&out.path().display().to_string()));
+        drop(store);
+        assert!(FindingStore::create(out.path()).is_ok());
+    }
+
+    #[test]
+    fn a_failed_atomic_write_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // The target is a directory: the rename fails after the write.
+        let target = dir.path().join("taken");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("x"), "x").unwrap();
+        let err = write_atomic(&target, b"data").unwrap_err();
+        assert!(err.to_string().contains("taken"), "{err}");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("taken")]);
+    }
+}

@@ -117,6 +117,8 @@ impl SqliteEngine {
             url: url.clone(),
             reason: e.to_string(),
         })?;
+        // Before anything writes to the file (WAL mode changes its header).
+        claim_database(&admin, &path)?;
         admin
             .execute_batch(
                 "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA foreign_keys=OFF;",
@@ -125,7 +127,6 @@ impl SqliteEngine {
                 url: url.clone(),
                 reason: e.to_string(),
             })?;
-        claim_database(&admin, &path)?;
         let version: String = admin
             .query_row("SELECT sqlite_version()", [], |r| r.get(0))
             .map_err(setup_err)?;
