@@ -96,3 +96,85 @@ fn failed_connections_do_not_print_passwords() {
         assert!(text.contains("127.0.0.1:1"), "{url}: {text}");
     }
 }
+
+/// The provisioned password in every form the PostgreSQL URL parser accepts
+/// (userinfo percent-encoded, `?password=`, an encoded `&password=` after another
+/// parameter): the campaign connects, and the password appears in no output
+/// and no file; the same for `txfuzz stress` (stress-history.json).
+#[test]
+fn every_url_form_of_the_password_stays_secret() {
+    let url = pg_url();
+    let (scheme, rest) = url.split_once("://").unwrap();
+    let (userinfo, hostpart) = rest.rsplit_once('@').unwrap();
+    let (user, password) = userinfo.split_once(':').expect("a password");
+    let encoded: String = password.bytes().map(|b| format!("%{b:02X}")).collect();
+    let sep = if hostpart.contains('?') { '&' } else { '?' };
+    let forms = [
+        format!("{scheme}://{user}:{encoded}@{hostpart}"),
+        format!("{scheme}://{user}@{hostpart}{sep}password={password}"),
+        format!("{scheme}://{user}@{hostpart}{sep}sslmode=disable&password={encoded}"),
+    ];
+    for form in &forms {
+        for cmd in [
+            vec!["run", "--tests", "3", "--quiet"],
+            vec!["stress", "--time", "1s"],
+        ] {
+            let out = tempfile::tempdir().unwrap();
+            let o = Command::new(env!("CARGO_BIN_EXE_txfuzz"))
+                .args(&cmd)
+                .args(["--db", form, "--out"])
+                .arg(out.path())
+                .env("TXFUZZ_LOG", "debug")
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+            assert!(matches!(o.status.code(), Some(0 | 1)), "{cmd:?}: {stderr}");
+            let files = all_text(out.path());
+            assert!(
+                files.contains("***"),
+                "{cmd:?}: the redacted URL is recorded"
+            );
+            for (what, text) in [
+                ("stdout", String::from_utf8_lossy(&o.stdout).into_owned()),
+                ("stderr", stderr),
+                ("output files", files),
+            ] {
+                assert!(
+                    !text.contains(password),
+                    "{cmd:?}: password leaked into {what}"
+                );
+                assert!(
+                    !text.contains(&encoded),
+                    "{cmd:?}: password leaked into {what}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn rejected_urls_of_every_form_do_not_print_passwords() {
+    for url in [
+        "mysql://root:Se/krit-Wombat@127.0.0.1:1/x",
+        "mariadb://root:Se@krit-Wombat@127.0.0.1:1/x",
+        "mysql://root:Se%2Fkrit-Wombat@127.0.0.1:1/x",
+        "mysql://root@127.0.0.1:1/x?password=Se-krit-Wombat",
+        "postgres://u:Se?krit-Wombat@127.0.0.1:1/x",
+        "postgres://u@127.0.0.1:1/x?password=Se-krit-Wombat",
+        "postgres://u:Se-krit-Wombat@",
+        "host=127.0.0.1 password=Se-krit-Wombat",
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_txfuzz"))
+            .args(["run", "--tests", "1", "--db", url])
+            .env("TXFUZZ_LOG", "debug")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{url}");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(!text.contains("krit-Wombat"), "{url}: {text}");
+    }
+}

@@ -40,7 +40,10 @@ pub fn parse(url: Option<&str>) -> Result<DbUrl, EngineError> {
     match scheme {
         "mysql" | "mariadb" | "postgres" | "postgresql" => {
             if rest.is_empty() {
-                return Err(EngineError::Usage(format!("--db URL '{url}' names no host")));
+                return Err(EngineError::Usage(format!(
+                    "--db URL '{}' names no host",
+                    redact(url)
+                )));
             }
             Ok(DbUrl::Server {
                 scheme: scheme.to_string(),
@@ -54,22 +57,92 @@ pub fn parse(url: Option<&str>) -> Result<DbUrl, EngineError> {
     }
 }
 
-/// Replaces the password of `scheme://user:password@host` with `***`.
+/// Query-string and key=value parameters that carry a password (libpq:
+/// `password`, `sslpassword`; MariaDB/MySQL clients: `password`, `pass`).
+const SECRET_KEYS: [&str; 5] = ["password", "pass", "passwd", "pwd", "sslpassword"];
+
+/// The URL with every password it may carry replaced by `***`: the userinfo
+/// password (everything between the first `:` of the userinfo and the
+/// **last** `@`, as libpq and the `url` crate read it, so unencoded `/`, `?`,
+/// `#`, `@` or `:` in a password stay hidden) and the values of password
+/// parameters, percent-encoded or not. A string that is no URL (a libpq
+/// `key=value` string) gets its password values hidden too. Every URL txfuzz
+/// prints or stores goes through here ([`parse`], `EngineInfo::url`).
 pub fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
+        return redact_params(url, &[' ', '\t', '&', ';']);
     };
-    let (authority, tail) = match rest.find('/') {
-        Some(i) => rest.split_at(i),
+    let at = rest.rfind('@');
+    // The query starts at the first `?` after the userinfo.
+    let from = at.map_or(0, |i| i + 1);
+    let (main, query) = match rest[from..].find('?') {
+        Some(q) => rest.split_at(from + q),
         None => (rest, ""),
     };
-    let Some((userinfo, host)) = authority.rsplit_once('@') else {
-        return url.to_string();
+    let main = match at {
+        Some(i) if i < main.len() => {
+            let (userinfo, host) = main.split_at(i);
+            match userinfo.split_once(':') {
+                Some((user, _password)) => format!("{user}:***{host}"),
+                None => main.to_string(),
+            }
+        }
+        _ => main.to_string(),
     };
-    match userinfo.split_once(':') {
-        Some((user, _password)) => format!("{scheme}://{user}:***@{host}{tail}"),
-        None => url.to_string(),
+    format!("{scheme}://{main}{}", redact_params(query, &['&', ';']))
+}
+
+/// Replaces the value of every password parameter (`key=value`, keys
+/// compared case-insensitively after percent-decoding) in `text`, whose
+/// parameters are separated by any of `seps`.
+fn redact_params(text: &str, seps: &[char]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut token = String::new();
+    let flush = |token: &mut String, out: &mut String| {
+        match token.split_once('=') {
+            Some((key, _)) if is_secret_key(key) => {
+                out.push_str(key);
+                out.push_str("=***");
+            }
+            _ => out.push_str(token),
+        }
+        token.clear();
+    };
+    for c in text.chars() {
+        if seps.contains(&c) {
+            flush(&mut token, &mut out);
+            out.push(c);
+        } else {
+            token.push(c);
+        }
     }
+    flush(&mut token, &mut out);
+    out
+}
+
+fn is_secret_key(key: &str) -> bool {
+    let key = key.trim_start_matches('?').trim();
+    let decoded = percent_decode(key).to_ascii_lowercase();
+    SECRET_KEYS.contains(&decoded.as_str())
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -116,5 +189,66 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(!err.contains("secret"), "{err}");
+        let err = parse(Some("postgres://")).unwrap_err().to_string();
+        assert!(err.contains("no host"), "{err}");
+    }
+
+    /// One case per form libpq (tokio-postgres) or the MariaDB client accepts.
+    #[test]
+    fn every_password_form_is_redacted() {
+        for (url, want) in [
+            // userinfo
+            (
+                "postgres://u:s3cr3t@h:5432/db",
+                "postgres://u:***@h:5432/db",
+            ),
+            // unencoded '/', '@', '?', '#', ':' in the password
+            ("postgres://u:s3/cr3t@h/db", "postgres://u:***@h/db"),
+            ("mysql://u:s3@cr3t@h:3306/db", "mysql://u:***@h:3306/db"),
+            ("postgres://u:s3?cr3t@h/db", "postgres://u:***@h/db"),
+            ("postgres://u:s3#cr3t@h/db", "postgres://u:***@h/db"),
+            ("mariadb://u:s3:cr3t@h/db", "mariadb://u:***@h/db"),
+            // percent-encoded
+            ("postgres://u:s3%2Fcr3t%40@h/db", "postgres://u:***@h/db"),
+            // query parameters, any position, any case, encoded keys
+            (
+                "postgres://u@h/db?password=s3cr3t",
+                "postgres://u@h/db?password=***",
+            ),
+            (
+                "postgres://u@h/db?sslmode=disable&PassWord=s3cr3t&x=1",
+                "postgres://u@h/db?sslmode=disable&PassWord=***&x=1",
+            ),
+            (
+                "postgres://u@h/db?sslpassword=s3cr3t",
+                "postgres://u@h/db?sslpassword=***",
+            ),
+            ("mysql://u@h/db?pass=s3cr3t", "mysql://u@h/db?pass=***"),
+            (
+                "postgres://u@h/db?pass%77ord=s3cr3t",
+                "postgres://u@h/db?pass%77ord=***",
+            ),
+            // both
+            (
+                "postgres://u:s3cr3t@h/db?password=s3cr3t",
+                "postgres://u:***@h/db?password=***",
+            ),
+            // libpq key=value strings
+            (
+                "host=h user=u password=s3cr3t dbname=db",
+                "host=h user=u password=*** dbname=db",
+            ),
+        ] {
+            let got = redact(url);
+            assert_eq!(got, want, "{url}");
+            assert!(
+                !got.contains("s3cr3t") && !got.contains("cr3t"),
+                "{url}: {got}"
+            );
+        }
+        // No password: unchanged.
+        for url in ["postgres://u@h/db", "mysql://h/db?x=1", "sqlite:/tmp/x.db"] {
+            assert_eq!(redact(url), url);
+        }
     }
 }
