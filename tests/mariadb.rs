@@ -851,3 +851,16 @@ fn errors_of_later_statements_in_a_text_are_reported() {
     assert!(s.query("SET @a = 1; SELECT * FROM no_such_table").is_err());
     assert!(s.query("DO 1; DO 2; SELECT * FROM no_such_table").is_err());
 }
+
+/// The URL's database must exist (txfuzz works next to it, in a database of
+/// its own): a wrong name is a connection error naming it, not ignored.
+#[test]
+fn the_url_database_must_exist() {
+    let base = url();
+    let (server, _db) = base.rsplit_once('/').unwrap();
+    let err = MysqlEngine::connect(&format!("{server}/txfuzz_no_such_db"))
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(err.contains("txfuzz_no_such_db"), "{err}");
+}

@@ -77,7 +77,25 @@ impl<E: std::fmt::Display> From<E> for UsageError {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help, --version: the full text, exit 0.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            // One line, as for every other usage error.
+            let text = e.to_string();
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ");
+            eprintln!("txfuzz: {first} (see --help)");
+            return ExitCode::from(2);
+        }
+    };
     init_tracing();
     let result = match cli.command {
         Command::Run(a) => run::run(a),
@@ -135,13 +153,42 @@ impl EngineArgs {
     }
 }
 
-/// Parses a comma-separated list with `FromStr`.
+/// Parses a comma-separated list with `FromStr`; an empty list or entry is
+/// an error (`--isolation ,` must not mean "no level").
 pub fn parse_list<T: std::str::FromStr<Err = String>>(s: &str) -> Result<Vec<T>, String> {
-    s.split(',')
-        .filter(|x| !x.trim().is_empty())
-        .map(|x| x.trim().parse())
-        .collect()
+    if s.split(',').any(|x| x.trim().is_empty()) {
+        return Err(format!(
+            "'{s}' has an empty entry (expected a comma list of names)"
+        ));
+    }
+    s.split(',').map(|x| x.trim().parse()).collect()
 }
+
+/// A duration flag (`90s`, `10m`, `1h`) no longer than `max`: larger values
+/// would overflow the clock arithmetic and mean nothing for a campaign.
+pub fn parse_duration(
+    flag: &str,
+    text: &str,
+    max: std::time::Duration,
+) -> Result<std::time::Duration, UsageError> {
+    let d = humantime::parse_duration(text).map_err(|e| {
+        UsageError(format!(
+            "invalid {flag} '{text}': {e} (examples: 90s, 10m, 1h)"
+        ))
+    })?;
+    if d > max {
+        return Err(UsageError(format!(
+            "invalid {flag} '{text}': at most {}",
+            humantime::format_duration(max)
+        )));
+    }
+    Ok(d)
+}
+
+/// One day, one week, one year: bounds of the duration flags.
+pub const DAY: std::time::Duration = std::time::Duration::from_secs(86_400);
+pub const WEEK: std::time::Duration = std::time::Duration::from_secs(7 * 86_400);
+pub const YEAR: std::time::Duration = std::time::Duration::from_secs(366 * 86_400);
 
 pub fn default_out() -> PathBuf {
     PathBuf::from("txfuzz-out")

@@ -45,13 +45,19 @@ pub fn reduce_cmd(args: ReduceArgs) -> Result<ExitCode, UsageError> {
             args.case.display()
         )));
     };
+    // Before the (long) reduction: the output directory must be usable.
+    std::fs::create_dir_all(&args.out).map_err(|e| {
+        UsageError(format!(
+            "cannot create the output directory {}: {e}",
+            args.out.display()
+        ))
+    })?;
     let mut engine = open_for(&args.engine, &file)?;
     let cfg = ReduceConfig {
         max_runs: args.max_runs.max(1),
         repeats: args.repeats.max(1),
         keep_features: args.keep_features,
-        max_time: humantime::parse_duration(&args.max_time)
-            .map_err(|e| UsageError(format!("invalid --max-time '{}': {e}", args.max_time)))?,
+        max_time: super::parse_duration("--max-time", &args.max_time, super::WEEK)?,
         known: crate::finding::known::KnownIssues::load(&args.known).map_err(UsageError)?,
         ..ReduceConfig::default()
     };
@@ -60,7 +66,6 @@ pub fn reduce_cmd(args: ReduceArgs) -> Result<ExitCode, UsageError> {
         Err(ReduceError::Usage(e)) => return Err(UsageError(e)),
         Err(ReduceError::Engine(e)) => return Err(UsageError(e.to_string())),
     };
-    std::fs::create_dir_all(&args.out)?;
     let json = args.out.join("reduced.json");
     write_reduced(engine.as_ref(), &r, &json)?;
     println!("signature: {}", r.signature.key());

@@ -65,11 +65,7 @@ pub struct RunArgs {
 fn limit(args: &RunArgs) -> Result<Limit, UsageError> {
     match (&args.tests, &args.time) {
         (Some(n), _) => Ok(Limit::Tests(*n)),
-        (None, Some(t)) => humantime::parse_duration(t).map(Limit::Time).map_err(|e| {
-            UsageError(format!(
-                "invalid --time '{t}': {e} (examples: 90s, 10m, 1h)"
-            ))
-        }),
+        (None, Some(t)) => super::parse_duration("--time", t, super::YEAR).map(Limit::Time),
         (None, None) => Ok(Limit::Tests(100)),
     }
 }
@@ -85,9 +81,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
         .isolation
         .as_deref()
         .map(parse_list::<Isolation>)
-        .transpose()?;
+        .transpose()
+        .map_err(|e| UsageError(format!("--isolation {e}")))?;
     let oracles = match args.oracle.as_deref() {
-        Some(list) => parse_list::<OracleKind>(list)?,
+        Some(list) => {
+            parse_list::<OracleKind>(list).map_err(|e| UsageError(format!("--oracle {e}")))?
+        }
         None => OracleKind::ALL.to_vec(),
     };
     if oracles.is_empty() {
@@ -99,6 +98,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
             .map(|d| d.as_secs())
             .unwrap_or(1)
     });
+    if !(1..=super::DAY.as_secs()).contains(&args.hang_timeout) {
+        return Err(UsageError(format!(
+            "invalid --hang-timeout {}: seconds from 1 to {} (one day)",
+            args.hang_timeout,
+            super::DAY.as_secs()
+        )));
+    }
     if !(0.0..=1.0).contains(&args.shadow) {
         return Err(UsageError(format!(
             "invalid --shadow {}: a share of cases from 0 to 1",
@@ -113,16 +119,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
         oracles,
         out: args.out.clone(),
         exec: ExecOptions {
-            hang_timeout: std::time::Duration::from_secs(args.hang_timeout.max(1)),
+            hang_timeout: std::time::Duration::from_secs(args.hang_timeout),
             ..ExecOptions::default()
         },
         progress: !args.quiet,
-        recover_wait: humantime::parse_duration(&args.recover_wait).map_err(|e| {
-            UsageError(format!(
-                "invalid --recover-wait '{}': {e}",
-                args.recover_wait
-            ))
-        })?,
+        recover_wait: super::parse_duration("--recover-wait", &args.recover_wait, super::WEEK)?,
         known: args.known.load()?,
         shadow: args.shadow,
     };

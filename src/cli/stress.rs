@@ -37,8 +37,7 @@ pub struct StressArgs {
 }
 
 pub fn stress(args: StressArgs) -> Result<ExitCode, UsageError> {
-    let duration = humantime::parse_duration(&args.time)
-        .map_err(|e| UsageError(format!("invalid --time '{}': {e}", args.time)))?;
+    let duration = super::parse_duration("--time", &args.time, super::YEAR)?;
     let oracles: Vec<OracleKind> = match args.oracle.as_deref() {
         Some(list) => parse_list(list)?,
         None => OracleKind::ALL

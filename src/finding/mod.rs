@@ -68,6 +68,14 @@ pub fn load_case_file(path: &Path) -> Result<CaseFile, String> {
         .map_err(|e| format!("cannot read case file {}: {e}", path.display()))?;
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| format!("{} is not valid JSON: {e}", path.display()))?;
+    if let Some(v) = value.get("format") {
+        if v.as_u64() != Some(u64::from(FINDING_FORMAT)) {
+            return Err(format!(
+                "{}: unsupported format {v} (this txfuzz reads format {FINDING_FORMAT})",
+                path.display()
+            ));
+        }
+    }
     let file = if value.get("finding").is_some() {
         serde_json::from_value::<FindingRecord>(value)
             .map(|r| CaseFile::Finding(Box::new(r)))
@@ -80,7 +88,38 @@ pub fn load_case_file(path: &Path) -> Result<CaseFile, String> {
     file.case()
         .validate()
         .map_err(|e| format!("{}: invalid case: {e}", path.display()))?;
+    if let CaseFile::Finding(rec) = &file {
+        check_history(&rec.case, &rec.history)
+            .map_err(|e| format!("{}: invalid history: {e}", path.display()))?;
+    }
     Ok(file)
+}
+
+/// A recorded history refers only to the case's transactions and statements.
+fn check_history(case: &TestCase, h: &History) -> Result<(), String> {
+    let known = |r: &crate::model::StmtRef| {
+        case.txn(r.txn)
+            .is_some_and(|t| (r.index as usize) < t.stmts.len())
+    };
+    if let Some(o) = h.outcomes.iter().find(|o| !known(&o.stmt)) {
+        return Err(format!(
+            "an outcome for {:?}, which the case does not have",
+            o.stmt
+        ));
+    }
+    if let Some(e) = h.events.iter().find(|e| !known(&e.stmt)) {
+        return Err(format!(
+            "an event for {:?}, which the case does not have",
+            e.stmt
+        ));
+    }
+    if let Some(t) = h.txns.iter().find(|t| case.txn(t.txn).is_none()) {
+        return Err(format!(
+            "an outcome for transaction T{}, which the case does not have",
+            t.txn
+        ));
+    }
+    Ok(())
 }
 
 /// Writes findings under `DIR/findings/`. It holds a lock on `DIR`

@@ -157,6 +157,14 @@ impl TestCase {
                 if !ops.insert(s.op) || s.op == 0 {
                     return Err(format!("operation id {} is zero or used twice", s.op));
                 }
+                for table in crate::model::walk::tables(&s.stmt) {
+                    if self.schema.table(&table).is_none() {
+                        return Err(format!(
+                            "T{} op {} uses table {table}, which the schema does not define",
+                            t.id, s.op
+                        ));
+                    }
+                }
             }
             let kinds: Vec<StmtKind> = t.stmts.iter().map(|s| s.stmt.kind()).collect();
             if t.autocommit {

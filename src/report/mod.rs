@@ -70,7 +70,15 @@ pub fn load(dir: &Path) -> Result<Report, String> {
     files.sort();
     let mut groups: Vec<Group> = Vec::new();
     for path in files {
-        let rec = read_record(&path)?;
+        // One unreadable file (a run killed mid-write by an older txfuzz, a
+        // hand edit) must not hide the others.
+        let rec = match read_record(&path) {
+            Ok(rec) => rec,
+            Err(e) => {
+                eprintln!("txfuzz: skipping {e}");
+                continue;
+            }
+        };
         let sig = signature(&rec.finding, &rec.case, &rec.engine);
         let n = data_stmts(&rec.case);
         // Known and new violations of one signature are separate problems.

@@ -128,6 +128,19 @@ fn default_format() -> u32 {
     CHECK_FORMAT
 }
 
+/// A write list is a comma list of operation ids (`0`: the initial version).
+fn check_write_list(wl: &str) -> Result<(), String> {
+    if wl.trim().is_empty() {
+        return Err("empty write list".into());
+    }
+    if let Some(bad) = wl.split(',').find(|e| e.trim().parse::<u32>().is_err()) {
+        return Err(format!(
+            "malformed write list \"{wl}\": entry \"{bad}\" is not an operation id"
+        ));
+    }
+    Ok(())
+}
+
 impl CheckHistory {
     /// Parses and validates a checker history; the error is one line.
     pub fn from_json(text: &str) -> Result<CheckHistory, String> {
@@ -173,9 +186,7 @@ impl CheckHistory {
                     Op::UnobservedRead { .. } | Op::UnobservedWrite { .. } => (vec![], None),
                 };
                 for wl in wls {
-                    if wl.trim().is_empty() {
-                        return Err(format!("empty write list in transaction {}", t.id));
-                    }
+                    check_write_list(wl).map_err(|e| format!("transaction {}: {e}", t.id))?;
                 }
                 if let Some(o) = wop {
                     if o == 0 {
@@ -191,6 +202,10 @@ impl CheckHistory {
                     }
                 }
             }
+        }
+        for r in self.final_state.iter().flatten() {
+            check_write_list(&r.wl)
+                .map_err(|e| format!("final state of {} row {}: {e}", r.table, r.rid))?;
         }
         Ok(())
     }

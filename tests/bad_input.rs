@@ -1,0 +1,198 @@
+//! Bad input gets one clear line and exit 2, never a panic or a silent
+//! success: out-of-range flags, empty lists, malformed histories and case
+//! files, unusable output paths, a corrupt finding in a report directory.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn txfuzz(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_txfuzz"))
+        .args(args)
+        .output()
+        .expect("run txfuzz")
+}
+
+/// Exit 2 with one line on stderr that contains `needle`.
+fn refused(o: &Output, needle: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(needle), "wanted '{needle}' in: {err}");
+}
+
+#[test]
+fn out_of_range_flags_are_usage_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o");
+    let out = out.to_str().unwrap();
+    for (args, needle) in [
+        (
+            vec!["run", "--hang-timeout", "18446744073709551615"],
+            "--hang-timeout",
+        ),
+        (vec!["run", "--hang-timeout", "0"], "--hang-timeout"),
+        (
+            vec!["run", "--recover-wait", "500000000000y"],
+            "--recover-wait",
+        ),
+        (vec!["run", "--time", "900000000h"], "--time"),
+        (vec!["run", "--isolation", ","], "--isolation"),
+        (vec!["run", "--isolation", "serializable,"], "--isolation"),
+        (vec!["run", "--oracle", ","], "--oracle"),
+        (vec!["stress", "--time", "500000000000y"], "--time"),
+        (vec!["run", "--bogus"], "--bogus"),
+        (vec!["run", "--tests", "x"], "--tests"),
+        (vec!["frobnicate"], "frobnicate"),
+    ] {
+        let mut a = args.clone();
+        a.extend(["--out", out]);
+        if args[0] == "frobnicate" {
+            a.truncate(1);
+        }
+        refused(&txfuzz(&a), needle);
+    }
+    // --help and --version still print in full and succeed.
+    let help = txfuzz(&["run", "--help"]);
+    assert_eq!(help.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&help.stdout).lines().count() > 5);
+    assert_eq!(txfuzz(&["--version"]).status.code(), Some(0));
+}
+
+fn history_with_write_list(wl: &str) -> String {
+    format!(
+        r#"{{"isolation": "serializable", "txns": [
+            {{"id": 1, "session": 1, "status": "committed", "ops": [
+                {{"type": "read", "table": "t", "rid": 1, "wl": "{wl}"}}]}}]}}"#
+    )
+}
+
+#[test]
+fn a_malformed_write_list_is_a_format_error_not_a_violation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = tmp.path().join("good.json");
+    std::fs::write(&good, history_with_write_list("0")).unwrap();
+    assert_eq!(
+        txfuzz(&["check", good.to_str().unwrap()]).status.code(),
+        Some(0)
+    );
+    for wl in ["x,y,,", "0,,3", "0,-1", ""] {
+        let bad = tmp.path().join("bad.json");
+        std::fs::write(&bad, history_with_write_list(wl)).unwrap();
+        refused(&txfuzz(&["check", bad.to_str().unwrap()]), "write list");
+    }
+}
+
+/// A finding file of a real run, edited by `edit`.
+fn edited_finding(dir: &Path, edit: impl Fn(&mut serde_json::Value)) -> std::path::PathBuf {
+    let out = dir.join("run");
+    let o = txfuzz(&[
+        "run",
+        "--fault",
+        "lose-write",
+        "--tests",
+        "30",
+        "--seed",
+        "4",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let first = std::fs::read_dir(out.join("findings"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .min()
+        .unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&first).unwrap()).unwrap();
+    edit(&mut v);
+    let path = dir.join("edited.json");
+    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    path
+}
+
+/// A change to a finding file's JSON.
+type Edit = dyn Fn(&mut serde_json::Value);
+
+#[test]
+fn inconsistent_case_files_are_refused_by_replay() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases: [(&str, Box<Edit>); 3] = [
+        ("format", Box::new(|v| v["format"] = 999.into())),
+        (
+            "does not define",
+            Box::new(|v| {
+                let t = &mut v["case"]["schema"]["tables"];
+                let first = t[0]["name"].clone();
+                // Rename the table in the schema only.
+                t[0]["name"] = format!("{}_gone", first.as_str().unwrap()).into();
+                if let Some(d) = v["case"]["data"].as_array_mut() {
+                    d.clear();
+                }
+            }),
+        ),
+        (
+            "does not have",
+            Box::new(|v| v["history"]["txns"][0]["txn"] = 4242.into()),
+        ),
+    ];
+    for (needle, edit) in cases {
+        let path = edited_finding(tmp.path(), edit);
+        refused(&txfuzz(&["replay", path.to_str().unwrap()]), needle);
+    }
+}
+
+#[test]
+fn output_paths_that_cannot_be_used_are_named_before_any_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let f = file.to_str().unwrap();
+    refused(&txfuzz(&["run", "--tests", "1", "--out", f]), f);
+    let finding = edited_finding(tmp.path(), |_| {});
+    let started = std::time::Instant::now();
+    let sub = file.join("sub");
+    refused(
+        &txfuzz(&[
+            "reduce",
+            finding.to_str().unwrap(),
+            "--out",
+            sub.to_str().unwrap(),
+        ]),
+        f,
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[test]
+fn a_corrupt_finding_does_not_stop_the_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = txfuzz(&[
+        "run",
+        "--fault",
+        "lose-write",
+        "--tests",
+        "30",
+        "--seed",
+        "4",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let bad = out.join("findings").join("0000-corrupt.json");
+    std::fs::write(&bad, "{ not json").unwrap();
+    let o = txfuzz(&["report", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("0000-corrupt.json"), "{err}");
+    assert!(out.join("report.html").exists());
+}
