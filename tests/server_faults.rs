@@ -403,18 +403,20 @@ fn cases_run(out: &Path) -> u64 {
         .unwrap_or(0)
 }
 
+/// A campaign against `server` that has run its first case.
+fn under_way(server: &Private, args: &[&str]) -> (tempfile::TempDir, Instant, Child) {
+    let out = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    let t = txfuzz(Some(&server.url()), out.path(), args);
+    wait_for("the first case", || cases_run(out.path()) > 0);
+    (out, start, t)
+}
+
 // ------------------------------------------------------------------ kills
 
 fn kill_without_restart(kind: Kind) {
     let mut server = Private::start(kind);
-    let out = tempfile::tempdir().unwrap();
-    let start = Instant::now();
-    let t = txfuzz(
-        Some(&server.url()),
-        out.path(),
-        &["--time", "60s", "--recover-wait", "2s"],
-    );
-    wait_for("cases before the kill", || cases_run(out.path()) > 0);
+    let (out, start, t) = under_way(&server, &["--time", "60s", "--recover-wait", "2s"]);
     server.kill();
     let (code, stderr) = finish(t, start);
     assert_eq!(code, Some(1), "{stderr}");
@@ -453,14 +455,10 @@ fn kill_without_restart(kind: Kind) {
 
 fn kill_and_restart(kind: Kind) {
     let mut server = Private::start(kind);
-    let out = tempfile::tempdir().unwrap();
-    let start = Instant::now();
-    let t = txfuzz(
-        Some(&server.url()),
-        out.path(),
+    let (out, start, t) = under_way(
+        &server,
         &["--tests", "150", "--recover-wait", "40s", "--oracle", "wss"],
     );
-    wait_for("cases before the kill", || cases_run(out.path()) > 0);
     server.kill();
     std::thread::sleep(Duration::from_secs(1));
     server.launch();
@@ -500,14 +498,10 @@ fn postgres_killed_and_restarted() {
 /// finding is written; the campaign goes on to its limit.
 fn stop_then_continue(kind: Kind, target: impl Fn(&Private) -> Option<u32>) {
     let server = Private::start(kind);
-    let out = tempfile::tempdir().unwrap();
-    let start = Instant::now();
-    let t = txfuzz(
-        Some(&server.url()),
-        out.path(),
+    let (out, start, t) = under_way(
+        &server,
         &["--time", "25s", "--recover-wait", "30s", "--oracle", "wss"],
     );
-    wait_for("cases before the stop", || cases_run(out.path()) > 0);
     // A session's backend lives for one case: it may be gone before it is
     // stopped; then try the next one.
     let mut hung = false;
@@ -556,14 +550,10 @@ fn postgres_admin_backend_stopped_then_continued() {
 #[test]
 fn postgres_session_backend_stopped_then_continued() {
     let server = Private::start(Kind::Postgres);
-    let out = tempfile::tempdir().unwrap();
-    let start = Instant::now();
-    let t = txfuzz(
-        Some(&server.url()),
-        out.path(),
+    let (out, start, t) = under_way(
+        &server,
         &["--time", "25s", "--recover-wait", "30s", "--oracle", "wss"],
     );
-    wait_for("cases before the stop", || cases_run(out.path()) > 0);
     let postmaster = server.pid();
     let baseline = children(postmaster);
     let mut stopped = Vec::new();
@@ -598,14 +588,10 @@ fn postgres_session_backend_stopped_then_continued() {
 /// server answers again.
 fn stopped_for_good(kind: Kind) {
     let server = Private::start(kind);
-    let out = tempfile::tempdir().unwrap();
-    let start = Instant::now();
-    let t = txfuzz(
-        Some(&server.url()),
-        out.path(),
+    let (out, start, t) = under_way(
+        &server,
         &["--time", "60s", "--recover-wait", "3s", "--oracle", "wss"],
     );
-    wait_for("cases before the stop", || cases_run(out.path()) > 0);
     let pids: Vec<u32> = std::iter::once(server.pid())
         .chain(children(server.pid()))
         .collect();
