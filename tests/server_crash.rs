@@ -30,9 +30,14 @@ fn free_port() -> u16 {
 fn start_private_mariadb() -> PrivateServer {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
     let status = Command::new("mariadb-install-db")
         .args(["--no-defaults", "--user=root"])
         .arg(format!("--datadir={}", data.display()))
+        // A private tmpdir: concurrent bootstraps sharing /tmp collide on
+        // their temporary tables ("Unknown table 'mysql.tmp_user_sys'").
+        .arg(format!("--tmpdir={}", tmp.display()))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -50,6 +55,7 @@ fn start_private_mariadb() -> PrivateServer {
         .arg(format!("--datadir={}", data.display()))
         .arg(format!("--port={port}"))
         .arg(format!("--socket={}", dir.path().join("sock").display()))
+        .arg(format!("--tmpdir={}", tmp.display()))
         .arg(format!(
             "--log-error={}",
             dir.path().join("error.log").display()
