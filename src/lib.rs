@@ -18,6 +18,7 @@ pub mod model;
 pub mod oracle;
 pub mod reduce;
 pub mod report;
+pub mod rng;
 pub mod sql;
 pub mod stress;
 #[doc(hidden)]

@@ -118,7 +118,7 @@ pub fn run_campaign(
 /// [`run_campaign`] with a chosen generator (`--generator random|pattern|mixed`).
 /// Pattern cases run the crash oracle first (explicit detection), then the
 /// others; their `graph` findings carry the pattern report (implicit detection,
-/// [`crate::gen::pattern::annotate`]); `DIR/patterns.json` counts path hits.
+/// [`crate::oracle::pattern::annotate`]); `DIR/patterns.json` counts path hits.
 pub fn run_campaign_with(
     engine: &mut dyn Engine,
     cfg: &CampaignConfig,
@@ -235,9 +235,9 @@ fn campaign_loop(
             };
         let crashed = history.lost_connection();
         if let (Some((p, b)), false) = (&pattern, crashed) {
-            let report = crate::gen::pattern::detect::check(p, b, &case, &history);
+            let report = crate::oracle::pattern::check(p, b, &case, &history);
             hits.note(p, &case, &report);
-            crate::gen::pattern::annotate(&mut findings, &report, p);
+            crate::oracle::pattern::annotate(&mut findings, &report, p);
         }
         cfg.known
             .mark(&mut findings, &case, &history, engine.info());

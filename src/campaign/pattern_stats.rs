@@ -1,8 +1,9 @@
 //! `DIR/patterns.json`: per pattern and isolation level, how many cases ran and
 //! how many produced the pattern's dependency path.
 
-use crate::gen::pattern::{Pattern, PatternReport};
+use crate::gen::pattern::Pattern;
 use crate::model::TestCase;
+use crate::oracle::pattern::PatternReport;
 use std::collections::BTreeMap;
 
 #[derive(Default)]

@@ -25,7 +25,8 @@
 mod reads;
 
 use super::{Canceller, Engine, EngineError, EngineProfile, QueryResult, Session, WaitSignal};
-use crate::instrument::{run_prepared, Prepared};
+use crate::engine::run_prepared;
+use crate::instrument::Prepared;
 use crate::model::{
     DbState, EngineInfo, Isolation, Outcome, Schema, Stmt, StmtError, StmtKind, TestCase,
 };
@@ -290,7 +291,7 @@ impl FaultySession {
         let Ok(res) = self.inner.query(&sql::render_select(self.dialect, &stale)) else {
             return;
         };
-        if crate::oracle::compare::same_bag(&res.rows, &out.rows) || !self.claim() {
+        if crate::model::compare::same_bag(&res.rows, &out.rows) || !self.claim() {
             return;
         }
         out.rows = res.rows;

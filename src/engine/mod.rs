@@ -9,6 +9,7 @@ pub mod mysql;
 pub mod postgres;
 pub mod profile;
 pub mod registry;
+mod run;
 pub mod server;
 pub mod sqlite;
 pub mod url;
@@ -23,6 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub use profile::{EngineProfile, ErrorScope};
+pub use run::run_prepared;
 
 /// A failure of the infrastructure (not of a statement under test): the engine
 /// cannot be reached, set up or read. Campaigns stop on these.
@@ -180,7 +182,7 @@ pub trait Session: Send {
     /// Runs one SQL text and waits for it (possibly waiting on locks).
     fn query(&mut self, sql: &str) -> Result<QueryResult, StmtError>;
     /// Runs one instrumented statement of the case and interprets what it read and
-    /// wrote. Implementations delegate to [`crate::instrument::run_prepared`]; fault
+    /// wrote. Implementations delegate to [`run_prepared`]; fault
     /// injectors override it.
     fn run(&mut self, p: &Prepared) -> Outcome;
     fn canceller(&self) -> Arc<dyn Canceller>;

@@ -10,6 +10,7 @@
 
 use super::signature::{involved, signature};
 use crate::model::{EngineInfo, EventKind, History, Stmt, StmtRef, TestCase};
+use crate::oracle::verdict::KnownMatch;
 use crate::oracle::{Finding, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -84,14 +85,6 @@ impl Patterns {
     pub fn matches(&self, key: &str) -> bool {
         self.list().into_iter().any(|p| glob(p, key))
     }
-}
-
-/// What a finding records when it matches a known issue.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KnownMatch {
-    pub id: String,
-    pub reference: String,
-    pub description: String,
 }
 
 #[derive(Deserialize)]

@@ -2,7 +2,7 @@
 //!
 //! [`generate_case`] is a pure function of `(seed, index, cfg)`: the RNG is a
 //! ChaCha8 stream keyed explicitly from the seed and the case index
-//! ([`rng::Rng`]), and nothing iterates over hash maps.
+//! ([`crate::rng::Rng`]), and nothing iterates over hash maps.
 //!
 //! Layout: [`rng`] (portable RNG), `schema` (tables, constraints, initial rows,
 //! literal values), `expr` (predicates and value expressions over bound
@@ -13,7 +13,6 @@
 //! statements of different transactions collide on the same rows.
 
 pub mod pattern;
-pub mod rng;
 
 mod dml;
 mod expr;
@@ -27,7 +26,7 @@ mod check;
 mod tests;
 
 use crate::model::{Isolation, Schema, TestCase, Value, CASE_FORMAT};
-use rng::Rng;
+use crate::rng::Rng;
 
 pub use crate::model::Features;
 

@@ -1,31 +1,40 @@
-//! Running a prepared statement on a session and reading its instrumentation.
+//! Reading what an instrumented statement returned: the rows and write lists
+//! it reports, turned into an [`Outcome`]. Running it is the engine's
+//! ([`crate::engine::run_prepared`]); this module never talks to a server.
 
 use super::prepare::{Prepared, Shape};
-use crate::engine::Session;
 use crate::model::{Outcome, RowVersion, RowWrite, StmtKind, Value};
 
-/// Runs `p` on `session` and interprets the returned rows.
-pub fn run_prepared(session: &mut dyn Session, p: &Prepared) -> Outcome {
-    if let Some(pre) = &p.pre {
-        if let Err(e) = session.query(pre) {
-            return Outcome::failed(e);
+/// What the capture query of a statement (`Prepared::capture`, MariaDB
+/// UPDATEs) returned.
+pub enum Capture {
+    /// The statement has no capture query.
+    None,
+    /// The capture query failed: the rows written are unknown, not "none".
+    Failed,
+    /// Its rows.
+    Rows(Vec<Vec<Value>>),
+}
+
+/// The outcome of `p`, from the rows and affected count its SQL returned and
+/// what its capture query returned.
+pub fn interpret_result(
+    p: &Prepared,
+    rows: Vec<Vec<Value>>,
+    affected: u64,
+    capture: Capture,
+) -> Outcome {
+    let captured = match capture {
+        Capture::None => return interpret(p, rows, affected),
+        Capture::Failed => {
+            let mut out = interpret(p, Vec::new(), affected);
+            out.writes_complete = false;
+            return out;
         }
-    }
-    let res = match session.query(&p.sql) {
-        Err(e) => return Outcome::failed(e),
-        Ok(res) => res,
+        Capture::Rows(rows) => rows,
     };
-    let Some(capture) = &p.capture else {
-        return interpret(p, res.rows, res.affected);
-    };
-    let Ok(captured) = session.query(capture) else {
-        // The rows written are unknown, not "none".
-        let mut out = interpret(p, Vec::new(), res.affected);
-        out.writes_complete = false;
-        return out;
-    };
-    let (rows, unchanged) = parse_capture(captured.rows.first().and_then(|r| r.first()), p.op);
-    let mut out = interpret(p, rows, res.affected);
+    let (rows, unchanged) = parse_capture(captured.first().and_then(|r| r.first()), p.op);
+    let mut out = interpret(p, rows, affected);
     if let Shape::Write { table, .. } = &p.shape {
         out.unchanged = unchanged
             .into_iter()

@@ -29,7 +29,7 @@
 mod interpret;
 mod prepare;
 
-pub use interpret::run_prepared;
+pub use interpret::{interpret_result, Capture};
 pub use prepare::{
     prepare, prepare_case, reports_affected, Prepared, Shape, SQLITE_CAPTURE, SQLITE_TAKE,
 };

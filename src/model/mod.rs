@@ -2,6 +2,8 @@
 
 pub mod anomaly;
 pub mod case;
+pub mod compare;
+pub mod edit;
 pub mod features;
 pub mod history;
 pub mod schema;

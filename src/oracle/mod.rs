@@ -3,10 +3,10 @@
 //! [`EngineError`]s, never findings.
 
 pub mod commit_order;
-pub mod compare;
 pub mod crash;
 pub mod fidelity;
 pub mod graph;
+pub mod pattern;
 pub mod resumed;
 pub mod sdg;
 pub mod unique_order;
@@ -50,7 +50,7 @@ pub struct Finding {
     pub permitted_by: Option<verdict::Permit>,
     /// The known engine bug a violation matches (`finding::known`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub known: Option<crate::finding::known::KnownMatch>,
+    pub known: Option<verdict::KnownMatch>,
 }
 
 impl Finding {

@@ -67,6 +67,15 @@ pub fn apply(findings: &mut [Finding], profile: &EngineProfile, level: Isolation
     }
 }
 
+/// What a finding records when it matches a known engine bug
+/// (`finding::known`: the list of known issues and the matching).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KnownMatch {
+    pub id: String,
+    pub reference: String,
+    pub description: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,13 +21,13 @@
 //! one the verdict policy permits: a multi-row unique-key UPDATE whose
 //! duplicate-key error differs, scoped by [`unique_order`].
 
-use super::compare::{same_bag, state_diff};
 use super::resumed::{permutations, resumed_runs};
 use super::unique_order::{self, Scope};
 use super::verdict::Claim;
 use super::{CheckStats, Finding};
 use crate::engine::{Engine, EngineError, EngineProfile};
 use crate::exec::{execute, ExecOptions};
+use crate::model::compare::{same_bag, state_diff};
 use crate::model::{
     EventKind, History, Isolation, Outcome, Stmt, StmtKind, StmtRef, TestCase, Txn, TxnEnd,
 };

@@ -12,7 +12,6 @@
 //! items), statement simplifications (predicates, select items, clauses),
 //! unreferenced columns, and secondary indexes/constraints.
 
-pub mod edit;
 pub mod files;
 pub mod simplify;
 
@@ -21,6 +20,7 @@ use crate::engine::{Engine, EngineError};
 use crate::exec::ExecOptions;
 use crate::finding::known::KnownIssues;
 use crate::finding::{data_stmts, signature, FindingRecord, Signature};
+use crate::model::edit;
 use crate::model::{EngineInfo, History, TestCase};
 use crate::oracle::{CheckStats, Finding, OracleKind};
 use std::time::{Duration, Instant};

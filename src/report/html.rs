@@ -1,26 +1,11 @@
 //! The report page: plain HTML with inline CSS and SVG. Every text that comes
 //! from a case or an engine (SQL strings included) is escaped.
 
+use super::escape::esc;
 use super::{svg, Group, Report};
 use crate::finding::render_script;
 use crate::sql::Dialect;
 use std::fmt::Write;
-
-/// Escapes text for HTML element content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:24px;color:#1f2328;max-width:1100px}\
 h1{font-size:26px}h2{font-size:20px;border-bottom:1px solid #d0d7de;padding-bottom:4px;margin-top:28px}\
@@ -214,15 +199,3 @@ fn group(s: &mut String, g: &Group) {
     let _ = write!(s, "<pre class=\"sql\">{}</pre>\n</section>\n", esc(&script));
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes_markup() {
-        assert_eq!(
-            esc("<script>alert('x') & \"y\"</script>"),
-            "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;"
-        );
-    }
-}

@@ -4,6 +4,7 @@
 //! with its (reduced, when `run --reduce` or `txfuzz reduce` wrote one) case as
 //! a SQL script, the explanation and the dependency cycle.
 
+mod escape;
 pub mod html;
 pub mod svg;
 

@@ -2,7 +2,7 @@
 //! dependency cycle of a graph finding. Pure functions returning markup; every
 //! text is escaped.
 
-use super::html::esc;
+use super::escape::esc;
 use std::fmt::Write;
 
 /// Cumulative cases (blue) and findings (red) over elapsed time, each scaled to

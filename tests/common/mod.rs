@@ -4,9 +4,14 @@ use txfuzz::campaign::run_case;
 use txfuzz::engine::Engine;
 use txfuzz::exec::ExecOptions;
 use txfuzz::model::Isolation;
-use txfuzz::oracle::graph::anomaly::level_forbids;
 use txfuzz::oracle::{CheckStats, OracleKind, Verdict};
 use txfuzz::testkit::hermitage;
+
+/// Whether `level` forbids the anomaly named `name`.
+fn level_forbids(level: Isolation, name: &str) -> bool {
+    let a = txfuzz::model::Anomaly::from_name(name).expect("a known anomaly name");
+    txfuzz::model::anomaly::level_forbids(level, a)
+}
 
 pub fn url(var: &str) -> String {
     std::env::var(var).unwrap_or_else(|_| {

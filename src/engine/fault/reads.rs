@@ -10,8 +10,9 @@
 //! Both run the SELECT on TEMP tables shadowing the real ones: a copy of what
 //! the session sees, with the faulty rows swapped in.
 
+use crate::engine::run_prepared;
 use crate::engine::Session;
-use crate::instrument::{run_prepared, Prepared, Shape};
+use crate::instrument::{Prepared, Shape};
 use crate::model::{Outcome, Schema, StmtKind, Value, RID, WL};
 use crate::sql::{self, Dialect};
 use std::collections::BTreeMap;

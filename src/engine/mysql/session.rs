@@ -6,7 +6,7 @@ use super::link::Link;
 use super::monitor::Activity;
 use crate::engine::server::Registry;
 use crate::engine::{Canceller, QueryResult, Session, WaitSignal};
-use crate::instrument::{self, Prepared};
+use crate::instrument::Prepared;
 use crate::model::{Outcome, StmtError};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts};
@@ -52,7 +52,7 @@ impl Session for MysqlSession {
     }
 
     fn run(&mut self, p: &Prepared) -> Outcome {
-        instrument::run_prepared(self, p)
+        crate::engine::run_prepared(self, p)
     }
 
     fn canceller(&self) -> Arc<dyn Canceller> {

@@ -4,7 +4,7 @@
 use super::conn::PgConn;
 use crate::engine::server::Registry;
 use crate::engine::{Canceller, QueryResult, Session, WaitSignal};
-use crate::instrument::{self, Prepared};
+use crate::instrument::Prepared;
 use crate::model::{Outcome, StmtError};
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,7 +66,7 @@ impl Session for PgSession {
     }
 
     fn run(&mut self, p: &Prepared) -> Outcome {
-        instrument::run_prepared(self, p)
+        crate::engine::run_prepared(self, p)
     }
 
     fn canceller(&self) -> Arc<dyn Canceller> {

@@ -302,7 +302,7 @@ impl Session for SqliteSession {
     }
 
     fn run(&mut self, p: &Prepared) -> Outcome {
-        instrument::run_prepared(self, p)
+        crate::engine::run_prepared(self, p)
     }
 
     fn canceller(&self) -> Arc<dyn Canceller> {

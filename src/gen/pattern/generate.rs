@@ -13,8 +13,8 @@
 //! dependencies are exactly those the pattern prescribes.
 
 use super::parser::{OpKind, Pattern};
-use crate::gen::rng::Rng;
 use crate::model::*;
+use crate::rng::Rng;
 
 /// Where the pattern's items and operations landed in the case.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]

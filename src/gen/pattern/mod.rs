@@ -3,24 +3,21 @@
 //! ([`catalogue`]), constraint extraction and the dependency path a pattern
 //! prescribes ([`path`]), cases whose statements are aligned on the items'
 //! rows ([`generate`]), which engine levels run a pattern as written
-//! ([`levels`]), and the check that an executed case produced the path
-//! ([`detect`]).
+//! ([`levels`]). The check that an executed case produced the path is the
+//! `pattern` oracle ([`crate::oracle::pattern`]).
 
 pub mod catalogue;
-pub mod detect;
 pub mod generate;
 pub mod levels;
 pub mod parser;
 pub mod path;
 
-pub use detect::PatternReport;
 pub use generate::Binding;
 pub use parser::{parse, parse_file, OpKind, PatOp, Pattern, PatternError};
 
-use super::rng::Rng;
 use super::GenConfig;
 use crate::model::TestCase;
-use crate::oracle::Finding;
+use crate::rng::Rng;
 use std::str::FromStr;
 
 /// Which generator a campaign uses (`--generator`).
@@ -119,29 +116,5 @@ impl Generation {
         let p = &patterns[pick.below(patterns.len() as u64) as usize];
         let (case, b) = generate::generate(seed, index, p, &cfg.isolations);
         (case, Some((p.clone(), b)))
-    }
-}
-
-/// Two-phase detection's implicit step for a pattern case: attaches the
-/// pattern report (`evidence.pattern`) to the `graph` findings, and reports a
-/// dirty write (P0, which no engine permits and which the graph cannot show
-/// without a cycle) when the pattern's dirty-write path occurred.
-pub fn annotate(findings: &mut Vec<Finding>, report: &PatternReport, p: &Pattern) {
-    let ev = serde_json::to_value(report).unwrap_or_default();
-    for f in findings.iter_mut().filter(|f| f.oracle == "graph") {
-        if f.evidence.is_object() {
-            f.evidence["pattern"] = ev.clone();
-        }
-    }
-    if report.path_hit && path::dirty_write(p) && report.expected_anomaly.is_none() {
-        findings.push(Finding::new(
-            "graph",
-            "dirty-write",
-            format!(
-                "dirty write: pattern {} ({}) ran as written: a write completed while another transaction's write of the same row was uncommitted",
-                report.name, report.pattern
-            ),
-            serde_json::json!({ "pattern": ev }),
-        ));
     }
 }

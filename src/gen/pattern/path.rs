@@ -4,8 +4,8 @@
 //! anomaly the pattern represents and the levels that forbid it follow.
 
 use super::parser::{OpKind, Pattern};
-use crate::model::Isolation;
-use crate::oracle::graph::anomaly;
+use crate::model::anomaly::level_forbids;
+use crate::model::{Anomaly, Isolation};
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -162,13 +162,13 @@ pub fn expected_edges(p: &Pattern) -> Vec<PathEdge> {
 }
 
 /// The `graph` oracle's name for the anomaly the pattern's path forms (G1a,
-/// G1b, or the cycle's G0 / G1c / G-single / lost-update / read-skew / G2-item
+/// G1b, or the cycle's Anomaly::G0 / G1c / G-single / lost-update / read-skew / G2-item
 /// / write-skew), or `None` for an acyclic path.
-pub fn expected_anomaly(p: &Pattern) -> Option<&'static str> {
+pub fn expected_anomaly(p: &Pattern) -> Option<Anomaly> {
     let edges = expected_edges(p);
     for e in edges.iter().filter(|e| e.kind == EdgeKind::Wr) {
         if p.aborts(e.from) {
-            return Some(anomaly::G1A);
+            return Some(Anomaly::G1a);
         }
         let (w, _) = e.ops;
         let rewritten = p.ops[w + 1..].iter().any(|o| {
@@ -177,7 +177,7 @@ pub fn expected_anomaly(p: &Pattern) -> Option<&'static str> {
                 && o.item.as_ref().map(|i| &i.0) == Some(&e.item)
         });
         if rewritten {
-            return Some(anomaly::G1B);
+            return Some(Anomaly::G1b);
         }
     }
     let committed: Vec<&PathEdge> = edges
@@ -221,13 +221,13 @@ pub fn expected_anomaly(p: &Pattern) -> Option<&'static str> {
     items.sort();
     items.dedup();
     Some(match rw {
-        0 if kinds.iter().all(|k| *k == EdgeKind::Ww) => anomaly::G0,
-        0 => anomaly::G1C,
-        1 if len == 2 && kinds.contains(&EdgeKind::Ww) && items.len() == 1 => anomaly::LOST_UPDATE,
-        1 if len == 2 && items.len() == 2 => anomaly::READ_SKEW,
-        1 => anomaly::G_SINGLE,
-        _ if len == 2 && items.len() == 2 => anomaly::WRITE_SKEW,
-        _ => anomaly::G2_ITEM,
+        0 if kinds.iter().all(|k| *k == EdgeKind::Ww) => Anomaly::G0,
+        0 => Anomaly::G1c,
+        1 if len == 2 && kinds.contains(&EdgeKind::Ww) && items.len() == 1 => Anomaly::LostUpdate,
+        1 if len == 2 && items.len() == 2 => Anomaly::ReadSkew,
+        1 => Anomaly::GSingle,
+        _ if len == 2 && items.len() == 2 => Anomaly::WriteSkew,
+        _ => Anomaly::G2Item,
     })
 }
 
@@ -255,7 +255,7 @@ pub fn forbidden_in(p: &Pattern, paper: &[Isolation]) -> Vec<Isolation> {
     match expected_anomaly(p) {
         Some(a) => Isolation::ALL
             .into_iter()
-            .filter(|l| anomaly::level_forbids(*l, a))
+            .filter(|l| level_forbids(*l, a))
             .collect(),
         None => paper.to_vec(),
     }

@@ -19,9 +19,9 @@ pub mod history;
 
 use super::verdict::Claim;
 use super::Finding;
-use crate::model::Anomaly as AnomalyName;
+use crate::model::anomaly::{level_forbids, si_forbids, weakest_level};
 use crate::model::Isolation;
-pub use check::{analyse, Analysis, Anomaly, Stats};
+pub use check::{analyse, Analysis, FoundAnomaly, Stats};
 pub use history::{CheckHistory, CheckTxn, FinalRow, Op, TxnStatus};
 use serde_json::json;
 
@@ -42,11 +42,11 @@ pub fn to_findings(a: &Analysis, level: Isolation) -> Vec<Finding> {
     });
     let mut out = Vec::new();
     for an in &a.anomalies {
-        if !anomaly::level_forbids(level, an.name) {
+        if !level_forbids(level, an.name) {
             continue;
         }
-        let (weakest, adya) = anomaly::weakest_level(an.name);
-        let base = anomaly::base_of(an.name);
+        let (weakest, adya) = weakest_level(an.name);
+        let base = an.name.class();
         let title = if base != an.name {
             format!("{} ({base})", an.name)
         } else {
@@ -59,7 +59,7 @@ pub fn to_findings(a: &Analysis, level: Isolation) -> Vec<Finding> {
         );
         let mut f = Finding::new(
             "graph",
-            an.name,
+            an.name.name(),
             summary,
             json!({
                 "anomaly": an.name,
@@ -67,7 +67,7 @@ pub fn to_findings(a: &Analysis, level: Isolation) -> Vec<Finding> {
                 "weakest_violated_level": weakest.name(),
                 "adya": adya,
                 "checked_level": level.name(),
-                "snapshot_isolation": if anomaly::si_forbids(an.name) { "forbidden" } else { "permitted" },
+                "snapshot_isolation": if si_forbids(an.name) { "forbidden" } else { "permitted" },
                 "transactions": an.txns,
                 "explanation": an.explanation,
                 "dot": an.dot,
@@ -75,7 +75,7 @@ pub fn to_findings(a: &Analysis, level: Isolation) -> Vec<Finding> {
                 "unobserved_reads": note,
             }),
         );
-        f.claim = AnomalyName::from_name(an.name).map(|anomaly| Claim::Anomaly { anomaly });
+        f.claim = Some(Claim::Anomaly { anomaly: an.name });
         out.push(f);
     }
     if a.stats.suppressed > 0 {

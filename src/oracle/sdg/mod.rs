@@ -28,9 +28,9 @@ pub mod vsr;
 use super::{CheckStats, Finding};
 use crate::engine::{Engine, EngineError};
 use crate::exec::{execute, ExecOptions};
-use crate::gen::rng::Rng;
+use crate::model::edit::remove_ops;
 use crate::model::{History, TestCase};
-use crate::reduce::edit::remove_ops;
+use crate::rng::Rng;
 use deps::{Sdg, Undecided};
 use vsr::VsrCase;
 

@@ -2,7 +2,7 @@
 //! decycling) and random topological orders (for the oracle's replay).
 
 use super::deps::Sdg;
-use crate::gen::rng::Rng;
+use crate::rng::Rng;
 use std::collections::{BTreeMap, BTreeSet};
 
 fn successors(g: &Sdg) -> BTreeMap<u32, BTreeSet<u32>> {

@@ -7,12 +7,12 @@ use super::vsr::VsrCase;
 use super::{deps, order, undecided, Refined, NAME};
 use crate::engine::{Engine, EngineError};
 use crate::exec::{execute, ExecOptions};
-use crate::gen::rng::Rng;
+use crate::model::compare::{same_bag, state_diff};
 use crate::model::{CaseStmt, ErrorClass, History, Outcome, Stmt, StmtRef, TestCase, Txn};
-use crate::oracle::compare::{same_bag, state_diff};
 use crate::oracle::unique_order::{self, Scope};
 use crate::oracle::verdict::Claim;
 use crate::oracle::{CheckStats, Finding};
+use crate::rng::Rng;
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

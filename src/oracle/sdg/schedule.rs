@@ -5,8 +5,8 @@
 //! separated statements, until an execution runs without blocking.
 
 use super::vsr::VsrCase;
+use crate::model::edit::remove_ops;
 use crate::model::{EventKind, History, StmtRef};
-use crate::reduce::edit::remove_ops;
 use std::collections::HashSet;
 
 /// An execution in which no statement waited for a lock or timed out.

@@ -4,74 +4,17 @@
 
 use super::locks::LockTable;
 use super::scratch::Scratch;
-use super::versions::{Pos, Sight, VersionStore, Writer};
+use super::state::{undecided, Checker, Stop, TxnState};
+use super::versions::{Pos, VersionStore, Writer};
 use super::visibility::Rule;
 use super::{Conclusion, ORACLE};
 use crate::engine::{Engine, EngineError};
 use crate::instrument::{prepare_case, Prepared};
+use crate::model::compare::state_diff;
 use crate::model::{EventKind, History, Stmt, StmtRef, TestCase};
-use crate::oracle::compare::state_diff;
 use crate::oracle::Finding;
 use serde_json::json;
 use std::collections::{HashMap, HashSet};
-
-/// Why the walk stopped early.
-#[derive(Debug)]
-pub enum Stop {
-    /// The model cannot compare the rest soundly.
-    Undecided(String),
-    /// A violation was recorded; the actual state has left the predicted one.
-    Violation,
-}
-
-pub fn undecided(reason: &str) -> Stop {
-    Stop::Undecided(reason.to_string())
-}
-
-#[derive(Debug, Default)]
-pub struct TxnState {
-    pub autocommit: bool,
-    /// Where the transaction's snapshot (read view) was taken.
-    pub snapshot: Option<Pos>,
-    /// InnoDB: a consistent read that read no row may not have touched the
-    /// table (the optimizer answers an impossible WHERE without InnoDB), so it
-    /// may or may not have created the read view; where it ran.
-    pub tentative_snapshot: Option<Pos>,
-    pub savepoints: Vec<(String, Pos)>,
-}
-
-pub struct Checker<'a> {
-    pub case: &'a TestCase,
-    pub history: &'a History,
-    pub rule: Rule,
-    /// The scratch tables enforce foreign keys (profile `temporary_foreign_keys`).
-    pub scratch_foreign_keys: bool,
-    /// ROLLBACK TO SAVEPOINT releases row locks taken after the savepoint.
-    pub savepoint_releases_locks: bool,
-    pub scratch: &'a mut Scratch,
-    pub prepared: HashMap<StmtRef, Prepared>,
-    pub store: VersionStore,
-    pub locks: LockTable,
-    pub txns: HashMap<u32, TxnState>,
-    pub submitted_at: HashMap<StmtRef, Pos>,
-    /// Statements the engine reported as waiting for a lock.
-    pub blocked: HashSet<StmtRef>,
-    /// Statements waiting for a lock now (they may have written part of their rows).
-    pub waiting: HashSet<StmtRef>,
-    /// Transactions whose lock wait ends in an error: their locks are ignored.
-    pub doomed_txns: HashSet<u32>,
-    /// Set while judging a statement whose view may legitimately hold more
-    /// than the model enumerates (READ UNCOMMITTED with a waiting write's
-    /// partial rows or a deadlock victim's rows that may already be gone): a
-    /// difference then makes the case undecided for this reason, agreement
-    /// decides it.
-    pub undecided_instead: Option<&'static str>,
-    /// Set while judging a current read whose subqueries alone read some
-    /// tables, as plain reads in an earlier read view (InnoDB): those tables
-    /// and the view they are materialised in.
-    pub subquery_sight: Option<(std::collections::BTreeSet<String>, Sight)>,
-    pub findings: Vec<Finding>,
-}
 
 /// Runs the oracle on one executed case.
 pub fn run(

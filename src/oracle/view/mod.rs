@@ -32,6 +32,7 @@ mod checker;
 pub mod locks;
 mod orders;
 pub mod scratch;
+mod state;
 mod statement;
 pub mod versions;
 /// The engine's visibility rules, from its profile.

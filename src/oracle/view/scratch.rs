@@ -6,8 +6,9 @@
 //! then runs unchanged, so NULLs, casts, collations and the instrumentation
 //! (rows read and written) come from the engine, not from a re-implementation.
 
+use crate::engine::run_prepared;
 use crate::engine::{Engine, EngineError, Session, WaitSignal};
-use crate::instrument::{run_prepared, Prepared};
+use crate::instrument::Prepared;
 use crate::model::{
     ErrorClass, Expr, FromItem, Outcome, Schema, Select, SelectItem, StmtError, Table, Value, RID,
     WL,

@@ -2,16 +2,16 @@
 //! tables, the expected schedule (block, abort or run) and the comparison with
 //! what the engine did. Applying it extends the version history and the locks.
 
-use super::checker::{undecided, Checker, Stop};
 use super::locks::LockTable;
+use super::state::{undecided, Checker, Stop};
 use super::versions::{Pos, Sight, Version, Writer};
 use super::visibility::{Access, Conflict, SnapshotPoint, ViewRule};
 use super::ORACLE;
 use crate::instrument::Shape;
+use crate::model::compare::{bag_diff, same_bag};
 use crate::model::{
     ErrorClass, Expr, LockMode, OnConflict, Outcome, RowWrite, Select, Stmt, StmtRef, Value,
 };
-use crate::oracle::compare::{bag_diff, same_bag};
 use crate::oracle::Finding;
 use serde_json::json;
 

@@ -71,7 +71,7 @@ impl Checker<'_> {
                                 self.node_label(w)
                             );
                             let txns = vec![self.node_label(node), self.node_label(w)];
-                            self.simple(G1B, txns, s);
+                            self.simple(Anomaly::G1b, txns, s);
                         }
                     }
                 }
@@ -225,7 +225,7 @@ impl Checker<'_> {
                             cyc.extend(path);
                             let rw = cyc.iter().filter(|e| e.kind == RW).count();
                             if rw >= spec.min_rw
-                                && (spec.name != G_SINGLE || rw == 1)
+                                && (spec.name != Anomaly::GSingle || rw == 1)
                                 && best.as_ref().is_none_or(|b| cyc.len() < b.len())
                             {
                                 let two = cyc.len() == 2;

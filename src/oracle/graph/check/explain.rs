@@ -135,13 +135,15 @@ impl Checker<'_> {
         dot.push_str("}\n");
         let kinds: Vec<u8> = cyc.iter().map(|e| e.kind).collect();
         let name = match spec.name {
-            G_SINGLE if cyc.len() == 2 && kinds.contains(&WW) && rows.len() == 1 => LOST_UPDATE,
-            G_SINGLE if cyc.len() == 2 && rows.len() == 2 => READ_SKEW,
-            G2_ITEM if cyc.len() == 2 && rows.len() == 2 => WRITE_SKEW,
+            Anomaly::GSingle if cyc.len() == 2 && kinds.contains(&WW) && rows.len() == 1 => {
+                Anomaly::LostUpdate
+            }
+            Anomaly::GSingle if cyc.len() == 2 && rows.len() == 2 => Anomaly::ReadSkew,
+            Anomaly::G2Item if cyc.len() == 2 && rows.len() == 2 => Anomaly::WriteSkew,
             n => n,
         };
         let txns = cyc.iter().map(|e| self.node_label(e.from)).collect();
-        self.push(Anomaly {
+        self.push(FoundAnomaly {
             name,
             txns,
             explanation: sentences,

@@ -13,6 +13,7 @@ mod versions;
 
 use super::anomaly::*;
 use super::history::{CheckHistory, Op, TxnStatus};
+use crate::model::Anomaly;
 use serde_json::json;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -65,9 +66,9 @@ const K_ABORTED: u8 = 0x80;
 
 /// One anomaly found, with its explanation.
 #[derive(Clone, Debug)]
-pub struct Anomaly {
-    /// Specific name (`lost-update`) — see [`base_of`] for its class.
-    pub name: &'static str,
+pub struct FoundAnomaly {
+    /// Specific name (`lost-update`); [`Anomaly::class`] is its class.
+    pub name: Anomaly,
     /// Transactions involved (labels).
     pub txns: Vec<String>,
     /// One sentence per fact (per cycle edge for cycles).
@@ -93,7 +94,7 @@ pub struct Stats {
 
 #[derive(Clone, Debug, Default)]
 pub struct Analysis {
-    pub anomalies: Vec<Anomaly>,
+    pub anomalies: Vec<FoundAnomaly>,
     pub stats: Stats,
 }
 
@@ -154,8 +155,8 @@ struct Checker<'a> {
     writes: Vec<(u32, u32)>,
     write_off: Vec<u32>,
     scratch: Vec<u32>,
-    out: Vec<Anomaly>,
-    counts: FxMap<&'static str, usize>,
+    out: Vec<FoundAnomaly>,
+    counts: FxMap<Anomaly, usize>,
     suppressed: usize,
     incompatible_rows: Vec<bool>,
     /// (row, version length, op) of committed DELETEs.
@@ -301,7 +302,7 @@ impl<'a> Checker<'a> {
         parts.join(",")
     }
 
-    fn push(&mut self, a: Anomaly) {
+    fn push(&mut self, a: FoundAnomaly) {
         let n = self.counts.entry(a.name).or_insert(0);
         *n += 1;
         if *n > MAX_PER_KIND {
@@ -311,8 +312,8 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn simple(&mut self, name: &'static str, txns: Vec<String>, sentence: String) {
-        self.push(Anomaly {
+    fn simple(&mut self, name: Anomaly, txns: Vec<String>, sentence: String) {
+        self.push(FoundAnomaly {
             name,
             txns,
             explanation: vec![sentence],

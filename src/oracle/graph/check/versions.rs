@@ -38,7 +38,7 @@ impl<'a> Checker<'a> {
                 "{who} {how} {} with write list '{wl}', which is not a list of operation ids",
                 self.row_name(row)
             );
-            self.simple(NEVER_EXISTED, vec![who], s);
+            self.simple(Anomaly::NeverExisted, vec![who], s);
             return None;
         }
         let chain = &self.chains[row as usize];
@@ -84,7 +84,7 @@ impl<'a> Checker<'a> {
                     "{who} {how} {} version {wl}, which never existed: it names {why}",
                     self.row_name(row)
                 );
-                self.simple(NEVER_EXISTED, vec![who], s);
+                self.simple(Anomaly::NeverExisted, vec![who], s);
                 return None;
             };
             if k & K_ABORTED != 0 {
@@ -105,13 +105,13 @@ impl<'a> Checker<'a> {
                         "the final state holds {} version {wl}, which contains op {op} of {aborted_why}",
                         self.row_name(row)
                     );
-                    self.simple(ABORTED_SURVIVES, vec![wlabel], s);
+                    self.simple(Anomaly::AbortedWriteSurvives, vec![wlabel], s);
                 } else {
                     let s = format!(
                         "{who} {how} {} version {wl}, which contains op {op} of {aborted_why}",
                         self.row_name(row)
                     );
-                    self.simple(G1A, vec![who, wlabel], s);
+                    self.simple(Anomaly::G1a, vec![who, wlabel], s);
                 }
                 return None;
             }
@@ -120,7 +120,7 @@ impl<'a> Checker<'a> {
                     "{who} {how} {} version {wl}, which never existed: op {op} did not insert the row",
                     self.row_name(row)
                 );
-                self.simple(NEVER_EXISTED, vec![who], s);
+                self.simple(Anomaly::NeverExisted, vec![who], s);
                 return None;
             }
         }
@@ -144,7 +144,7 @@ impl<'a> Checker<'a> {
                     }
                 }
                 txns.dedup();
-                self.simple(INCOMPATIBLE_ORDER, txns, s);
+                self.simple(Anomaly::IncompatibleOrder, txns, s);
             }
             return None;
         }
@@ -253,7 +253,7 @@ impl<'a> Checker<'a> {
                     .iter()
                     .filter_map(|op| self.ops.get(*op).map(|i| self.label(i.txn)))
                     .collect();
-                self.simple(INCOMPATIBLE_ORDER, txns, s);
+                self.simple(Anomaly::IncompatibleOrder, txns, s);
             }
         }
         self.pending_deletes = deletes;
@@ -293,7 +293,7 @@ impl<'a> Checker<'a> {
             return;
         };
         let l = self.label(ti);
-        self.simple(OWN_WRITE, vec![l], s);
+        self.simple(Anomaly::OwnWrite, vec![l], s);
     }
 }
 
@@ -355,7 +355,7 @@ impl Checker<'_> {
                     self.version(row, clen)
                 )
             };
-            self.simple(INCOMPATIBLE_ORDER, vec![who], s);
+            self.simple(Anomaly::IncompatibleOrder, vec![who], s);
         }
         // Rows deleted at the end of their chain must not be in the final state.
         if let Some(fs) = &self.h.final_state {
@@ -379,7 +379,7 @@ impl Checker<'_> {
                         self.row_name(row),
                         r.wl
                     );
-                    self.simple(INCOMPATIBLE_ORDER, vec![who], s);
+                    self.simple(Anomaly::IncompatibleOrder, vec![who], s);
                 }
             }
         }

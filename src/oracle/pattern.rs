@@ -7,11 +7,11 @@
 //! abort as in the pattern (so a write that had to wait for the other's commit
 //! is not a dirty write).
 
-use super::generate::Binding;
-use super::parser::Pattern;
-use super::path::{expected_anomaly, expected_edges, EdgeKind, PathEdge};
-use crate::model::{EventKind, History, StmtRef, TestCase, TxnEnd};
+use crate::gen::pattern::path::{self, expected_anomaly, expected_edges, EdgeKind, PathEdge};
+use crate::gen::pattern::{Binding, Pattern};
+use crate::model::{Anomaly, EventKind, History, StmtRef, TestCase, TxnEnd};
 use crate::oracle::graph::{analyse, CheckHistory, Op, TxnStatus};
+use crate::oracle::Finding;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -28,9 +28,9 @@ pub struct PatternReport {
     pub miss: Option<String>,
     pub expected_edges: Vec<String>,
     pub observed_edges: Vec<String>,
-    pub expected_anomaly: Option<&'static str>,
+    pub expected_anomaly: Option<Anomaly>,
     /// Anomalies the `graph` checker found in the history (any level).
-    pub graph_anomalies: Vec<&'static str>,
+    pub graph_anomalies: Vec<Anomaly>,
 }
 
 /// Cross-transaction edges of a checker history (sessions are the case's
@@ -120,7 +120,7 @@ pub fn check(p: &Pattern, b: &Binding, case: &TestCase, history: &History) -> Pa
     let h = CheckHistory::from_case(case, history, None);
     let observed = observed_edges(&h);
     let expected = expected_edges(p);
-    let graph_anomalies: Vec<&'static str> = analyse(&h).anomalies.iter().map(|a| a.name).collect();
+    let graph_anomalies: Vec<Anomaly> = analyse(&h).anomalies.iter().map(|a| a.name).collect();
     let miss = miss_reason(p, b, history, &expected, &observed);
     PatternReport {
         name: p.name.clone(),
@@ -203,4 +203,28 @@ fn miss_reason(
         }
     }
     None
+}
+
+/// Two-phase detection's implicit step for a pattern case: attaches the
+/// pattern report (`evidence.pattern`) to the `graph` findings, and reports a
+/// dirty write (P0, which no engine permits and which the graph cannot show
+/// without a cycle) when the pattern's dirty-write path occurred.
+pub fn annotate(findings: &mut Vec<Finding>, report: &PatternReport, p: &Pattern) {
+    let ev = serde_json::to_value(report).unwrap_or_default();
+    for f in findings.iter_mut().filter(|f| f.oracle == "graph") {
+        if f.evidence.is_object() {
+            f.evidence["pattern"] = ev.clone();
+        }
+    }
+    if report.path_hit && path::dirty_write(p) && report.expected_anomaly.is_none() {
+        findings.push(Finding::new(
+            "graph",
+            "dirty-write",
+            format!(
+                "dirty write: pattern {} ({}) ran as written: a write completed while another transaction's write of the same row was uncommitted",
+                report.name, report.pattern
+            ),
+            serde_json::json!({ "pattern": ev }),
+        ));
+    }
 }
