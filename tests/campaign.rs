@@ -20,7 +20,7 @@ fn campaign(fault: Option<Fault>, seed: u64, tests: u64) -> (Summary, tempfile::
         seed,
         limit: Limit::Tests(tests),
         isolations: None,
-        oracles: OracleKind::ALL.to_vec(),
+        oracles: OracleKind::defaults(),
         out: out.path().to_path_buf(),
         exec: ExecOptions::default(),
         progress: false,

@@ -65,7 +65,7 @@ const LAST_READ: StmtRef = StmtRef { txn: 1, index: 4 };
 /// Runs `case` with every oracle and the shadow run without instrumentation.
 fn run_all(e: &mut dyn Engine, case: &TestCase) -> (History, Vec<Finding>, CheckStats) {
     let mut stats = CheckStats::default();
-    let mut oracles = OracleKind::ALL.to_vec();
+    let mut oracles = OracleKind::defaults();
     oracles.push(OracleKind::Fidelity);
     let (h, findings) = run_case(e, case, &oracles, &ExecOptions::default(), &mut stats).unwrap();
     (h, findings, stats)

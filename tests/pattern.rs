@@ -193,7 +193,7 @@ fn sqlite_pattern_cases_have_no_violation() {
             let (_, f) = run_case(
                 e.as_mut(),
                 &case,
-                &OracleKind::ALL,
+                &OracleKind::defaults(),
                 &ExecOptions::default(),
                 &mut CheckStats::default(),
             )

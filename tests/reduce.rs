@@ -117,7 +117,7 @@ fn reduction_never_changes_the_signature_of_campaign_findings() {
             seed,
             limit: Limit::Tests(300),
             isolations: None,
-            oracles: OracleKind::ALL.to_vec(),
+            oracles: OracleKind::defaults(),
             out: out.path().to_path_buf(),
             exec: ExecOptions::default(),
             progress: false,

@@ -200,7 +200,7 @@ fn locking_read_subqueries_read_as_current_would_be_reported() {
     });
     let r = run(&mut e, &case(locking_read(), iso));
     assert_eq!(keys_met(&r), vec![1]);
-    let oracles: Vec<&str> = r.findings.iter().map(|f| f.oracle.as_str()).collect();
+    let oracles: Vec<&str> = r.findings.iter().map(|f| f.oracle.name()).collect();
     assert!(oracles.contains(&"view"), "{:#?}", r.findings);
     assert!(oracles.contains(&"sdg"), "{:#?}", r.findings);
 }
@@ -213,7 +213,7 @@ fn write_subqueries_read_plain_would_be_reported() {
     let mut e = mutated(|p| set_rule(p, iso, |r| r.write_subqueries = SubqueryRead::Plain));
     let r = run(&mut e, &case(update(), iso));
     assert_eq!(keys_met(&r), vec![1, 2]);
-    let oracles: Vec<&str> = r.findings.iter().map(|f| f.oracle.as_str()).collect();
+    let oracles: Vec<&str> = r.findings.iter().map(|f| f.oracle.name()).collect();
     assert!(oracles.contains(&"view"), "{:#?}", r.findings);
     assert!(oracles.contains(&"sdg"), "{:#?}", r.findings);
 }

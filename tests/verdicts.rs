@@ -33,7 +33,7 @@ fn run_all(e: &mut dyn Engine, case: &TestCase) -> (Vec<Finding>, CheckStats) {
     let (h, mut f) = run_case(
         e,
         case,
-        &OracleKind::ALL,
+        &OracleKind::defaults(),
         &ExecOptions::default(),
         &mut stats,
     )
@@ -149,7 +149,7 @@ fn wss_judges_a_write_that_waited_for_a_rolled_back_holder() {
     let (h, f) = run_case(
         mariadb().as_mut(),
         &case,
-        &OracleKind::ALL,
+        &OracleKind::defaults(),
         &ExecOptions::default(),
         &mut stats,
     )

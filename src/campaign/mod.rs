@@ -256,7 +256,7 @@ fn campaign_loop(
                 .map_err(CampaignError::Output)?;
             if rec.finding.verdict == Verdict::Violation {
                 let what = match &rec.finding.known {
-                    _ if rec.finding.oracle == oracle::fidelity::NAME => {
+                    _ if rec.finding.oracle == crate::oracle::OracleKind::Fidelity => {
                         "fidelity (txfuzz changed the engine's behaviour)".to_string()
                     }
                     Some(k) => format!("known violation ({})", k.id),
@@ -338,13 +338,13 @@ fn unreachable_finding(
     attach_server_log(engine, &mut evidence);
     let finding = match e {
         EngineError::Hung(_) => Finding::new(
-            "crash",
+            crate::oracle::OracleKind::Crash,
             "hang",
             format!("the server stopped answering while running the case: {e}"),
             evidence,
         ),
         _ => Finding::new(
-            "crash",
+            crate::oracle::OracleKind::Crash,
             "server-unreachable",
             format!("the server could not be reached while running the case: {e}"),
             evidence,

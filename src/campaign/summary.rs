@@ -119,7 +119,7 @@ impl Summary {
 
     pub fn note_finding(&mut self, f: &Finding, path: &Path) {
         match (f.verdict, &f.known, &f.permitted_by) {
-            _ if f.oracle == crate::oracle::fidelity::NAME => self.fidelity += 1,
+            _ if f.oracle == crate::oracle::OracleKind::Fidelity => self.fidelity += 1,
             (Verdict::Violation, None, _) => self.violations += 1,
             (Verdict::Violation, Some(k), _) => {
                 self.known_violations += 1;
@@ -133,7 +133,7 @@ impl Summary {
         }
         *self
             .findings
-            .entry(f.oracle.clone())
+            .entry(f.oracle.to_string())
             .or_default()
             .entry(f.kind.clone())
             .or_default() += 1;

@@ -98,13 +98,13 @@ fn recheck(
     case: &TestCase,
     history: &History,
 ) -> Rechecked {
-    if recorded.oracle == "graph" {
+    if recorded.oracle == crate::oracle::OracleKind::Graph {
         return match graph_findings.iter().find(|f| f.kind == recorded.kind) {
             Some(f) => Rechecked::Finding(Box::new(f.clone())),
             None => Rechecked::NotReported("not found by the offline graph checker"),
         };
     }
-    if recorded.oracle == "wss"
+    if recorded.oracle == crate::oracle::OracleKind::Wss
         && profile.is_some_and(|p| {
             !p.write_conflicts_detected.contains(&level)
                 && crate::oracle::commit_order::unsound_reason(case, history, p).is_some()
@@ -200,7 +200,7 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
                     rec.oracle, rec.kind
                 );
                 // A graph finding is already among `findings`.
-                if rec.oracle != "graph" {
+                if rec.oracle != crate::oracle::OracleKind::Graph {
                     rechecked = Some(*f);
                 }
             }

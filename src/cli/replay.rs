@@ -25,13 +25,13 @@ pub struct ReplayArgs {
 pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
     let file = load_case_file(&args.case).map_err(UsageError)?;
     let expected = match &file {
-        CaseFile::Finding(r) => Some((r.finding.oracle.clone(), r.finding.kind.clone())),
+        CaseFile::Finding(r) => Some((r.finding.oracle, r.finding.kind.clone())),
         CaseFile::Case(_) => None,
     };
     let oracles = match (&args.oracle, &expected) {
         (Some(list), _) => parse_list::<OracleKind>(list)?,
-        (None, Some((o, _))) => vec![o.parse::<OracleKind>()?],
-        (None, None) => OracleKind::ALL.to_vec(),
+        (None, Some((o, _))) => vec![*o],
+        (None, None) => OracleKind::defaults(),
     };
     // Every replay also runs the case without instrumentation.
     let mut oracles = oracles;
@@ -67,7 +67,7 @@ pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
             (_, Some(why)) => format!("undecided ({why})"),
             _ if findings
                 .iter()
-                .any(|f| f.oracle == crate::oracle::fidelity::NAME) =>
+                .any(|f| f.oracle == crate::oracle::OracleKind::Fidelity) =>
             {
                 "differs (see the fidelity finding)".to_string()
             }

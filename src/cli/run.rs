@@ -87,7 +87,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
         Some(list) => {
             parse_list::<OracleKind>(list).map_err(|e| UsageError(format!("--oracle {e}")))?
         }
-        None => OracleKind::ALL.to_vec(),
+        None => OracleKind::defaults(),
     };
     if oracles.is_empty() {
         return Err(UsageError("--oracle names no oracle".into()));

@@ -40,7 +40,7 @@ pub fn stress(args: StressArgs) -> Result<ExitCode, UsageError> {
     let duration = super::parse_duration("--time", &args.time, super::YEAR)?;
     let oracles: Vec<OracleKind> = match args.oracle.as_deref() {
         Some(list) => parse_list(list)?,
-        None => OracleKind::ALL
+        None => OracleKind::defaults()
             .into_iter()
             .filter(|o| !o.replays())
             .collect(),

@@ -486,7 +486,7 @@ mod tests {
 
     #[test]
     fn named_transactions_come_from_the_evidence() {
-        let f = |ev| Finding::new("x", "y", String::new(), ev);
+        let f = |ev| Finding::new(crate::oracle::OracleKind::Wss, "y", String::new(), ev);
         let named = |ev| named_txns(&f(ev)).map(|s| s.into_iter().collect::<Vec<_>>());
         use serde_json::json;
         assert_eq!(

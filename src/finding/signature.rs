@@ -4,12 +4,11 @@
 //!
 //! A signature is: oracle, kind (anomaly), verdict, engine (with any injected
 //! fault), isolation level, and the sorted set of statement kinds and clause
-//! features of the statements the finding involves. Involved statements: for
-//! `graph` findings, every statement of the transactions the evidence names
-//! (`T1`, or `T1#2` for an autocommit statement); for findings whose evidence
-//! lists statement references (`wss` write/read differences, `crash`), those
-//! statements; for `wss` final-state findings, the write statements of the case
-//! (only writes change a final state); otherwise every statement of the case.
+//! features of the statements the finding involves: those its oracle names in
+//! [`Finding::involved`] (`graph`: the statements of the transactions in the
+//! anomaly; `wss`: the differing reads or writes, or every write for a final
+//! state; `crash` and `fidelity`: the statements concerned), otherwise every
+//! statement of the case.
 
 use crate::model::{EngineInfo, Expr, OnConflict, Select, Stmt, StmtRef, TestCase};
 use crate::oracle::{Finding, Verdict};
@@ -77,7 +76,7 @@ pub fn signature(finding: &Finding, case: &TestCase, engine: &EngineInfo) -> Sig
         None => engine.name.clone(),
     };
     Signature {
-        oracle: finding.oracle.clone(),
+        oracle: finding.oracle.to_string(),
         kind: finding.kind.clone(),
         verdict: match finding.verdict {
             Verdict::Violation => "violation".into(),
@@ -99,59 +98,14 @@ pub fn data_stmts(case: &TestCase) -> usize {
         .count()
 }
 
-/// The statements a finding involves (see the module documentation).
+/// The statements a finding involves: those its oracle named
+/// ([`Finding::involved`]), or every statement of the case.
 pub fn involved(finding: &Finding, case: &TestCase) -> Vec<StmtRef> {
-    let ev = &finding.evidence;
-    if let Some(txns) = ev.get("transactions").and_then(|t| t.as_array()) {
-        let mut out = Vec::new();
-        for label in txns.iter().filter_map(|l| l.as_str()) {
-            let label = label.trim_start_matches('T');
-            let (id, index) = match label.split_once('#') {
-                Some((id, i)) => (id.parse::<u32>().ok(), i.parse::<u32>().ok()),
-                None => (label.parse().ok(), None),
-            };
-            let Some(t) = id.and_then(|id| case.txn(id)) else {
-                continue;
-            };
-            match index {
-                Some(i) if i >= 1 => out.push(StmtRef {
-                    txn: t.id,
-                    index: i - 1,
-                }),
-                _ => out.extend((0..t.stmts.len() as u32).map(|i| StmtRef {
-                    txn: t.id,
-                    index: i,
-                })),
-            }
-        }
-        if !out.is_empty() {
-            return out;
-        }
+    if finding.involved.is_empty() {
+        case.all_refs().collect()
+    } else {
+        finding.involved.clone()
     }
-    let mut refs = Vec::new();
-    for key in ["writes", "reads"] {
-        for item in ev.get(key).and_then(|w| w.as_array()).into_iter().flatten() {
-            if let Some(r) = item.get("stmt").and_then(|s| StmtRef::deserialize(s).ok()) {
-                refs.push(r);
-            }
-        }
-    }
-    for key in ["stmt", "statements"] {
-        match ev.get(key) {
-            Some(serde_json::Value::Array(a)) => {
-                refs.extend(a.iter().filter_map(|s| StmtRef::deserialize(s).ok()))
-            }
-            Some(s) => refs.extend(StmtRef::deserialize(s).ok()),
-            None => {}
-        }
-    }
-    if !refs.is_empty() {
-        return refs;
-    }
-    let only_writes = finding.oracle == "wss" && finding.kind.ends_with("final-state");
-    case.all_refs()
-        .filter(|r| !only_writes || case.stmt(*r).is_some_and(|cs| cs.stmt.kind().is_write()))
-        .collect()
 }
 
 /// Adds the statement kind and clause features of `stmt` (BEGIN and COMMIT add

@@ -15,15 +15,18 @@ pub fn check(history: &History) -> Vec<Finding> {
         .map(|e| e.stmt)
         .collect();
     if !hung.is_empty() {
-        out.push(Finding::new(
-            "crash",
-            "hang",
-            format!(
-                "{} statement(s) neither finished nor waited on a lock within the hang timeout",
-                hung.len()
-            ),
-            json!({ "statements": hung }),
-        ));
+        out.push(
+            Finding::new(
+                crate::oracle::OracleKind::Crash,
+                "hang",
+                format!(
+                    "{} statement(s) neither finished nor waited on a lock within the hang timeout",
+                    hung.len()
+                ),
+                json!({ "statements": hung }),
+            )
+            .about(hung.iter().copied()),
+        );
     }
     if let Some(e) = &history.final_state_error {
         // `EngineError::Hung`: the server stopped answering.
@@ -33,7 +36,7 @@ pub fn check(history: &History) -> Vec<Finding> {
             "connection-lost"
         };
         out.push(Finding::new(
-            "crash",
+            crate::oracle::OracleKind::Crash,
             kind,
             format!("the final state could not be read: {e}"),
             json!({ "error": e }),
@@ -47,12 +50,30 @@ pub fn check(history: &History) -> Vec<Finding> {
             ErrorClass::ConnectionLost => "connection-lost",
             _ => continue,
         };
-        out.push(Finding::new(
-            "crash",
-            kind,
-            format!("op {} failed with {} ({})", o.op, e.code, e.message),
-            json!({ "stmt": o.stmt, "error": e }),
-        ));
+        out.push(
+            Finding::new(
+                crate::oracle::OracleKind::Crash,
+                kind,
+                format!("op {} failed with {} ({})", o.op, e.code, e.message),
+                json!({ "stmt": o.stmt, "error": e }),
+            )
+            .about([o.stmt]),
+        );
     }
     out
+}
+
+/// The `crash` oracle in the registry ([`crate::oracle::registry`]).
+pub struct CrashOracle;
+
+impl crate::oracle::Oracle for CrashOracle {
+    fn replays(&self) -> bool {
+        false
+    }
+    fn check(
+        &self,
+        cx: crate::oracle::CheckContext<'_>,
+    ) -> Result<Vec<Finding>, crate::engine::EngineError> {
+        Ok(check(cx.history))
+    }
 }

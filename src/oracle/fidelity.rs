@@ -365,7 +365,13 @@ fn finding(case: &TestCase, diffs: &[Difference]) -> Finding {
             "plain": d.plain,
         })).collect::<Vec<_>>(),
     });
-    Finding::new(NAME, first.what, summary, evidence)
+    Finding::new(
+        crate::oracle::OracleKind::Fidelity,
+        first.what,
+        summary,
+        evidence,
+    )
+    .about(statements)
 }
 
 fn describe(what: &str) -> &'static str {
@@ -394,6 +400,21 @@ pub fn sampled(seed: u64, index: u64, rate: f64) -> bool {
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^= h >> 33;
     (h as f64 / u64::MAX as f64) < rate
+}
+
+/// The `fidelity` oracle in the registry ([`crate::oracle::registry`]).
+pub struct FidelityOracle;
+
+impl crate::oracle::Oracle for FidelityOracle {
+    fn replays(&self) -> bool {
+        true
+    }
+    fn check(
+        &self,
+        cx: crate::oracle::CheckContext<'_>,
+    ) -> Result<Vec<Finding>, crate::engine::EngineError> {
+        check(cx.engine, cx.case, cx.history, cx.opts, cx.stats)
+    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ pub mod crash;
 pub mod fidelity;
 pub mod graph;
 pub mod pattern;
+pub mod registry;
 pub mod resumed;
 pub mod sdg;
 pub mod unique_order;
@@ -14,13 +15,13 @@ pub mod verdict;
 pub mod view;
 pub mod wss;
 
+pub use registry::{CheckContext, Oracle, OracleKind};
+
 use crate::engine::{Engine, EngineError};
 use crate::exec::ExecOptions;
-use crate::model::{History, TestCase};
+use crate::model::{History, StmtRef, TestCase};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fmt;
-use std::str::FromStr;
 
 /// Whether a finding is a bug or behaviour the engine documents as permitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -32,8 +33,8 @@ pub enum Verdict {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
-    /// `wss`, `crash`, ...
-    pub oracle: String,
+    /// The oracle that found it.
+    pub oracle: OracleKind,
     /// What kind of discrepancy, e.g. `tx-final-state`, `hang`.
     pub kind: String,
     pub verdict: Verdict,
@@ -51,13 +52,22 @@ pub struct Finding {
     /// The known engine bug a violation matches (`finding::known`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub known: Option<verdict::KnownMatch>,
+    /// The statements the finding is about (its signature's features come
+    /// from them); empty: the whole case.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub involved: Vec<StmtRef>,
 }
 
 impl Finding {
     /// A violation found by `oracle` (no claim, not known yet).
-    pub fn new(oracle: &str, kind: &str, summary: String, evidence: serde_json::Value) -> Finding {
+    pub fn new(
+        oracle: OracleKind,
+        kind: &str,
+        summary: String,
+        evidence: serde_json::Value,
+    ) -> Finding {
         Finding {
-            oracle: oracle.into(),
+            oracle,
             kind: kind.into(),
             verdict: Verdict::Violation,
             summary,
@@ -65,7 +75,16 @@ impl Finding {
             claim: None,
             permitted_by: None,
             known: None,
+            involved: Vec::new(),
         }
+    }
+    /// The finding, about the statements `refs` (sorted, without duplicates).
+    pub fn about(mut self, refs: impl IntoIterator<Item = StmtRef>) -> Finding {
+        let mut refs: Vec<StmtRef> = refs.into_iter().collect();
+        refs.sort();
+        refs.dedup();
+        self.involved = refs;
+        self
     }
     /// A violation that matches no known issue.
     pub fn is_new_violation(&self) -> bool {
@@ -85,70 +104,6 @@ impl Finding {
                 "permitted (by {})",
                 self.permitted_by.as_ref().map_or("?", |p| p.fact.as_str())
             ),
-        }
-    }
-}
-
-/// The oracles txfuzz knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OracleKind {
-    Wss,
-    Graph,
-    Sdg,
-    View,
-    Crash,
-    /// The shadow run ([`fidelity`]): not in [`OracleKind::ALL`]; campaigns
-    /// sample it (`--shadow RATE`), `replay` always runs it.
-    Fidelity,
-}
-
-impl OracleKind {
-    pub const ALL: [OracleKind; 5] = [
-        OracleKind::Wss,
-        OracleKind::Graph,
-        OracleKind::Sdg,
-        OracleKind::View,
-        OracleKind::Crash,
-    ];
-    /// Whether the oracle re-executes the case (and so needs a fixed interleaving).
-    pub fn replays(self) -> bool {
-        matches!(
-            self,
-            OracleKind::Wss | OracleKind::Sdg | OracleKind::View | OracleKind::Fidelity
-        )
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            OracleKind::Wss => "wss",
-            OracleKind::Graph => "graph",
-            OracleKind::Sdg => "sdg",
-            OracleKind::View => "view",
-            OracleKind::Crash => "crash",
-            OracleKind::Fidelity => fidelity::NAME,
-        }
-    }
-}
-
-impl fmt::Display for OracleKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for OracleKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "wss" => Ok(OracleKind::Wss),
-            "crash" => Ok(OracleKind::Crash),
-            "graph" => Ok(OracleKind::Graph),
-            "sdg" => Ok(OracleKind::Sdg),
-            "view" => Ok(OracleKind::View),
-            "fidelity" => Ok(OracleKind::Fidelity),
-            _ => Err(format!(
-                "unknown oracle '{s}' (available: wss, graph, sdg, view, crash, fidelity)"
-            )),
         }
     }
 }
@@ -200,8 +155,9 @@ impl CheckStats {
     }
 }
 
-/// Runs one oracle on an executed case. Oracles that re-execute reset `engine`;
-/// `Fidelity` loads the case again without instrumentation, so it runs last.
+/// Runs one oracle on an executed case, then the verdict policy. Oracles
+/// that re-execute reset `engine`; `Fidelity` loads the case again without
+/// instrumentation, so it runs last.
 pub fn check(
     kind: OracleKind,
     engine: &mut dyn Engine,
@@ -210,14 +166,14 @@ pub fn check(
     opts: &ExecOptions,
     stats: &mut CheckStats,
 ) -> Result<Vec<Finding>, EngineError> {
-    let mut findings = match kind {
-        OracleKind::Wss => wss::check(engine, case, history, opts, stats)?,
-        OracleKind::Graph => graph::check(engine, case, history),
-        OracleKind::Sdg => sdg::check(engine, case, history, opts, stats)?,
-        OracleKind::View => view::check(engine, case, history, opts, stats)?,
-        OracleKind::Crash => crash::check(history),
-        OracleKind::Fidelity => fidelity::check(engine, case, history, opts, stats)?,
+    let cx = CheckContext {
+        engine: &mut *engine,
+        case,
+        history,
+        opts,
+        stats,
     };
+    let mut findings = kind.oracle().check(cx)?;
     verdict::apply(&mut findings, engine.profile(), case.isolation);
     Ok(findings)
 }

@@ -211,14 +211,17 @@ fn miss_reason(
 /// without a cycle) when the pattern's dirty-write path occurred.
 pub fn annotate(findings: &mut Vec<Finding>, report: &PatternReport, p: &Pattern) {
     let ev = serde_json::to_value(report).unwrap_or_default();
-    for f in findings.iter_mut().filter(|f| f.oracle == "graph") {
+    for f in findings
+        .iter_mut()
+        .filter(|f| f.oracle == crate::oracle::OracleKind::Graph)
+    {
         if f.evidence.is_object() {
             f.evidence["pattern"] = ev.clone();
         }
     }
     if report.path_hit && path::dirty_write(p) && report.expected_anomaly.is_none() {
         findings.push(Finding::new(
-            "graph",
+            crate::oracle::OracleKind::Graph,
             "dirty-write",
             format!(
                 "dirty write: pattern {} ({}) ran as written: a write completed while another transaction's write of the same row was uncommitted",

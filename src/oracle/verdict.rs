@@ -87,7 +87,7 @@ mod tests {
     }
 
     fn finding(claim: Option<Claim>) -> Finding {
-        let mut f = Finding::new("graph", "x", "s".into(), json!({}));
+        let mut f = Finding::new(crate::oracle::OracleKind::Graph, "x", "s".into(), json!({}));
         f.claim = claim;
         f
     }

@@ -443,13 +443,18 @@ impl Actual<'_> {
             let rows_ok = unique_order::rows_explained(explained.as_ref(), &diff);
             if let Some(claim) = decide(scope, rows_ok) {
                 let mut f = Finding::new(
-                    NAME,
+                    crate::oracle::OracleKind::Wss,
                     &format!("{level}-final-state"),
                     format!(
                         "final state differs from the {level}-level serial replay in order {}",
                         serial.join(" -> ")
                     ),
                     json!({ "serial_order": serial, "tables": diff }),
+                )
+                // Only writes change a final state.
+                .about(
+                    case.all_refs()
+                        .filter(|r| case.stmt(*r).is_some_and(|cs| cs.stmt.kind().is_write())),
                 );
                 f.claim = claim;
                 findings.push(f);
@@ -472,7 +477,7 @@ impl Actual<'_> {
             };
             if let Some(claim) = claim {
                 let mut f = Finding::new(
-                    NAME,
+                    crate::oracle::OracleKind::Wss,
                     &format!("{level}-write-outcome"),
                     format!(
                         "{} write(s) succeeded or failed differently than in the {level}-level serial replay",
@@ -482,7 +487,8 @@ impl Actual<'_> {
                         "serial_order": serial,
                         "writes": writes.iter().map(|w| w.2.clone()).collect::<Vec<_>>(),
                     }),
-                );
+                )
+                .about(writes.iter().map(|w| w.0));
                 f.claim = claim;
                 findings.push(f);
             }
@@ -491,7 +497,7 @@ impl Actual<'_> {
             let scope = effects(&mut reads.iter().map(|r| r.0)).unwrap_or(Scope::Unexplained);
             if let Some(claim) = decide(scope, Some(false)) {
                 let mut f = Finding::new(
-                    NAME,
+                    crate::oracle::OracleKind::Wss,
                     &format!("{level}-read-result"),
                     format!(
                         "{} read(s) at SERIALIZABLE returned other rows than in the serial replay",
@@ -501,7 +507,8 @@ impl Actual<'_> {
                         "serial_order": serial,
                         "reads": reads.iter().map(|r| r.1.clone()).collect::<Vec<_>>(),
                     }),
-                );
+                )
+                .about(reads.iter().map(|r| r.0));
                 f.claim = claim;
                 findings.push(f);
             }
@@ -625,4 +632,19 @@ fn check_order(
         (true, Some(reason)) => OrderResult::Undecided(reason),
         (true, None) => OrderResult::Clean,
     })
+}
+
+/// The `wss` oracle in the registry ([`crate::oracle::registry`]).
+pub struct WssOracle;
+
+impl crate::oracle::Oracle for WssOracle {
+    fn replays(&self) -> bool {
+        true
+    }
+    fn check(
+        &self,
+        cx: crate::oracle::CheckContext<'_>,
+    ) -> Result<Vec<Finding>, crate::engine::EngineError> {
+        check(cx.engine, cx.case, cx.history, cx.opts, cx.stats)
+    }
 }

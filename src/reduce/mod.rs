@@ -89,7 +89,7 @@ pub fn reduce(
     rec: &FindingRecord,
     cfg: &ReduceConfig,
 ) -> Result<Reduced, ReduceError> {
-    let oracle: OracleKind = rec.finding.oracle.parse().map_err(ReduceError::Usage)?;
+    let oracle: OracleKind = rec.finding.oracle;
     rec.case.validate().map_err(ReduceError::Usage)?;
     let info = engine.info().clone();
     let target = signature(&rec.finding, &rec.case, &info);

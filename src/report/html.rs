@@ -198,4 +198,3 @@ fn group(s: &mut String, g: &Group) {
     );
     let _ = write!(s, "<pre class=\"sql\">{}</pre>\n</section>\n", esc(&script));
 }
-

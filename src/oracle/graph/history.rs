@@ -30,8 +30,11 @@
 //!   (predicate evaluation, aggregates, subqueries).
 //! - `savepoint_rollback`: the transaction rolled back to a savepoint.
 
-use crate::model::{History, Isolation, OnConflict, Stmt, StmtKind, TestCase, TxnEnd, Value};
+use crate::model::{
+    History, Isolation, OnConflict, Stmt, StmtKind, StmtRef, TestCase, TxnEnd, Value,
+};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 pub const CHECK_FORMAT: u32 = 1;
 
@@ -77,6 +80,33 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         undone: bool,
     },
+}
+
+/// The label of transaction `id` of a case.
+fn txn_label(id: u32) -> String {
+    format!("T{id}")
+}
+
+/// The label of autocommit statement `index` (0-based) of session `id`.
+fn autocommit_label(id: u32, index: usize) -> String {
+    format!("T{id}#{}", index + 1)
+}
+
+/// The statements of a case behind each label [`CheckHistory::from_case`]
+/// gives: a transaction's statements, or one autocommit statement.
+pub fn statements_by_label(case: &TestCase) -> BTreeMap<String, Vec<StmtRef>> {
+    let mut out = BTreeMap::new();
+    for t in &case.txns {
+        let refs = (0..t.stmts.len() as u32).map(|index| StmtRef { txn: t.id, index });
+        if t.autocommit {
+            for r in refs {
+                out.insert(autocommit_label(t.id, r.index as usize), vec![r]);
+            }
+        } else {
+            out.insert(txn_label(t.id), refs.collect());
+        }
+    }
+    out
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -246,7 +276,7 @@ impl CheckHistory {
                         } else {
                             TxnStatus::Aborted
                         },
-                        label: Some(format!("T{}#{}", t.id, i + 1)),
+                        label: Some(autocommit_label(t.id, i)),
                         savepoint_rollback: false,
                         ops,
                     });
@@ -300,7 +330,7 @@ impl CheckHistory {
                     id: next_id,
                     session: t.id as u64,
                     status,
-                    label: Some(format!("T{}", t.id)),
+                    label: Some(txn_label(t.id)),
                     savepoint_rollback: rolled_back,
                     ops,
                 });

@@ -20,10 +20,11 @@ pub mod history;
 use super::verdict::Claim;
 use super::Finding;
 use crate::model::anomaly::{level_forbids, si_forbids, weakest_level};
-use crate::model::Isolation;
+use crate::model::{Isolation, StmtRef};
 pub use check::{analyse, Analysis, FoundAnomaly, Stats};
 pub use history::{CheckHistory, CheckTxn, FinalRow, Op, TxnStatus};
 use serde_json::json;
+use std::collections::BTreeMap;
 
 /// Checks a history at `level`: the anomalies the level forbids, each a
 /// violation claiming its anomaly (apply [`crate::oracle::verdict::apply`]
@@ -34,6 +35,16 @@ pub fn findings(h: &CheckHistory, level: Isolation) -> Vec<Finding> {
 }
 
 pub fn to_findings(a: &Analysis, level: Isolation) -> Vec<Finding> {
+    to_findings_about(a, level, &BTreeMap::new())
+}
+
+/// [`to_findings`], each finding about the statements of the transactions
+/// it names (`statements`: by transaction label).
+fn to_findings_about(
+    a: &Analysis,
+    level: Isolation,
+    statements: &BTreeMap<String, Vec<StmtRef>>,
+) -> Vec<Finding> {
     let note = (a.stats.unobserved_reads > 0).then(|| {
         format!(
             "{} statement(s) read rows that were not observed (predicate evaluation, aggregates, subqueries): predicate (G2) anomalies are not detected there, and no edges are invented for them",
@@ -58,7 +69,7 @@ pub fn to_findings(a: &Analysis, level: Isolation) -> Vec<Finding> {
             an.explanation.first().cloned().unwrap_or_default()
         );
         let mut f = Finding::new(
-            "graph",
+            crate::oracle::OracleKind::Graph,
             an.name.name(),
             summary,
             json!({
@@ -76,6 +87,13 @@ pub fn to_findings(a: &Analysis, level: Isolation) -> Vec<Finding> {
             }),
         );
         f.claim = Some(Claim::Anomaly { anomaly: an.name });
+        f = f.about(
+            an.txns
+                .iter()
+                .filter_map(|l| statements.get(l))
+                .flatten()
+                .copied(),
+        );
         out.push(f);
     }
     if a.stats.suppressed > 0 {
@@ -94,5 +112,21 @@ pub fn check(
 ) -> Vec<Finding> {
     let name = engine.info().name.clone();
     let h = CheckHistory::from_case(case, history, Some(&name));
-    findings(&h, case.isolation)
+    let statements = history::statements_by_label(case);
+    to_findings_about(&analyse(&h), case.isolation, &statements)
+}
+
+/// The `graph` oracle in the registry ([`crate::oracle::registry`]).
+pub struct GraphOracle;
+
+impl crate::oracle::Oracle for GraphOracle {
+    fn replays(&self) -> bool {
+        false
+    }
+    fn check(
+        &self,
+        cx: crate::oracle::CheckContext<'_>,
+    ) -> Result<Vec<Finding>, crate::engine::EngineError> {
+        Ok(check(cx.engine, cx.case, cx.history))
+    }
 }

@@ -192,5 +192,20 @@ pub fn check(
     replay::check_refined(engine, case, &refined, opts, &mut rng, stats)
 }
 
+/// The `sdg` oracle in the registry ([`crate::oracle::registry`]).
+pub struct SdgOracle;
+
+impl crate::oracle::Oracle for SdgOracle {
+    fn replays(&self) -> bool {
+        true
+    }
+    fn check(
+        &self,
+        cx: crate::oracle::CheckContext<'_>,
+    ) -> Result<Vec<Finding>, crate::engine::EngineError> {
+        check(cx.engine, cx.case, cx.history, cx.opts, cx.stats)
+    }
+}
+
 #[cfg(test)]
 mod tests;

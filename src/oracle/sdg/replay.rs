@@ -334,7 +334,7 @@ pub fn check_refined(
     let mut out = Vec::new();
     if let (false, Some(claim)) = (mismatches.is_empty(), stmt_claim) {
         let mut f = Finding::new(
-            NAME,
+            crate::oracle::OracleKind::Sdg,
             "stmt-result",
             format!(
                 "{} statement(s) gave other results without transactions, in dependency order {}",
@@ -348,7 +348,7 @@ pub fn check_refined(
     }
     if let (Some(diff), Some(claim)) = (state, state_claim) {
         let mut f = Finding::new(
-            NAME,
+            crate::oracle::OracleKind::Sdg,
             "final-state",
             format!(
                 "final state differs from the non-transactional replay in dependency order {}",

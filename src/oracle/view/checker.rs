@@ -7,7 +7,7 @@ use super::scratch::Scratch;
 use super::state::{undecided, Checker, Stop, TxnState};
 use super::versions::{Pos, VersionStore, Writer};
 use super::visibility::Rule;
-use super::{Conclusion, ORACLE};
+use super::Conclusion;
 use crate::engine::{Engine, EngineError};
 use crate::instrument::{prepare_case, Prepared};
 use crate::model::compare::state_diff;
@@ -291,7 +291,7 @@ impl Checker<'_> {
         let expected = self.store.committed_state();
         if let Some(diff) = state_diff(&self.history.final_state, &expected) {
             self.findings.push(Finding::new(
-                ORACLE,
+                crate::oracle::OracleKind::View,
                 "final-state",
                 "the final state differs from the one the version history predicts".into(),
                 json!({ "diff": diff, "expected": expected }),

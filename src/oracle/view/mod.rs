@@ -83,3 +83,18 @@ pub fn check(
     }
     Ok(c.findings)
 }
+
+/// The `view` oracle in the registry ([`crate::oracle::registry`]).
+pub struct ViewOracle;
+
+impl crate::oracle::Oracle for ViewOracle {
+    fn replays(&self) -> bool {
+        true
+    }
+    fn check(
+        &self,
+        cx: crate::oracle::CheckContext<'_>,
+    ) -> Result<Vec<Finding>, crate::engine::EngineError> {
+        check(cx.engine, cx.case, cx.history, cx.opts, cx.stats)
+    }
+}

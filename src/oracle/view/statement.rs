@@ -6,7 +6,6 @@ use super::locks::LockTable;
 use super::state::{undecided, Checker, Stop};
 use super::versions::{Pos, Sight, Version, Writer};
 use super::visibility::{Access, Conflict, SnapshotPoint, ViewRule};
-use super::ORACLE;
 use crate::instrument::Shape;
 use crate::model::compare::{bag_diff, same_bag};
 use crate::model::{
@@ -599,7 +598,7 @@ fn violation(
         .map(|p| p.plain.clone())
         .unwrap_or_default();
     ck.findings.push(Finding::new(
-        ORACLE,
+        crate::oracle::OracleKind::View,
         kind,
         summary,
         json!({
