@@ -244,18 +244,12 @@ mod tests {
             })
             .map(|o| o.op.to_string())
             .collect();
-        for rows in h.final_state.values() {
-            for row in rows {
-                let wl = match &row[1] {
-                    crate::model::Value::Text(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                let last = wl.rsplit(',').next().unwrap_or_default().to_string();
-                assert!(
-                    last == "0" || committed_ops.contains(&last),
-                    "row written by {last}"
-                );
-            }
+        for v in h.final_versions().unwrap() {
+            let last = v.wl.last().to_string();
+            assert!(
+                last == "0" || committed_ops.contains(&last),
+                "row written by {last}"
+            );
         }
     }
 }

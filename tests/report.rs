@@ -31,15 +31,15 @@ fn lost_update_record() -> FindingRecord {
     let read = |rid| Op::Read {
         table: "t".into(),
         rid,
-        wl: "0".into(),
+        wl: "0".parse().unwrap(),
         op: None,
     };
     let upd = |op, before: &str| Op::Write {
         op,
         table: "t".into(),
         rid: 1,
-        before: Some(before.into()),
-        after: Some(format!("{before},{op}")),
+        before: Some(before.parse().unwrap()),
+        after: Some(format!("{before},{op}").parse().unwrap()),
         undone: false,
     };
     let t = |id, ops| CheckTxn {

@@ -5,7 +5,7 @@
 
 use super::UsageError;
 use crate::engine::EngineProfile;
-use crate::model::{EngineInfo, History, Isolation, TestCase};
+use crate::model::{EngineInfo, History, Isolation, TestCase, WriteList};
 use crate::oracle::graph::{self, CheckHistory, CheckTxn, FinalRow, Op, TxnStatus};
 use crate::oracle::{Finding, Verdict};
 use std::path::PathBuf;
@@ -258,7 +258,7 @@ pub struct BenchCheckArgs {
 /// 2 updates over `n / 10` rows, in 64 sessions.
 pub fn synthetic(n: usize, seed: u64) -> CheckHistory {
     let rows = (n / 10).max(10);
-    let mut wl: Vec<String> = vec!["0".to_string(); rows];
+    let mut wl: Vec<WriteList> = vec![WriteList::initial(); rows];
     let mut x = seed | 1;
     let mut rnd = move |m: usize| {
         x ^= x << 13;
@@ -284,7 +284,7 @@ pub fn synthetic(n: usize, seed: u64) -> CheckHistory {
             let r = rnd(rows);
             op += 1;
             let before = wl[r].clone();
-            wl[r].push_str(&format!(",{op}"));
+            wl[r] = before.then(op);
             ops.push(Op::Write {
                 op,
                 table: "t".into(),

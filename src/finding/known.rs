@@ -321,9 +321,8 @@ fn read_after_unchanged_update(case: &TestCase, history: &History, by: StmtRef) 
         matches!(case.stmt(r).map(|c| &c.stmt), Some(Stmt::Update(_)))
             && history.outcome(r).is_some_and(|o| {
                 o.unchanged.iter().any(|u| {
-                    let last = u.wl.rsplit(',').next().and_then(|op| op.parse().ok());
-                    read.contains(&u.table)
-                        && last.is_some_and(|op: u32| op != 0 && writer_of(op) != Some(by.txn))
+                    let last = u.wl.last();
+                    read.contains(&u.table) && last != 0 && writer_of(last) != Some(by.txn)
                 })
             })
     })
@@ -365,11 +364,9 @@ fn write_after_concurrent_key_change(case: &TestCase, history: &History, txn: u3
         history.outcome(r).is_some_and(|o| {
             o.ok()
                 && o.writes.iter().any(|w| {
-                    w.before.as_deref().is_some_and(|b| {
-                        b.split(',')
-                            .filter_map(|op| op.parse::<u32>().ok())
-                            .any(|op| key_changers.contains(&op))
-                    })
+                    w.before
+                        .as_ref()
+                        .is_some_and(|b| b.ops().any(|op| key_changers.contains(&op)))
                 })
         })
     })

@@ -3,7 +3,7 @@
 //! ([`crate::engine::run_prepared`]); this module never talks to a server.
 
 use super::prepare::{Prepared, Shape};
-use crate::model::{Outcome, RowVersion, RowWrite, StmtKind, Value};
+use crate::model::{Outcome, RowVersion, RowWrite, StmtKind, Value, WriteList};
 
 /// What the capture query of a statement (`Prepared::capture`, MariaDB
 /// UPDATEs) returned.
@@ -33,7 +33,15 @@ pub fn interpret_result(
         }
         Capture::Rows(rows) => rows,
     };
-    let (rows, unchanged) = parse_capture(captured.first().and_then(|r| r.first()), p.op);
+    let (rows, unchanged) = match parse_capture(captured.first().and_then(|r| r.first()), p.op) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            tracing::warn!(op = p.op, "unreadable write capture: {e}");
+            let mut out = interpret(p, Vec::new(), affected);
+            out.writes_complete = false;
+            return out;
+        }
+    };
     let mut out = interpret(p, rows, affected);
     if let Shape::Write { table, .. } = &p.shape {
         out.unchanged = unchanged
@@ -50,34 +58,35 @@ pub fn interpret_result(
 }
 
 /// Rows (`rid, wl-after`) and matched-but-unchanged rows (`rid, wl`).
-type Captured = (Vec<Vec<Value>>, Vec<(i64, String)>);
+type Captured = (Vec<Vec<Value>>, Vec<(i64, WriteList)>);
 
 /// `rid:wl-before;...` captured by MariaDB UPDATEs -> `(rid, wl-after)` rows,
-/// and the rows an UPDATE matched but left unchanged (`rid:wl=`).
-fn parse_capture(v: Option<&Value>, op: u32) -> Captured {
-    let Some(Value::Text(list)) = v else {
-        return (Vec::new(), Vec::new());
+/// and the rows an UPDATE matched but left unchanged (`rid:wl=`). NULL: the
+/// UPDATE matched no row.
+fn parse_capture(v: Option<&Value>, op: u32) -> Result<Captured, String> {
+    let list = match v {
+        None | Some(Value::Null) => return Ok((Vec::new(), Vec::new())),
+        Some(Value::Text(list)) => list,
+        Some(other) => return Err(format!("unexpected value {other:?}")),
     };
     let mut rows = Vec::new();
     let mut unchanged = Vec::new();
-    for (rid, wl) in list.split(';').filter_map(|item| item.split_once(':')) {
-        let Ok(rid) = rid.parse::<i64>() else {
-            continue;
-        };
+    for item in list.split(';').filter(|i| !i.is_empty()) {
+        let (rid, wl) = item
+            .split_once(':')
+            .ok_or_else(|| format!("item '{item}' is not rid:wl"))?;
+        let rid: i64 = rid
+            .parse()
+            .map_err(|_| format!("item '{item}': '{rid}' is not a rid"))?;
         match wl.strip_suffix('=') {
-            Some(wl) => unchanged.push((rid, wl.to_string())),
-            None => rows.push(vec![Value::Int(rid), Value::Text(format!("{wl},{op}"))]),
+            Some(wl) => unchanged.push((rid, WriteList::parse(wl)?)),
+            None => rows.push(vec![
+                Value::Int(rid),
+                Value::Text(WriteList::parse(wl)?.then(op).to_string()),
+            ]),
         }
     }
-    (rows, unchanged)
-}
-
-fn text(v: &Value) -> Option<String> {
-    match v {
-        Value::Text(s) => Some(s.clone()),
-        Value::Int(i) => Some(i.to_string()),
-        _ => None,
-    }
+    Ok((rows, unchanged))
 }
 
 fn rid(v: &Value) -> Option<i64> {
@@ -88,9 +97,23 @@ fn rid(v: &Value) -> Option<i64> {
     }
 }
 
-/// The version a write list was produced from: `0,3,7` -> `0,3`.
-pub fn previous_version(wl: &str) -> Option<String> {
-    wl.rsplit_once(',').map(|(prev, _)| prev.to_string())
+/// The instrumentation columns of one table instance in a returned row:
+/// `None` for the unmatched side of an outer join (both NULL); an error for
+/// anything else that is no `rid, wl` pair.
+fn version(
+    rid_value: Option<&Value>,
+    wl: Option<&Value>,
+) -> Result<Option<(i64, WriteList)>, String> {
+    match (rid_value, wl) {
+        (Some(Value::Null), Some(Value::Null)) => Ok(None),
+        (Some(r), Some(w)) => {
+            let r = rid(r).ok_or_else(|| format!("rid {r:?} is no row id"))?;
+            let w =
+                WriteList::from_value(w)?.ok_or_else(|| format!("row {r} has no write list"))?;
+            Ok(Some((r, w)))
+        }
+        _ => Err("the row lacks its rid and wl columns".into()),
+    }
 }
 
 pub(crate) fn interpret(p: &Prepared, rows: Vec<Vec<Value>>, affected: u64) -> Outcome {
@@ -114,11 +137,14 @@ pub(crate) fn interpret(p: &Prepared, rows: Vec<Vec<Value>>, affected: u64) -> O
             for mut row in rows {
                 let extra = row.split_off((*user_cols).min(row.len()));
                 for (i, table) in instances.iter().enumerate() {
-                    let (Some(r), Some(w)) = (
-                        extra.get(2 * i).and_then(rid),
-                        extra.get(2 * i + 1).and_then(text),
-                    ) else {
-                        continue; // the unmatched side of an outer join
+                    let (r, w) = match version(extra.get(2 * i), extra.get(2 * i + 1)) {
+                        Ok(Some(v)) => v,
+                        Ok(None) => continue, // the unmatched side of an outer join
+                        Err(e) => {
+                            tracing::warn!(op = p.op, "unreadable instrumentation: {e}");
+                            out.reads_complete = false;
+                            continue;
+                        }
                     };
                     out.reads.push(RowVersion {
                         table: table.clone(),
@@ -134,11 +160,15 @@ pub(crate) fn interpret(p: &Prepared, rows: Vec<Vec<Value>>, affected: u64) -> O
         Shape::Write { table, complete } => {
             out.reads_complete = false;
             out.writes_complete = *complete;
-            let own = p.op.to_string();
+            let own = WriteList::of(p.op);
             for row in rows {
-                let (Some(r), Some(w)) = (row.first().and_then(rid), row.get(1).and_then(text))
-                else {
-                    continue;
+                let (r, w) = match version(row.first(), row.get(1)) {
+                    Ok(Some(v)) => v,
+                    Ok(None) | Err(_) => {
+                        tracing::warn!(op = p.op, "a written row without its rid and wl: {row:?}");
+                        out.writes_complete = false;
+                        continue;
+                    }
                 };
                 let write = match p.kind {
                     StmtKind::Delete => RowWrite {
@@ -156,7 +186,7 @@ pub(crate) fn interpret(p: &Prepared, rows: Vec<Vec<Value>>, affected: u64) -> O
                     _ => RowWrite {
                         table: table.clone(),
                         rid: r,
-                        before: previous_version(&w),
+                        before: w.previous(),
                         after: Some(w),
                     },
                 };
@@ -186,7 +216,8 @@ mod tests {
 
     #[test]
     fn a_mariadb_capture_separates_changed_and_unchanged_rows() {
-        let (rows, unchanged) = parse_capture(Some(&Value::Text("1:0;2:0,4=;3:0,5".into())), 9);
+        let (rows, unchanged) =
+            parse_capture(Some(&Value::Text("1:0;2:0,4=;3:0,5".into())), 9).unwrap();
         assert_eq!(
             rows,
             vec![
@@ -194,7 +225,14 @@ mod tests {
                 vec![Value::Int(3), Value::Text("0,5,9".into())],
             ]
         );
-        assert_eq!(unchanged, vec![(2, "0,4".to_string())]);
+        assert_eq!(unchanged, vec![(2, "0,4".parse().unwrap())]);
+        // A malformed capture is an error, never silently no rows.
+        assert!(parse_capture(Some(&Value::Text("1:0;x:0".into())), 9).is_err());
+        assert!(parse_capture(Some(&Value::Text("1:0,a".into())), 9).is_err());
+        assert_eq!(
+            parse_capture(Some(&Value::Null), 9),
+            Ok((Vec::new(), Vec::new()))
+        );
     }
 
     #[test]

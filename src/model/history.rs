@@ -3,6 +3,7 @@
 
 use super::case::{Isolation, StmtRef};
 use super::value::Value;
+use super::write_list::WriteList;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -66,7 +67,7 @@ pub struct StmtError {
 pub struct RowVersion {
     pub table: String,
     pub rid: i64,
-    pub wl: String,
+    pub wl: WriteList,
 }
 
 /// One row written by a statement: the version it replaced (`None` for a new row)
@@ -76,9 +77,9 @@ pub struct RowWrite {
     pub table: String,
     pub rid: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub before: Option<String>,
+    pub before: Option<WriteList>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub after: Option<String>,
+    pub after: Option<WriteList>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -224,6 +225,36 @@ pub struct History {
 }
 
 impl History {
+    /// The row versions of the final state, table by table: every row must
+    /// start with its `rid, wl` (the instrumented layout); an error names the
+    /// first that does not, so no row is left out silently.
+    pub fn final_versions(&self) -> Result<Vec<RowVersion>, String> {
+        let mut out = Vec::new();
+        for (table, rows) in &self.final_state {
+            for r in rows {
+                let rid = match r.first() {
+                    Some(Value::Int(i)) => *i,
+                    Some(Value::Text(s)) => s
+                        .parse()
+                        .map_err(|_| format!("{table}: rid '{s}' is no row id"))?,
+                    other => return Err(format!("{table}: a row without a rid ({other:?})")),
+                };
+                let wl = r
+                    .get(1)
+                    .map(WriteList::from_value)
+                    .transpose()?
+                    .flatten()
+                    .ok_or_else(|| format!("{table}: row {rid} without a write list"))?;
+                out.push(RowVersion {
+                    table: table.clone(),
+                    rid,
+                    wl,
+                });
+            }
+        }
+        Ok(out)
+    }
+
     pub fn outcome(&self, r: StmtRef) -> Option<&Outcome> {
         self.outcomes
             .iter()

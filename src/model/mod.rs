@@ -10,6 +10,7 @@ pub mod schema;
 pub mod stmt;
 pub mod value;
 pub mod walk;
+pub mod write_list;
 
 pub use anomaly::Anomaly;
 pub use case::{CaseStmt, Isolation, StmtRef, TestCase, Txn, CASE_FORMAT};
@@ -24,3 +25,4 @@ pub use stmt::{
     OrderBy, Select, SelectItem, Stmt, StmtKind, Update,
 };
 pub use value::Value;
+pub use write_list::WriteList;

@@ -9,7 +9,7 @@
 
 use crate::gen::pattern::path::{self, expected_anomaly, expected_edges, EdgeKind, PathEdge};
 use crate::gen::pattern::{Binding, Pattern};
-use crate::model::{Anomaly, EventKind, History, StmtRef, TestCase, TxnEnd};
+use crate::model::{Anomaly, EventKind, History, StmtRef, TestCase, TxnEnd, WriteList};
 use crate::oracle::graph::{analyse, CheckHistory, Op, TxnStatus};
 use crate::oracle::Finding;
 use serde::Serialize;
@@ -38,7 +38,7 @@ pub struct PatternReport {
 /// edge may come from an aborted writer (an aborted read).
 pub fn observed_edges(h: &CheckHistory) -> BTreeSet<Observed> {
     let mut owner: BTreeMap<u32, u32> = BTreeMap::new();
-    let mut installed: Vec<(u32, &str, i64, &str)> = Vec::new(); // txn, table, rid, before
+    let mut installed: Vec<(u32, &str, i64, &WriteList)> = Vec::new(); // txn, table, rid, before
     for t in &h.txns {
         for op in &t.ops {
             if let Op::Write {
@@ -59,7 +59,7 @@ pub fn observed_edges(h: &CheckHistory) -> BTreeSet<Observed> {
             }
         }
     }
-    let last_op = |wl: &str| -> Option<u32> { wl.rsplit(',').next()?.trim().parse().ok() };
+    let last_op = |wl: &WriteList| Some(wl.last());
     let mut out = BTreeSet::new();
     for &(to, table, rid, before) in &installed {
         if let Some(from) = last_op(before).and_then(|o| owner.get(&o)) {

@@ -9,7 +9,7 @@
 //! directly or through other tables), where the comparison is undecided
 //! (`unique-order-cascade`), never permitted.
 
-use crate::model::{walk, ErrorClass, Outcome, Stmt, TestCase};
+use crate::model::{walk, ErrorClass, Outcome, Stmt, TestCase, WriteList};
 use std::collections::BTreeSet;
 
 /// Whether `stmt` is an UPDATE that assigns a column of a unique key.
@@ -159,11 +159,11 @@ pub fn explained_rows(a: &Outcome, b: &Outcome) -> Option<ExplainedRows> {
 
 /// Rows by (table, rid), with the write lists an UPDATE found and left.
 pub type ExplainedRows =
-    std::collections::BTreeMap<(String, i64), (Option<String>, Option<String>)>;
+    std::collections::BTreeMap<(String, i64), (Option<WriteList>, Option<WriteList>)>;
 
 /// The rows (table, rid, write list) a final-state diff names on either side
 /// (rows are `[rid, wl, columns...]`); `None` when a row has another shape.
-pub fn diff_rows(diff: &serde_json::Value) -> Option<Vec<(String, i64, String)>> {
+pub fn diff_rows(diff: &serde_json::Value) -> Option<Vec<(String, i64, WriteList)>> {
     use crate::model::Value;
     let mut out = Vec::new();
     for (table, sides) in diff.as_object()? {
@@ -176,8 +176,9 @@ pub fn diff_rows(diff: &serde_json::Value) -> Option<Vec<(String, i64, String)>>
             {
                 let row = row.as_array()?;
                 let value = |i: usize| serde_json::from_value::<Value>(row.get(i)?.clone()).ok();
-                match (value(0)?, value(1)?) {
-                    (Value::Int(rid), Value::Text(wl)) => out.push((table.clone(), rid, wl)),
+                // A one-entry write list may come back as a number (MariaDB).
+                match (value(0)?, WriteList::from_value(&value(1)?)) {
+                    (Value::Int(rid), Ok(Some(wl))) => out.push((table.clone(), rid, wl)),
                     _ => return None,
                 }
             }
@@ -198,7 +199,7 @@ pub fn rows_explained(explained: Option<&ExplainedRows>, diff: &serde_json::Valu
         explained
             .get(&(table.clone(), *rid))
             .is_some_and(|(before, after)| {
-                before.as_deref() == Some(wl.as_str()) || after.as_deref() == Some(wl.as_str())
+                before.as_ref() == Some(wl) || after.as_ref() == Some(wl)
             })
     }))
 }
@@ -277,7 +278,7 @@ mod tests {
         let wrote = |rid, before: &str, after: &str| {
             (
                 ("t0".to_string(), rid),
-                (Some(before.to_string()), Some(after.to_string())),
+                (Some(before.parse().unwrap()), Some(after.parse().unwrap())),
             )
         };
         let mine: ExplainedRows = [wrote(1, "0", "0,3"), wrote(2, "0", "0,3")].into();

@@ -31,7 +31,7 @@
 //! - `savepoint_rollback`: the transaction rolled back to a savepoint.
 
 use crate::model::{
-    History, Isolation, OnConflict, Stmt, StmtKind, StmtRef, TestCase, TxnEnd, Value,
+    History, Isolation, OnConflict, Stmt, StmtKind, StmtRef, TestCase, TxnEnd, WriteList,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -52,7 +52,7 @@ pub enum Op {
     Read {
         table: String,
         rid: i64,
-        wl: String,
+        wl: WriteList,
         /// The statement that read it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         op: Option<u32>,
@@ -63,9 +63,9 @@ pub enum Op {
         table: String,
         rid: i64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        before: Option<String>,
+        before: Option<WriteList>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        after: Option<String>,
+        after: Option<WriteList>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         undone: bool,
     },
@@ -135,7 +135,7 @@ impl CheckTxn {
 pub struct FinalRow {
     pub table: String,
     pub rid: i64,
-    pub wl: String,
+    pub wl: WriteList,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -156,19 +156,6 @@ pub struct CheckHistory {
 
 fn default_format() -> u32 {
     CHECK_FORMAT
-}
-
-/// A write list is a comma list of operation ids (`0`: the initial version).
-fn check_write_list(wl: &str) -> Result<(), String> {
-    if wl.trim().is_empty() {
-        return Err("empty write list".into());
-    }
-    if let Some(bad) = wl.split(',').find(|e| e.trim().parse::<u32>().is_err()) {
-        return Err(format!(
-            "malformed write list \"{wl}\": entry \"{bad}\" is not an operation id"
-        ));
-    }
-    Ok(())
 }
 
 impl CheckHistory {
@@ -196,28 +183,20 @@ impl CheckHistory {
                 return Err(format!("duplicate transaction id {}", t.id));
             }
             for op in &t.ops {
-                let (wls, wop): (Vec<&str>, Option<u32>) = match op {
-                    Op::Read { wl, .. } => (vec![wl], None),
+                // Write lists are valid once parsed ([`WriteList`]).
+                let wop = match op {
                     Op::Write {
                         op, before, after, ..
                     } => {
                         if before.is_none() && after.is_none() {
                             return Err(format!("write op {op} has neither before nor after"));
                         }
-                        (
-                            before
-                                .iter()
-                                .chain(after.iter())
-                                .map(|s| s.as_str())
-                                .collect(),
-                            Some(*op),
-                        )
+                        Some(*op)
                     }
-                    Op::UnobservedRead { .. } | Op::UnobservedWrite { .. } => (vec![], None),
+                    Op::Read { .. } | Op::UnobservedRead { .. } | Op::UnobservedWrite { .. } => {
+                        None
+                    }
                 };
-                for wl in wls {
-                    check_write_list(wl).map_err(|e| format!("transaction {}: {e}", t.id))?;
-                }
                 if let Some(o) = wop {
                     if o == 0 {
                         return Err("write op id 0 is reserved for initial versions".into());
@@ -232,10 +211,6 @@ impl CheckHistory {
                     }
                 }
             }
-        }
-        for r in self.final_state.iter().flatten() {
-            check_write_list(&r.wl)
-                .map_err(|e| format!("final state of {} row {}: {e}", r.table, r.rid))?;
         }
         Ok(())
     }
@@ -341,34 +316,22 @@ impl CheckHistory {
         let final_state = if history.final_state_error.is_some() {
             None
         } else {
-            let mut rows = Vec::new();
-            for (table, rs) in &history.final_state {
-                for r in rs {
-                    let (Some(rid), Some(wl)) = (r.first(), r.get(1)) else {
-                        continue;
-                    };
-                    let rid = match rid {
-                        Value::Int(i) => *i,
-                        Value::Text(s) => match s.parse() {
-                            Ok(i) => i,
-                            Err(_) => continue,
-                        },
-                        _ => continue,
-                    };
-                    let wl = match wl {
-                        Value::Int(i) => i.to_string(),
-                        Value::Text(s) => s.clone(),
-                        Value::Real(s) => s.clone(),
-                        _ => continue,
-                    };
-                    rows.push(FinalRow {
-                        table: table.clone(),
-                        rid,
-                        wl,
-                    });
-                }
-            }
-            Some(rows)
+            history
+                .final_versions()
+                .map(|vs| {
+                    vs.into_iter()
+                        .map(|v| FinalRow {
+                            table: v.table,
+                            rid: v.rid,
+                            wl: v.wl,
+                        })
+                        .collect()
+                })
+                .map_err(|e| {
+                    // Unknown, not partial: no row is left out silently.
+                    tracing::warn!("final state without instrumentation columns: {e}");
+                })
+                .ok()
         };
         CheckHistory {
             format: CHECK_FORMAT,
@@ -460,7 +423,7 @@ fn push_ops(
                         table: i.table.clone(),
                         rid: *rid,
                         before: None,
-                        after: Some(op.to_string()),
+                        after: Some(WriteList::of(op)),
                         undone: true,
                     });
                 }

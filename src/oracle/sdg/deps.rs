@@ -20,7 +20,7 @@
 
 use super::clock::{Clock, Side};
 use super::vsr::{view_tables, VsrCase};
-use crate::model::{History, OnConflict, Outcome, Stmt, StmtRef, TestCase, TxnEnd, Value};
+use crate::model::{History, OnConflict, Outcome, Stmt, StmtRef, TestCase, TxnEnd, WriteList};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -95,10 +95,6 @@ fn two_versions(op: u32, table: &str, rid: i64) -> Undecided {
     ))
 }
 
-fn parse_wl(wl: &str) -> Option<Vec<u32>> {
-    wl.split(',').map(|p| p.trim().parse().ok()).collect()
-}
-
 /// The statements whose effects are part of the committed outcome.
 pub fn included(case: &TestCase, history: &History, vsr: &VsrCase) -> BTreeSet<u32> {
     let mut out = BTreeSet::new();
@@ -171,9 +167,9 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
     let outcome = |op: u32| by_op.get(&op).and_then(|(r, _)| history.outcome(*r));
 
     // Views: target -> table -> rid -> wl.
-    let mut views: HashMap<u32, BTreeMap<String, BTreeMap<i64, String>>> = HashMap::new();
+    let mut views: HashMap<u32, BTreeMap<String, BTreeMap<i64, WriteList>>> = HashMap::new();
     for &op in &nodes {
-        let mut view: BTreeMap<String, BTreeMap<i64, String>> = BTreeMap::new();
+        let mut view: BTreeMap<String, BTreeMap<i64, WriteList>> = BTreeMap::new();
         for v in vsr.vsrs.get(&op).into_iter().flatten() {
             let o = outcome(*v).filter(|o| o.ok()).ok_or_else(|| {
                 Undecided::new(
@@ -214,13 +210,8 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
     // Version chains from every observation of a committed statement.
     let mut longest: BTreeMap<RowKey, Vec<u32>> = BTreeMap::new();
     let mut observed: Vec<(RowKey, Vec<u32>)> = Vec::new();
-    let mut note = |table: &str, rid: i64, wl: &str| -> Result<(), Undecided> {
-        let ops = parse_wl(wl).ok_or_else(|| {
-            Undecided::new(
-                "unparsable-write-list",
-                format!("unparsable write list '{wl}'"),
-            )
-        })?;
+    let mut note = |table: &str, rid: i64, wl: &WriteList| -> Result<(), Undecided> {
+        let ops: Vec<u32> = wl.ops().collect();
         let key = (table.to_string(), rid);
         let e = longest.entry(key.clone()).or_default();
         if ops.len() > e.len() {
@@ -229,19 +220,12 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
         observed.push((key, ops));
         Ok(())
     };
-    for (table, rows) in &history.final_state {
-        for row in rows {
-            if let (Some(rid), Some(wl)) = (row.first(), row.get(1)) {
-                // A write list of one entry may come back as a number.
-                let wl = match wl {
-                    Value::Text(s) => Some(s.clone()),
-                    Value::Int(i) => Some(i.to_string()),
-                    _ => None,
-                };
-                if let (Value::Int(rid), Some(wl)) = (rid, wl) {
-                    note(table, *rid, &wl)?;
-                }
-            }
+    if history.final_state_error.is_none() {
+        let finals = history
+            .final_versions()
+            .map_err(|e| Undecided::new("unreadable-final-state", e))?;
+        for v in &finals {
+            note(&v.table, v.rid, &v.wl)?;
         }
     }
     let mut deleter: BTreeMap<RowKey, u32> = BTreeMap::new();
@@ -318,10 +302,10 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
     // A row gone from the final state without an observed DELETE was removed by
     // the table's REPLACE, if there is exactly one (nothing else deletes).
     for (key, chain) in chains.iter_mut() {
-        let present = history
-            .final_state
-            .get(&key.0)
-            .is_some_and(|rows| rows.iter().any(|r| r.first() == Some(&Value::Int(key.1))));
+        let present = history.final_state.get(&key.0).is_some_and(|rows| {
+            rows.iter()
+                .any(|r| r.first() == Some(&crate::model::Value::Int(key.1)))
+        });
         if chain.deleter.is_some() || present {
             continue;
         }
@@ -347,10 +331,10 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
         };
         let o = outcome(op).cloned().unwrap_or_default();
         let written: BTreeSet<RowKey> = o.writes.iter().map(|w| (w.table.clone(), w.rid)).collect();
-        let mut read: BTreeMap<RowKey, &str> = BTreeMap::new();
+        let mut read: BTreeMap<RowKey, &WriteList> = BTreeMap::new();
         for r in &o.reads {
-            let prev = read.insert((r.table.clone(), r.rid), r.wl.as_str());
-            if prev.is_some_and(|w| w != r.wl) && !written.contains(&(r.table.clone(), r.rid)) {
+            let prev = read.insert((r.table.clone(), r.rid), &r.wl);
+            if prev.is_some_and(|w| *w != r.wl) && !written.contains(&(r.table.clone(), r.rid)) {
                 return Err(two_versions(op, &r.table, r.rid));
             }
         }
@@ -387,16 +371,11 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
                 }
                 let (seen, item) = match read.get(key) {
                     Some(wl) => (Some(*wl), true),
-                    None => (
-                        view.get(&table)
-                            .and_then(|v| v.get(&key.1))
-                            .map(String::as_str),
-                        false,
-                    ),
+                    None => (view.get(&table).and_then(|v| v.get(&key.1)), false),
                 };
                 match seen {
                     Some(wl) => {
-                        let len = parse_wl(wl).map(|v| v.len()).unwrap_or(0);
+                        let len = wl.len();
                         let i = len.saturating_sub(1);
                         if let Some(&writer) = chain.ops.get(i) {
                             edge(writer, op, DepKind::Read, item, key);

@@ -8,7 +8,9 @@ use super::{deps, order, undecided, Refined, NAME};
 use crate::engine::{Engine, EngineError};
 use crate::exec::{execute, ExecOptions};
 use crate::model::compare::{same_bag, state_diff};
-use crate::model::{CaseStmt, ErrorClass, History, Outcome, Stmt, StmtRef, TestCase, Txn};
+use crate::model::{
+    CaseStmt, ErrorClass, History, Outcome, Stmt, StmtRef, TestCase, Txn, WriteList,
+};
 use crate::oracle::unique_order::{self, Scope};
 use crate::oracle::verdict::Claim;
 use crate::oracle::{CheckStats, Finding};
@@ -75,7 +77,7 @@ fn mismatch(stmt: &Stmt, txn: &Outcome, rep: &Outcome) -> Option<&'static str> {
         }
     }
     let written = |o: &Outcome| {
-        let mut w: Vec<(String, i64, Option<String>)> = o
+        let mut w: Vec<(String, i64, Option<WriteList>)> = o
             .writes
             .iter()
             .map(|w| (w.table.clone(), w.rid, w.after.clone()))

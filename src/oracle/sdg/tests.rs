@@ -27,7 +27,7 @@ fn rv(t: &str, rid: i64, wl: &str) -> RowVersion {
     RowVersion {
         table: t.into(),
         rid,
-        wl: wl.into(),
+        wl: wl.parse().unwrap(),
     }
 }
 
@@ -66,8 +66,8 @@ fn history(
                     .map(|(t, rid, b, a)| RowWrite {
                         table: (*t).into(),
                         rid: *rid,
-                        before: b.map(Into::into),
-                        after: a.map(Into::into),
+                        before: b.map(|x| x.parse().unwrap()),
+                        after: a.map(|x| x.parse().unwrap()),
                     })
                     .collect();
             }

@@ -10,6 +10,7 @@ use crate::instrument::Shape;
 use crate::model::compare::{bag_diff, same_bag};
 use crate::model::{
     ErrorClass, Expr, LockMode, OnConflict, Outcome, RowWrite, Select, Stmt, StmtRef, Value,
+    WriteList,
 };
 use crate::oracle::Finding;
 use serde_json::json;
@@ -542,7 +543,10 @@ fn apply(
             }
             None => Version {
                 row: previous.as_ref().map(|v| v.row.clone()).unwrap_or_default(),
-                wl: w.before.clone().unwrap_or_default(),
+                wl: w
+                    .before
+                    .clone()
+                    .ok_or_else(|| undecided("deleted-row-version-unknown"))?,
                 writer,
                 deleted: true,
                 written_at: pos,

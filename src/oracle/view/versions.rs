@@ -3,7 +3,7 @@
 //! schedule, one event at a time; ROLLBACK and ROLLBACK TO SAVEPOINT remove
 //! versions.
 
-use crate::model::{TestCase, Value};
+use crate::model::{TestCase, Value, WriteList};
 use std::collections::BTreeMap;
 
 /// A position in the actual schedule: 1 + the index of an event in
@@ -22,7 +22,7 @@ pub enum Writer {
 pub struct Version {
     /// `[rid, wl, user columns...]`, exactly as the engine stores the row.
     pub row: Vec<Value>,
-    pub wl: String,
+    pub wl: WriteList,
     pub writer: Writer,
     pub deleted: bool,
     /// Where the version was written (for ROLLBACK TO SAVEPOINT).
@@ -62,13 +62,16 @@ impl VersionStore {
         for d in &case.data {
             let table = store.rows.entry(d.table.clone()).or_default();
             for r in &d.rows {
-                let mut row = vec![Value::Int(r.rid), Value::Text("0".into())];
+                let mut row = vec![
+                    Value::Int(r.rid),
+                    Value::Text(WriteList::initial().to_string()),
+                ];
                 row.extend(r.values.iter().cloned());
                 table.insert(
                     r.rid,
                     vec![Version {
                         row,
-                        wl: "0".into(),
+                        wl: WriteList::initial(),
                         writer: Writer::Initial,
                         deleted: false,
                         written_at: 0,
@@ -236,7 +239,7 @@ mod tests {
     fn version(wl: &str, writer: Writer, at: Pos, committed: Option<Pos>) -> Version {
         Version {
             row: vec![Value::Int(1), Value::Text(wl.into()), Value::Int(at as i64)],
-            wl: wl.into(),
+            wl: wl.parse().unwrap(),
             writer,
             deleted: false,
             written_at: at,

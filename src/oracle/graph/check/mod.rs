@@ -13,7 +13,7 @@ mod versions;
 
 use super::anomaly::*;
 use super::history::{CheckHistory, Op, TxnStatus};
-use crate::model::Anomaly;
+use crate::model::{Anomaly, WriteList};
 use serde_json::json;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -201,14 +201,9 @@ pub fn analyse(h: &CheckHistory) -> Analysis {
     }
 }
 
-fn parse_wl(wl: &str, out: &mut Vec<u32>) -> bool {
+fn parse_wl(wl: &WriteList, out: &mut Vec<u32>) -> bool {
     out.clear();
-    for part in wl.split(',') {
-        match part.trim().parse::<u32>() {
-            Ok(v) => out.push(v),
-            Err(_) => return false,
-        }
-    }
+    out.extend(wl.ops());
     !out.is_empty()
 }
 

@@ -7,7 +7,7 @@ use super::*;
 impl<'a> Checker<'a> {
     /// Places `wl` of `row` on the row's chain: Some(version length), or None
     /// (anomaly recorded) when it names an unknown/aborted write or diverges.
-    pub(super) fn observe(&mut self, txn: u32, row: u32, wl: &str, src: Src) -> Option<u32> {
+    pub(super) fn observe(&mut self, txn: u32, row: u32, wl: &WriteList, src: Src) -> Option<u32> {
         let mut buf = std::mem::take(&mut self.scratch);
         let r = self.observe_parsed(txn, row, wl, src, &mut buf);
         self.scratch = buf;
@@ -18,7 +18,7 @@ impl<'a> Checker<'a> {
         &mut self,
         txn: u32,
         row: u32,
-        wl: &str,
+        wl: &WriteList,
         src: Src,
         buf: &mut Vec<u32>,
     ) -> Option<u32> {
@@ -264,7 +264,7 @@ impl<'a> Checker<'a> {
         ti: u32,
         own: &[(u32, u32)],
         row: u32,
-        wl: &str,
+        wl: &WriteList,
         op: Option<u32>,
     ) {
         let Some(&(_, w)) = own.iter().find(|(r, _)| *r == row) else {
@@ -272,10 +272,7 @@ impl<'a> Checker<'a> {
         };
         let deleted = w & (1 << 31) != 0;
         let wop = w & !(1 << 31);
-        let tip = wl
-            .rsplit(',')
-            .next()
-            .and_then(|x| x.trim().parse::<u32>().ok());
+        let tip = Some(wl.last());
         let at = op.map(|o| format!(" (op {o})")).unwrap_or_default();
         let s = if deleted {
             format!(

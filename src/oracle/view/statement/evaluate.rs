@@ -241,7 +241,10 @@ pub(super) fn write_effects(
         .scratch
         .read(table)
         .map_err(|_| undecided("scratch-failed"))?;
-    let writes = row_diff(table, before, &after);
+    let writes = row_diff(table, before, &after).map_err(|e| {
+        tracing::warn!("scratch table {table}: {e}");
+        undecided("scratch-row-unreadable")
+    })?;
     let written_rows = writes
         .iter()
         .filter(|w| w.after.is_some())
@@ -317,18 +320,24 @@ pub(super) fn locking_read_on_snapshot(
     })
 }
 
-/// What changed between two readings of a table (`[rid, wl, ...]` rows).
-pub(super) fn row_diff(table: &str, before: &[Vec<Value>], after: &[Vec<Value>]) -> Vec<RowWrite> {
-    fn key(row: &[Value]) -> Option<(i64, String)> {
-        // Text protocols return a write list like `12` as an integer.
-        match (row.first(), row.get(1)) {
-            (Some(Value::Int(rid)), Some(Value::Text(wl))) => Some((*rid, wl.clone())),
-            (Some(Value::Int(rid)), Some(Value::Int(wl))) => Some((*rid, wl.to_string())),
-            _ => None,
+/// What changed between two readings of a table (`[rid, wl, ...]` rows); an
+/// error for a row without its `rid, wl`.
+pub(super) fn row_diff(
+    table: &str,
+    before: &[Vec<Value>],
+    after: &[Vec<Value>],
+) -> Result<Vec<RowWrite>, String> {
+    fn key(row: &[Value]) -> Result<(i64, WriteList), String> {
+        match (row.first(), row.get(1).map(WriteList::from_value)) {
+            (Some(Value::Int(rid)), Some(Ok(Some(wl)))) => Ok((*rid, wl)),
+            (_, Some(Err(e))) => Err(e),
+            _ => Err(format!("a row without rid and wl: {row:?}")),
         }
     }
-    let b: std::collections::BTreeMap<i64, String> = before.iter().filter_map(|r| key(r)).collect();
-    let a: std::collections::BTreeMap<i64, String> = after.iter().filter_map(|r| key(r)).collect();
+    let b: std::collections::BTreeMap<i64, WriteList> =
+        before.iter().map(|r| key(r)).collect::<Result<_, _>>()?;
+    let a: std::collections::BTreeMap<i64, WriteList> =
+        after.iter().map(|r| key(r)).collect::<Result<_, _>>()?;
     let mut out = Vec::new();
     for rid in b.keys().chain(a.keys().filter(|k| !b.contains_key(k))) {
         let (old, new) = (b.get(rid), a.get(rid));
@@ -341,7 +350,7 @@ pub(super) fn row_diff(table: &str, before: &[Vec<Value>], after: &[Vec<Value>])
             });
         }
     }
-    out
+    Ok(out)
 }
 
 /// Writes as net changes per row, sorted: a statement that inserts a row and

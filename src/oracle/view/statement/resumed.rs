@@ -166,7 +166,7 @@ pub(super) fn judge_locking_read(
     let start = ck.submitted_at.get(&r).copied().unwrap_or(pos);
     // Per state, the versions of the rows matching the WHERE (ORDER BY and
     // LIMIT apply to the mix of states the scan read, not to one state).
-    let mut reads_per_state: Vec<(Pos, BTreeMap<i64, String>)> = Vec::new();
+    let mut reads_per_state: Vec<(Pos, BTreeMap<i64, WriteList>)> = Vec::new();
     for before in state_points(ck, r, start, pos) {
         let sight = Sight::CommittedBefore(before);
         materialise(ck, own, sight)?;
@@ -189,7 +189,7 @@ pub(super) fn judge_locking_read(
         &table,
         &reads_per_state.iter().map(|s| s.0).collect::<Vec<_>>(),
     );
-    let read: BTreeMap<i64, String> = actual
+    let read: BTreeMap<i64, WriteList> = actual
         .reads
         .iter()
         .filter(|v| v.table == table)
