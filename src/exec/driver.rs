@@ -32,6 +32,19 @@ enum State {
     Dead,
 }
 
+impl State {
+    fn name(&self) -> &'static str {
+        match self {
+            State::Idle => "idle",
+            State::Running { .. } => "running",
+            State::Blocked { .. } => "blocked",
+            State::RollingBack => "rolling-back",
+            State::Ended => "ended",
+            State::Dead => "dead",
+        }
+    }
+}
+
 pub(super) struct Driver<'a> {
     case: &'a TestCase,
     prepared: &'a HashMap<StmtRef, Prepared>,
@@ -67,7 +80,7 @@ impl<'a> Driver<'a> {
                 let _ = waker.send(Reply::Tick);
             });
             let session = engine.open_session(case.isolation, signal.clone())?;
-            workers.insert(t.id, Worker::spawn(t.id, session, signal, tx.clone()));
+            workers.insert(t.id, Worker::spawn(t.id, session, signal, tx.clone())?);
         }
         Ok(Driver {
             case,
@@ -291,7 +304,16 @@ impl<'a> Driver<'a> {
         let (stmt, resumed) = match self.state.get(&txn) {
             Some(State::Running { stmt, .. }) => (*stmt, false),
             Some(State::Blocked { stmt, .. }) => (*stmt, true),
-            _ => return,
+            // An abandoned session's statement that finished after all: its
+            // outcome is no longer part of the history.
+            Some(State::Dead) => {
+                tracing::debug!(txn, "late completion of an abandoned session ignored");
+                return;
+            }
+            other => {
+                tracing::warn!(txn, state = ?other.map(State::name), "a completion from a session that runs no statement ignored");
+                return;
+            }
         };
         let ok = outcome.ok();
         self.event(stmt, EventKind::Completed { ok, resumed });

@@ -1,6 +1,6 @@
 //! One thread per session: it owns the connection and runs what the driver sends.
 
-use crate::engine::{Canceller, Session, WaitSignal};
+use crate::engine::{Canceller, EngineError, Session, WaitSignal};
 use crate::instrument::Prepared;
 use crate::model::Outcome;
 use std::sync::mpsc::{Receiver, Sender};
@@ -39,7 +39,7 @@ impl Worker {
         mut session: Box<dyn Session>,
         signal: Arc<WaitSignal>,
         replies: Sender<Reply>,
-    ) -> Worker {
+    ) -> Result<Worker, EngineError> {
         let canceller = session.canceller();
         let (tx, rx): (Sender<Cmd>, Receiver<Cmd>) = std::sync::mpsc::channel();
         let handle = std::thread::Builder::new()
@@ -63,14 +63,16 @@ impl Worker {
                     }
                 }
             })
-            .ok();
-        Worker {
+            .map_err(|e| {
+                EngineError::Setup(format!("starting the thread of session T{txn}: {e}"))
+            })?;
+        Ok(Worker {
             txn,
             signal,
             canceller,
             tx: Some(tx),
-            handle,
-        }
+            handle: Some(handle),
+        })
     }
 
     /// Sends a command; false when the session thread is gone.

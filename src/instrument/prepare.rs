@@ -326,8 +326,8 @@ fn append_op(table: Option<&str>, k: u32) -> Assignment {
 fn instrument_insert(ins: &Insert, k: u32) -> Insert {
     let mut out = ins.clone();
     out.columns.splice(0..0, [RID.to_string(), WL.to_string()]);
-    for (i, row) in out.rows.iter_mut().enumerate() {
-        let rid = ins.rids.get(i).copied().unwrap_or_default();
+    // One rid per row: `TestCase::validate` checks it.
+    for (row, &rid) in out.rows.iter_mut().zip(&ins.rids) {
         row.splice(
             0..0,
             [

@@ -157,6 +157,17 @@ impl TestCase {
                 if !ops.insert(s.op) || s.op == 0 {
                     return Err(format!("operation id {} is zero or used twice", s.op));
                 }
+                if let Stmt::Insert(ins) = &s.stmt {
+                    if ins.rids.len() != ins.rows.len() {
+                        return Err(format!(
+                            "T{} op {}: INSERT of {} row(s) with {} row id(s)",
+                            t.id,
+                            s.op,
+                            ins.rows.len(),
+                            ins.rids.len()
+                        ));
+                    }
+                }
                 for table in crate::model::walk::tables(&s.stmt) {
                     if self.schema.table(&table).is_none() {
                         return Err(format!(

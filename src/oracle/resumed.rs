@@ -4,6 +4,10 @@
 
 use crate::model::{EventKind, History};
 
+/// At most this many orders (schedules) are tried; a case with more is
+/// undecided (`too-many-resume-orders`), never judged on a subset of them.
+pub const MAX_ORDERS: usize = 24;
+
 /// Runs of two or more consecutive resumed completions (indices into
 /// `events`). Lock waits, and ROLLBACKs txfuzz issued after errors (releases
 /// racing with the one that resumed these statements), leave the order open;

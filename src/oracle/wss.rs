@@ -21,7 +21,7 @@
 //! one the verdict policy permits: a multi-row unique-key UPDATE whose
 //! duplicate-key error differs, scoped by [`unique_order`].
 
-use super::resumed::{permutations, resumed_runs};
+use super::resumed::{permutations, resumed_runs, MAX_ORDERS};
 use super::unique_order::{self, Scope};
 use super::verdict::Claim;
 use super::{CheckStats, Finding};
@@ -60,19 +60,16 @@ pub fn serial_order(case: &TestCase, history: &History, profile: &EngineProfile)
         .collect()
 }
 
-/// At most this many serial orders are tried when resumed statements leave the
-/// order of some units open.
-const MAX_ORDERS: usize = 24;
-
 /// The serial orders consistent with what the executor observed: the first is
 /// [`serial_order`]; the others permute units whose serialisation points are
 /// completions resumed by the same lock release (their relative order is not
-/// observable from the client).
+/// observable from the client). `None` when there are more than
+/// [`MAX_ORDERS`] (the case is then undecided: a violation needs every order).
 pub fn candidate_orders(
     case: &TestCase,
     history: &History,
     profile: &EngineProfile,
-) -> Vec<Vec<Unit>> {
+) -> Option<Vec<Vec<Unit>>> {
     let keyed = keyed_units(case, history, profile);
     // Event index -> run of resumed completions it belongs to.
     let run_of: HashMap<usize, usize> = resumed_runs(history)
@@ -102,14 +99,14 @@ pub fn candidate_orders(
                 let mut o = base.clone();
                 o.splice(g.clone(), perm);
                 next.push(o);
-                if next.len() >= MAX_ORDERS {
-                    break;
+                if next.len() > MAX_ORDERS {
+                    return None;
                 }
             }
         }
         orders = next;
     }
-    orders
+    Some(orders)
 }
 
 /// Committed units with the index of the event that serialises them, in order.
@@ -540,7 +537,10 @@ pub fn check(
             return Ok(Vec::new());
         }
     }
-    let orders = candidate_orders(case, history, &profile);
+    let Some(orders) = candidate_orders(case, history, &profile) else {
+        undecided_case(stats, "too-many-resume-orders");
+        return Ok(Vec::new());
+    };
     // A violation only if every order violates; clean if one order matches;
     // otherwise (some order could not be judged) undecided.
     let mut first = None;

@@ -4,10 +4,7 @@
 //! the case if one order matches the prediction.
 
 use crate::model::History;
-use crate::oracle::resumed::{permutations, resumed_runs};
-
-/// At most this many schedules are tried.
-pub const MAX_ORDERS: usize = 24;
+use crate::oracle::resumed::{permutations, resumed_runs, MAX_ORDERS};
 
 /// The histories whose schedules are consistent with what was observed (the
 /// recorded one first); `None` when there are more than [`MAX_ORDERS`].
