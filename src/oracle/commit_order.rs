@@ -31,22 +31,37 @@ use crate::engine::EngineProfile;
 use crate::model::{walk, EventKind, History, Schema, StmtRef, TestCase, TxnEnd};
 use std::collections::{BTreeSet, HashMap};
 
-/// Undecided reason: a write waited for a lock while a unit writing its
-/// tables committed (the rows it passed before the wait were judged on an
-/// earlier state than the rows after it; `view` judges such writes row by
-/// row), or its wait ended in a concurrency error. A wait that ended with
-/// no such commit (the holder rolled back, or only locked) left every row's
-/// newest committed version as it was: the write is judged.
-pub const WRITE_WAITED: &str = "write-waited";
-/// Undecided reason: a unit writing tables a write depends on committed
-/// between that write's view point and its own commit.
-pub const COMMIT_DURING_WRITE: &str = "commit-during-write";
-/// Undecided reason: another transaction had uncommitted writes on tables a
-/// write reads at a level where such versions are visible.
-pub const UNCOMMITTED_WRITE_VISIBLE: &str = "uncommitted-write-visible";
+/// Why the commit-order replay is not sound for a case (it is undecided).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unsound {
+    /// A write waited for a lock while a unit writing its tables committed
+    /// (the rows it passed before the wait were judged on an earlier state
+    /// than the rows after it; `view` judges such writes row by row), or its
+    /// wait ended in a concurrency error. A wait that ended with no such
+    /// commit (the holder rolled back, or only locked) left every row's
+    /// newest committed version as it was: the write is judged.
+    WriteWaited,
+    /// A unit writing tables a write depends on committed between that
+    /// write's view point and its own commit.
+    CommitDuringWrite,
+    /// Another transaction had uncommitted writes on tables a write reads at
+    /// a level where such versions are visible.
+    UncommittedWriteVisible,
+    /// The profile has no write rule for the level.
+    NoWriteRule,
+}
 
-/// Undecided reason: the profile has no write rule for the level.
-pub const NO_RULE: &str = "no-write-rule";
+impl Unsound {
+    /// The key counted in `summary.json`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Unsound::WriteWaited => "write-waited",
+            Unsound::CommitDuringWrite => "commit-during-write",
+            Unsound::UncommittedWriteVisible => "uncommitted-write-visible",
+            Unsound::NoWriteRule => "no-write-rule",
+        }
+    }
+}
 
 /// Where each statement's events are in the history.
 #[derive(Default)]
@@ -99,9 +114,9 @@ pub fn unsound_reason(
     case: &TestCase,
     history: &History,
     profile: &EngineProfile,
-) -> Option<&'static str> {
+) -> Option<Unsound> {
     let Some(rule) = profile.rule(case.isolation) else {
-        return Some(NO_RULE);
+        return Some(Unsound::NoWriteRule);
     };
     let snapshot_writes = rule.write == ViewRule::Snapshot;
     let uncommitted_visible =
@@ -160,7 +175,7 @@ pub fn unsound_reason(
                 .and_then(|o| o.error.as_ref())
                 .is_some_and(|e| e.class.is_concurrency());
             if waited && failed_by_concurrency {
-                return Some(WRITE_WAITED);
+                return Some(Unsound::WriteWaited);
             }
             let from = match (snapshot_writes && !t.autocommit, begin) {
                 (true, Some(b)) => b,
@@ -183,9 +198,9 @@ pub fn unsound_reason(
         });
         if conflicting_commit {
             return Some(if w.waited {
-                WRITE_WAITED
+                Unsound::WriteWaited
             } else {
-                COMMIT_DURING_WRITE
+                Unsound::CommitDuringWrite
             });
         }
         if uncommitted_visible {
@@ -198,7 +213,7 @@ pub fn unsound_reason(
                     && !tables.is_disjoint(&w.tables)
             });
             if dirty {
-                return Some(UNCOMMITTED_WRITE_VISIBLE);
+                return Some(Unsound::UncommittedWriteVisible);
             }
         }
     }

@@ -54,7 +54,7 @@ pub fn check(
     for _ in 1..RACE_TRIES {
         if !matches!(
             comparison,
-            Comparison::Undecided("concurrent-waiters" | "resumed-order")
+            Comparison::Undecided(Undecided::ConcurrentWaiters | Undecided::ResumedOrder)
         ) {
             break;
         }
@@ -72,7 +72,7 @@ pub fn check(
         }
         Comparison::Undecided(reason) => {
             counts.undecided += 1;
-            *counts.undecided_by.entry(reason.into()).or_default() += 1;
+            *counts.undecided_by.entry(reason.key().into()).or_default() += 1;
             Ok(Vec::new())
         }
         Comparison::Differ(diffs) => {
@@ -109,7 +109,7 @@ impl Comparison {
     pub fn to_json(&self) -> serde_json::Value {
         match self {
             Comparison::Agree => json!("agrees"),
-            Comparison::Undecided(r) => json!({ "undecided": r }),
+            Comparison::Undecided(r) => json!({ "undecided": r.key() }),
             Comparison::Differ(d) => {
                 json!({ "differs": d.iter().map(|d| d.what).collect::<Vec<_>>() })
             }
@@ -121,8 +121,37 @@ impl Comparison {
 #[derive(Debug, PartialEq)]
 pub enum Comparison {
     Agree,
-    Undecided(&'static str),
+    Undecided(Undecided),
     Differ(Vec<Difference>),
+}
+
+/// Why the shadow run could not be compared with the judged run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Undecided {
+    /// Two statements waited at once: which one a release lets go first is
+    /// the engine's choice.
+    ConcurrentWaiters,
+    /// Completions were resumed together, in an order the client cannot see.
+    ResumedOrder,
+    /// A statement timed out in one of the runs.
+    TimedOut,
+    /// A final state could not be read.
+    FinalStateUnread,
+    /// A serialization failure that depends on the plan (PostgreSQL SSI).
+    PlanDependentAbort,
+}
+
+impl Undecided {
+    /// The key counted in `summary.json` (`oracle_counts.fidelity.undecided_by`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Undecided::ConcurrentWaiters => "concurrent-waiters",
+            Undecided::ResumedOrder => "resumed-order",
+            Undecided::TimedOut => "timed-out",
+            Undecided::FinalStateUnread => "final-state-unread",
+            Undecided::PlanDependentAbort => "plan-dependent-abort",
+        }
+    }
 }
 
 /// One thing a user sees differently in the two runs.
@@ -156,7 +185,7 @@ pub fn compare(
             .any(|e| matches!(e.kind, EventKind::TimedOut))
     };
     if timed_out(history) || timed_out(shadow) {
-        return Comparison::Undecided("timed-out");
+        return Comparison::Undecided(Undecided::TimedOut);
     }
     let mut diffs = Vec::new();
     for r in case.all_refs() {
@@ -200,7 +229,7 @@ pub fn compare(
         }
     }
     if history.final_state_error.is_some() || shadow.final_state_error.is_some() {
-        return undecided_or(diffs, "final-state-unread", history, shadow);
+        return undecided_or(diffs, Undecided::FinalStateUnread, history, shadow);
     }
     let projected = user_columns(history);
     let plain = sorted(&shadow.final_state);
@@ -229,7 +258,7 @@ pub fn compare(
                 })
         });
     if plan_dependent {
-        return Comparison::Undecided("plan-dependent-abort");
+        return Comparison::Undecided(Undecided::PlanDependentAbort);
     }
     Comparison::Differ(diffs)
 }
@@ -238,14 +267,14 @@ pub fn compare(
 /// between two runs of the same schedule: two statements waited at once
 /// (which one a release lets go first is the engine's choice, e.g. SQLite's
 /// busy-handler retries), or completions were resumed together.
-fn race(h: &History) -> Option<&'static str> {
+fn race(h: &History) -> Option<Undecided> {
     let mut waiting = BTreeSet::new();
     for e in &h.events {
         match e.kind {
             EventKind::Blocked { .. } => {
                 waiting.insert(e.stmt);
                 if waiting.len() >= 2 {
-                    return Some("concurrent-waiters");
+                    return Some(Undecided::ConcurrentWaiters);
                 }
             }
             EventKind::Completed { .. } | EventKind::TimedOut | EventKind::Aborted => {
@@ -254,13 +283,13 @@ fn race(h: &History) -> Option<&'static str> {
             _ => {}
         }
     }
-    (!resumed::resumed_runs(h).is_empty()).then_some("resumed-order")
+    (!resumed::resumed_runs(h).is_empty()).then_some(Undecided::ResumedOrder)
 }
 
 /// Undecided for `reason` when there is nothing else to report.
 fn undecided_or(
     diffs: Vec<Difference>,
-    reason: &'static str,
+    reason: Undecided,
     history: &History,
     shadow: &History,
 ) -> Comparison {

@@ -286,7 +286,7 @@ struct Compared {
     findings: Vec<Finding>,
     /// Why a difference was dropped as undecided (a possible cascade of an
     /// order-dependent UPDATE, or rows that were not observed).
-    dropped: Option<&'static str>,
+    dropped: Option<Undecided>,
 }
 
 impl Actual<'_> {
@@ -423,11 +423,11 @@ impl Actual<'_> {
         let mut decide = |scope: Scope, rows_ok: Option<bool>| match (scope, rows_ok) {
             (Scope::Explained, Some(true)) => Some(Some(Claim::UniqueCheckOrder)),
             (Scope::Explained, None) => {
-                out.dropped = Some("unique-order-unobserved-rows");
+                out.dropped = Some(Undecided::UniqueOrderUnobservedRows);
                 None
             }
             (Scope::Cascade, _) => {
-                out.dropped = Some("unique-order-cascade");
+                out.dropped = Some(Undecided::UniqueOrderCascade);
                 None
             }
             _ => Some(None),
@@ -515,12 +515,38 @@ impl Actual<'_> {
     }
 }
 
+/// Why `wss` could not decide a case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Undecided {
+    /// The commit-order replay is not sound for the case.
+    Unsound(super::commit_order::Unsound),
+    /// More serial orders than are tried ([`MAX_ORDERS`]).
+    TooManyResumeOrders,
+    /// A difference the unique-check order may explain, in rows it did not
+    /// observe.
+    UniqueOrderUnobservedRows,
+    /// A difference that may cascade from a unique-check order.
+    UniqueOrderCascade,
+}
+
+impl Undecided {
+    /// The key counted in `summary.json` (`oracle_counts.wss.undecided_by`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Undecided::Unsound(u) => u.key(),
+            Undecided::TooManyResumeOrders => "too-many-resume-orders",
+            Undecided::UniqueOrderUnobservedRows => "unique-order-unobserved-rows",
+            Undecided::UniqueOrderCascade => "unique-order-cascade",
+        }
+    }
+}
+
 /// How one candidate serial order compared.
 enum OrderResult {
     Clean,
     Findings(Vec<Finding>),
     /// Differences that could not be judged (reason).
-    Undecided(&'static str),
+    Undecided(Undecided),
 }
 
 pub fn check(
@@ -533,12 +559,12 @@ pub fn check(
     let profile = engine.profile().clone();
     if !profile.write_conflicts_detected.contains(&case.isolation) {
         if let Some(reason) = super::commit_order::unsound_reason(case, history, &profile) {
-            undecided_case(stats, reason);
+            undecided_case(stats, Undecided::Unsound(reason));
             return Ok(Vec::new());
         }
     }
     let Some(orders) = candidate_orders(case, history, &profile) else {
-        undecided_case(stats, "too-many-resume-orders");
+        undecided_case(stats, Undecided::TooManyResumeOrders);
         return Ok(Vec::new());
     };
     // A violation only if every order violates; clean if one order matches;
@@ -587,10 +613,13 @@ pub fn check(
 }
 
 /// A case `wss` cannot judge, counted with its reason.
-fn undecided_case(stats: &mut CheckStats, reason: &str) {
+fn undecided_case(stats: &mut CheckStats, reason: Undecided) {
     let counts = stats.oracle(NAME);
     counts.undecided += 1;
-    *counts.undecided_by.entry(reason.to_string()).or_default() += 1;
+    *counts
+        .undecided_by
+        .entry(reason.key().to_string())
+        .or_default() += 1;
 }
 
 /// Replays `order` at transaction and statement level and compares.

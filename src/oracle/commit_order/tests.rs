@@ -108,7 +108,10 @@ fn a_commit_inside_a_write_window_on_its_tables_is_undecided() {
     };
     let c = case(txns("t"), "1 1 2 2 1 2", Isolation::ReadCommitted);
     let h = history(&c, &[], &[]);
-    assert_eq!(unsound_reason(&c, &h, &maria()), Some(COMMIT_DURING_WRITE));
+    assert_eq!(
+        unsound_reason(&c, &h, &maria()),
+        Some(Unsound::CommitDuringWrite)
+    );
     // The same schedule over disjoint tables is judged.
     let c = case(txns("u"), "1 1 2 2 1 2", Isolation::ReadCommitted);
     let h = history(&c, &[], &[]);
@@ -126,7 +129,7 @@ fn a_write_that_waited_is_left_to_view() {
         Isolation::ReadCommitted,
     );
     let h = history(&c, &[at(2, 1)], &[]);
-    assert_eq!(unsound_reason(&c, &h, &maria()), Some(WRITE_WAITED));
+    assert_eq!(unsound_reason(&c, &h, &maria()), Some(Unsound::WriteWaited));
 }
 
 #[test]
@@ -166,7 +169,7 @@ fn rolled_back_writes_matter_only_where_uncommitted_versions_are_visible() {
     let h = history(&ru, &[], &[(1, TxnEnd::RolledBack)]);
     assert_eq!(
         unsound_reason(&ru, &h, &maria()),
-        Some(UNCOMMITTED_WRITE_VISIBLE)
+        Some(Unsound::UncommittedWriteVisible)
     );
 }
 
@@ -191,7 +194,10 @@ fn snapshot_writes_count_from_the_transaction_start() {
     assert_eq!(unsound_reason(&rc, &h, &pg()), None);
     let rr = c(Isolation::RepeatableRead);
     let h = history(&rr, &[], &[]);
-    assert_eq!(unsound_reason(&rr, &h, &pg()), Some(COMMIT_DURING_WRITE));
+    assert_eq!(
+        unsound_reason(&rr, &h, &pg()),
+        Some(Unsound::CommitDuringWrite)
+    );
 }
 
 #[test]

@@ -164,7 +164,7 @@ fn each_thing_a_user_sees_is_compared() {
     let anywhere = Some(crate::model::ErrorClass::SerializationFailure);
     assert_eq!(
         compare(Dialect::Sqlite, anywhere, &case, &h, &ssi),
-        Comparison::Undecided("plan-dependent-abort")
+        Comparison::Undecided(Undecided::PlanDependentAbort)
     );
     assert_eq!(
         kinds(compare(Dialect::Sqlite, anywhere, &case, &h, &error)),
@@ -196,7 +196,7 @@ fn timeouts_and_resumed_runs_leave_the_case_undecided() {
     });
     assert_eq!(
         compare(Dialect::Sqlite, None, &case, &h, &timed),
-        Comparison::Undecided("timed-out")
+        Comparison::Undecided(Undecided::TimedOut)
     );
     // Two completions resumed by one release, and a difference.
     let mut racy = s.clone();
@@ -213,7 +213,7 @@ fn timeouts_and_resumed_runs_leave_the_case_undecided() {
     racy.final_state.get_mut("t").unwrap()[0][1] = Value::Int(0);
     assert_eq!(
         compare(Dialect::Sqlite, None, &case, &h, &racy),
-        Comparison::Undecided("resumed-order")
+        Comparison::Undecided(Undecided::ResumedOrder)
     );
     // Two statements waiting at once: the engine picks which goes first.
     let mut waiters = s.clone();
@@ -231,7 +231,7 @@ fn timeouts_and_resumed_runs_leave_the_case_undecided() {
     waiters.final_state.get_mut("t").unwrap()[0][1] = Value::Int(0);
     assert_eq!(
         compare(Dialect::Sqlite, None, &case, &h, &waiters),
-        Comparison::Undecided("concurrent-waiters")
+        Comparison::Undecided(Undecided::ConcurrentWaiters)
     );
 }
 

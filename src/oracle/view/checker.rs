@@ -5,6 +5,7 @@
 use super::locks::LockTable;
 use super::scratch::Scratch;
 use super::state::{undecided, Checker, Stop, TxnState};
+use super::undecided::Undecided;
 use super::versions::{Pos, VersionStore, Writer};
 use super::visibility::Rule;
 use super::Conclusion;
@@ -24,14 +25,14 @@ pub fn run(
 ) -> Result<Conclusion, EngineError> {
     let mut scratch = match Scratch::open(engine, &case.schema, case.isolation)? {
         Ok(s) => s,
-        Err(_) => return Ok(undecided_case("scratch-setup")),
+        Err(_) => return Ok(undecided_case(Undecided::ScratchSetup)),
     };
     let Some(histories) = super::orders::candidate_histories(history) else {
-        return Ok(undecided_case("too-many-resume-orders"));
+        return Ok(undecided_case(Undecided::TooManyResumeOrders));
     };
     let profile = engine.profile();
     let Some(rule) = profile.rule(history.isolation) else {
-        return Ok(undecided_case("no-rule-for-level"));
+        return Ok(undecided_case(Undecided::NoRuleForLevel));
     };
     let setup = Setup {
         rule,
@@ -47,7 +48,7 @@ pub fn run(
         match (&c.undecided, c.findings.is_empty()) {
             (None, true) => return Ok(c),
             (Some(r), true) => {
-                undecided_reason.get_or_insert_with(|| r.clone());
+                undecided_reason.get_or_insert(*r);
             }
             _ => {}
         }
@@ -57,15 +58,15 @@ pub fn run(
     }
     Ok(match (undecided_reason, first) {
         (None, Some(c)) => c,
-        (Some(r), _) => undecided_case(&r),
-        (None, None) => undecided_case("no-order"),
+        (Some(r), _) => undecided_case(r),
+        (None, None) => undecided_case(Undecided::NoOrder),
     })
 }
 
-fn undecided_case(reason: &str) -> Conclusion {
+fn undecided_case(reason: Undecided) -> Conclusion {
     Conclusion {
         findings: Vec::new(),
-        undecided: Some(reason.to_string()),
+        undecided: Some(reason),
     }
 }
 
@@ -177,7 +178,7 @@ impl Checker<'_> {
                     self.on_complete(e.stmt, pos)?;
                 }
                 EventKind::Aborted => self.end_txn(e.stmt.txn, None),
-                EventKind::TimedOut => return Err(undecided("timed-out")),
+                EventKind::TimedOut => return Err(undecided(Undecided::TimedOut)),
             }
         }
         self.compare_final_state()
@@ -191,11 +192,11 @@ impl Checker<'_> {
         for (table, rows) in &state {
             self.scratch
                 .fill(table, rows)
-                .map_err(|_| undecided("scratch-initial-rows"))?;
+                .map_err(|_| undecided(Undecided::ScratchInitialRows))?;
             let read = self
                 .scratch
                 .read(table)
-                .map_err(|_| undecided("scratch-initial-rows"))?;
+                .map_err(|_| undecided(Undecided::ScratchInitialRows))?;
             normal.insert(table.clone(), read);
         }
         self.store.replace_initial(&normal);
@@ -204,7 +205,7 @@ impl Checker<'_> {
 
     fn on_complete(&mut self, r: StmtRef, pos: Pos) -> Result<(), Stop> {
         let Some(cs) = self.case.stmt(r) else {
-            return Err(undecided("unknown-statement"));
+            return Err(undecided(Undecided::UnknownStatement));
         };
         let ok = self
             .history
@@ -222,10 +223,10 @@ impl Checker<'_> {
             }
             Stmt::RollbackTo(name) if ok => {
                 let Some(t) = self.txns.get_mut(&txn) else {
-                    return Err(undecided("unknown-transaction"));
+                    return Err(undecided(Undecided::UnknownTransaction));
                 };
                 let Some(i) = t.savepoints.iter().rposition(|(n, _)| n == name) else {
-                    return Err(undecided("unknown-savepoint"));
+                    return Err(undecided(Undecided::UnknownSavepoint));
                 };
                 let from = t.savepoints[i].1;
                 t.savepoints.truncate(i + 1);
@@ -255,9 +256,9 @@ impl Checker<'_> {
                 self.end_txn(txn, None);
                 Ok(())
             }
-            Stmt::Commit => Err(undecided("commit-failed")),
+            Stmt::Commit => Err(undecided(Undecided::CommitFailed)),
             Stmt::Begin | Stmt::Savepoint(_) | Stmt::RollbackTo(_) | Stmt::Rollback => {
-                Err(undecided("control-statement-failed"))
+                Err(undecided(Undecided::ControlStatementFailed))
             }
             Stmt::Select(_) | Stmt::Insert(_) | Stmt::Update(_) | Stmt::Delete(_) => {
                 super::statement::on_complete(self, r, pos)
@@ -286,7 +287,7 @@ impl Checker<'_> {
 
     fn compare_final_state(&mut self) -> Result<(), Stop> {
         if self.history.final_state_error.is_some() {
-            return Err(undecided("no-final-state"));
+            return Err(undecided(Undecided::NoFinalState));
         }
         let expected = self.store.committed_state();
         if let Some(diff) = state_diff(&self.history.final_state, &expected) {

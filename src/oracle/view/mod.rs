@@ -34,6 +34,7 @@ mod orders;
 pub mod scratch;
 mod state;
 mod statement;
+pub mod undecided;
 pub mod versions;
 /// The engine's visibility rules, from its profile.
 pub use crate::engine::profile::rules as visibility;
@@ -42,6 +43,7 @@ use super::{CheckStats, Finding};
 use crate::engine::{Engine, EngineError};
 use crate::exec::ExecOptions;
 use crate::model::{History, TestCase};
+pub use undecided::Undecided;
 
 pub const ORACLE: &str = "view";
 
@@ -50,7 +52,7 @@ pub const ORACLE: &str = "view";
 pub struct Conclusion {
     pub findings: Vec<Finding>,
     /// Why the comparison stopped early (`None`: the whole case was compared).
-    pub undecided: Option<String>,
+    pub undecided: Option<Undecided>,
 }
 
 pub fn check(
@@ -77,7 +79,7 @@ pub fn check(
     match (&c.undecided, c.findings.is_empty()) {
         (Some(reason), true) => {
             counts.undecided += 1;
-            *counts.undecided_by.entry(reason.clone()).or_default() += 1;
+            *counts.undecided_by.entry(reason.key()).or_default() += 1;
         }
         _ => counts.checked += 1,
     }

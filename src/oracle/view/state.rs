@@ -3,6 +3,7 @@
 
 use super::locks::LockTable;
 use super::scratch::Scratch;
+use super::undecided::Undecided;
 use super::versions::{Pos, Sight, VersionStore};
 use super::visibility::Rule;
 use crate::instrument::Prepared;
@@ -14,13 +15,13 @@ use std::collections::{HashMap, HashSet};
 #[derive(Debug)]
 pub enum Stop {
     /// The model cannot compare the rest soundly.
-    Undecided(String),
+    Undecided(Undecided),
     /// A violation was recorded; the actual state has left the predicted one.
     Violation,
 }
 
-pub fn undecided(reason: &str) -> Stop {
-    Stop::Undecided(reason.to_string())
+pub fn undecided(reason: Undecided) -> Stop {
+    Stop::Undecided(reason)
 }
 
 #[derive(Debug, Default)]
@@ -60,7 +61,7 @@ pub struct Checker<'a> {
     /// partial rows or a deadlock victim's rows that may already be gone): a
     /// difference then makes the case undecided for this reason, agreement
     /// decides it.
-    pub undecided_instead: Option<&'static str>,
+    pub undecided_instead: Option<Undecided>,
     /// Set while judging a current read whose subqueries alone read some
     /// tables, as plain reads in an earlier read view (InnoDB): those tables
     /// and the view they are materialised in.

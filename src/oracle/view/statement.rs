@@ -4,6 +4,7 @@
 
 use super::locks::LockTable;
 use super::state::{undecided, Checker, Stop};
+use super::undecided::Undecided;
 use super::versions::{Pos, Sight, Version, Writer};
 use super::visibility::{Access, Conflict, SnapshotPoint, ViewRule};
 use crate::instrument::Shape;
@@ -51,9 +52,9 @@ fn has_subquery(stmt: &Stmt) -> bool {
 }
 
 /// Statements the model does not cover.
-fn unsupported(ck: &Checker, stmt: &Stmt) -> Option<&'static str> {
+fn unsupported(ck: &Checker, stmt: &Stmt) -> Option<Undecided> {
     match stmt {
-        Stmt::Insert(_) if has_subquery(stmt) => Some("insert-subquery"),
+        Stmt::Insert(_) if has_subquery(stmt) => Some(Undecided::InsertSubquery),
         // Scratch tables without foreign keys (MariaDB's temporary tables), and
         // INSERT IGNORE skips rows that violate one instead of failing. A
         // single row is emulated (evaluate.rs: the scratch run's foreign-key
@@ -68,7 +69,7 @@ fn unsupported(ck: &Checker, stmt: &Stmt) -> Option<&'static str> {
                     .table(&i.table)
                     .is_some_and(|t| !t.foreign_keys.is_empty()) =>
         {
-            Some("insert-ignore-foreign-key")
+            Some(Undecided::InsertIgnoreForeignKey)
         }
         _ => None,
     }
@@ -95,7 +96,7 @@ fn insert_ignore_emulated(ck: &Checker, i: &crate::model::Insert) -> bool {
 /// next-key, foreign-key and scan locks are not all modelled). Only a
 /// statement that takes no lock at all and still waited stops the comparison.
 pub fn on_blocked_submit(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
-    let access = modelled_access(ck, r, "unpredicted-block")?;
+    let access = modelled_access(ck, r, Undecided::UnpredictedBlock)?;
     if ck.rule.lock_of(access, in_txn(ck, r)).is_some() {
         return Ok(());
     }
@@ -104,16 +105,16 @@ pub fn on_blocked_submit(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), S
     let eval = evaluate(ck, r, access, &snap, pos)?;
     match expect(ck, r, access, &eval, &snap, pos, true) {
         Expect::Block(_) => Ok(()),
-        _ => Err(undecided("unpredicted-block")),
+        _ => Err(undecided(Undecided::UnpredictedBlock)),
     }
 }
 
 /// How statement `r` accesses data, if the model covers it; otherwise the
 /// case is undecided (`no_access`: the reason for a statement that reads and
 /// writes nothing).
-fn modelled_access(ck: &Checker, r: StmtRef, no_access: &'static str) -> Result<Access, Stop> {
+fn modelled_access(ck: &Checker, r: StmtRef, no_access: Undecided) -> Result<Access, Stop> {
     let Some(cs) = ck.case.stmt(r) else {
-        return Err(undecided("unknown-statement"));
+        return Err(undecided(Undecided::UnknownStatement));
     };
     let Some(access) = Access::of(&cs.stmt) else {
         return Err(undecided(no_access));
@@ -125,9 +126,9 @@ fn modelled_access(ck: &Checker, r: StmtRef, no_access: &'static str) -> Result<
 }
 
 pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
-    let access = modelled_access(ck, r, "unknown-statement")?;
+    let access = modelled_access(ck, r, Undecided::UnknownStatement)?;
     let Some(actual) = ck.history.outcome(r).cloned() else {
-        return Err(undecided("no-outcome"));
+        return Err(undecided(Undecided::NoOutcome));
     };
     let was_blocked = ck.blocked.contains(&r);
     subquery_read_view(ck, r, access, pos)?;
@@ -137,12 +138,12 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
     // either: agreement decides it, a difference leaves the case undecided.
     ck.undecided_instead = None;
     if release_unobserved(ck, r) {
-        ck.undecided_instead = Some("release-before-observed");
+        ck.undecided_instead = Some(Undecided::ReleaseBeforeObserved);
     } else if view_rule(ck, r, access) == ViewRule::Uncommitted {
         if partial_write_visible(ck, r) {
-            ck.undecided_instead = Some("partial-write-visible");
+            ck.undecided_instead = Some(Undecided::PartialWriteVisible);
         } else if ck.doomed_txns.iter().any(|t| *t != r.txn) {
-            ck.undecided_instead = Some("doomed-transaction");
+            ck.undecided_instead = Some(Undecided::DoomedTransaction);
         }
     }
     // InnoDB READ COMMITTED/UNCOMMITTED scans without gap locks and skips rows
@@ -170,7 +171,7 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
     let actual_class = actual.error.as_ref().map(|e| e.class);
     match (&exp, actual_class) {
         (Expect::Block(_), None) if covering_share_read(ck, r, access, &actual) => {
-            Err(undecided("covering-index-read"))
+            Err(undecided(Undecided::CoveringIndexRead))
         }
         (Expect::Block(holder), None) => {
             let summary = format!(
@@ -198,7 +199,7 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
                 }
                 Ok(())
             } else {
-                Err(undecided("error-instead-of-block"))
+                Err(undecided(Undecided::ErrorInsteadOfBlock))
             }
         }
         (Expect::Abort(class, why), None) => {
@@ -214,7 +215,7 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
             )
         }
         (Expect::Abort(..), Some(c)) if c.is_concurrency() => Ok(()),
-        (Expect::Abort(..), Some(_)) => Err(undecided("error-instead-of-abort")),
+        (Expect::Abort(..), Some(_)) => Err(undecided(Undecided::ErrorInsteadOfAbort)),
         (Expect::Run, Some(c)) if c.is_concurrency() => {
             // A deadlock or lock wait timeout proves a wait (one too short for
             // the probe to report); the statement and, for a deadlock, its
@@ -226,7 +227,7 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
             {
                 Ok(())
             } else {
-                Err(Stop::Undecided(format!("unpredicted-{}", class_name(c))))
+                Err(undecided(Undecided::UnpredictedError(c)))
             }
         }
         (Expect::Run, Some(c)) => {
@@ -251,20 +252,10 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
 /// The engine's error (`actual`) differs from the scratch evaluation's:
 /// undecided, with both in the reason (`error-mismatch:ACTUAL-vs-PREDICTED`).
 fn error_mismatch(actual: Option<ErrorClass>, eval: &Evaluation) -> Stop {
-    let name = |c: Option<ErrorClass>| c.map_or_else(|| "none".to_string(), class_name);
-    let predicted = eval.outcome.error.as_ref().map(|e| e.class);
-    Stop::Undecided(format!(
-        "error-mismatch:{}-vs-{}",
-        name(actual),
-        name(predicted)
-    ))
-}
-
-fn class_name(c: ErrorClass) -> String {
-    serde_json::to_value(c)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_else(|| "error".into())
+    undecided(Undecided::ErrorMismatch {
+        actual,
+        predicted: eval.outcome.error.as_ref().map(|e| e.class),
+    })
 }
 
 /// A share-mode locking read that ran as written (`Engine::keep_plans`: its
@@ -373,7 +364,7 @@ fn take_snapshot(
     }
     if let Some(tentative) = t.tentative_snapshot {
         if ck.store.commits_between(own, tentative, pos) {
-            return Err(undecided("read-view-point-uncertain"));
+            return Err(undecided(Undecided::ReadViewPointUncertain));
         }
     }
     let touched_table = !actual.reads.is_empty();
@@ -402,7 +393,7 @@ fn compare_and_apply(
     actual: &Outcome,
 ) -> Result<(), Stop> {
     let Some(stmt) = ck.case.stmt(r).map(|c| c.stmt.clone()) else {
-        return Err(undecided("unknown-statement"));
+        return Err(undecided(Undecided::UnknownStatement));
     };
     if let Stmt::Select(sel) = &stmt {
         let cut = sel
@@ -482,10 +473,10 @@ fn apply_unchanged(
     let open = in_txn(ck, r);
     for u in &eval.outcome.unchanged {
         let Some(matched) = ck.store.newest(&u.table, u.rid).cloned() else {
-            return Err(undecided("unchanged-row-unknown"));
+            return Err(undecided(Undecided::UnchangedRowUnknown));
         };
         if matched.wl != u.wl || matched.deleted {
-            return Err(undecided("unchanged-row-unknown"));
+            return Err(undecided(Undecided::UnchangedRowUnknown));
         }
         if locks && ck.rule.row_locks {
             ck.locks
@@ -530,7 +521,7 @@ fn apply(
         let version = match &w.after {
             Some(after) => {
                 let Some((_, row)) = eval.written_rows.iter().find(|(rid, _)| *rid == w.rid) else {
-                    return Err(undecided("write-not-read-back"));
+                    return Err(undecided(Undecided::WriteNotReadBack));
                 };
                 Version {
                     row: row.clone(),
@@ -546,7 +537,7 @@ fn apply(
                 wl: w
                     .before
                     .clone()
-                    .ok_or_else(|| undecided("deleted-row-version-unknown"))?,
+                    .ok_or_else(|| undecided(Undecided::DeletedRowVersionUnknown))?,
                 writer,
                 deleted: true,
                 written_at: pos,

@@ -49,12 +49,12 @@ pub(super) fn materialise(
             let rows = rows_of(ck.store.view(t, reader, sight));
             ck.scratch
                 .fill(t, &rows)
-                .map_err(|_| undecided("view-not-materialisable"))?;
+                .map_err(|_| undecided(Undecided::ViewNotMaterialisable))?;
             view.insert(t.clone(), json!(rows));
         }
     }
     if !tables.iter().all(|t| ck.scratch.is_filled(t)) {
-        return Err(undecided("view-not-materialisable"));
+        return Err(undecided(Undecided::ViewNotMaterialisable));
     }
     Ok(serde_json::Value::Object(view))
 }
@@ -67,10 +67,10 @@ pub(super) fn evaluate(
     pos: Pos,
 ) -> Result<Evaluation, Stop> {
     let Some(stmt) = ck.case.stmt(r).map(|c| c.stmt.clone()) else {
-        return Err(undecided("unknown-statement"));
+        return Err(undecided(Undecided::UnknownStatement));
     };
     let Some(p) = ck.prepared.get(&r).cloned() else {
-        return Err(undecided("unknown-statement"));
+        return Err(undecided(Undecided::UnknownStatement));
     };
     let reader = Writer::Txn(r.txn);
     let rule = view_rule(ck, r, access);
@@ -121,7 +121,7 @@ pub(super) fn evaluate(
         let candidates = ck
             .scratch
             .matching_as(&table, &alias, where_.as_ref())
-            .map_err(|_| undecided("scratch-failed"))?;
+            .map_err(|_| undecided(Undecided::ScratchFailed))?;
         let latest = Sight::CommittedBefore(pos);
         let changed = candidates.iter().any(|rid| {
             let then = ck.store.visible(&table, *rid, reader, sight).map(|v| &v.wl);
@@ -130,7 +130,7 @@ pub(super) fn evaluate(
         });
         if changed {
             if has_subquery(&stmt) {
-                return Err(undecided("recheck-with-subquery"));
+                return Err(undecided(Undecided::RecheckWithSubquery));
             }
             let rows: Vec<Vec<Value>> = candidates
                 .iter()
@@ -140,7 +140,7 @@ pub(super) fn evaluate(
                 .collect();
             ck.scratch
                 .fill(&table, &rows)
-                .map_err(|_| undecided("view-not-materialisable"))?;
+                .map_err(|_| undecided(Undecided::ViewNotMaterialisable))?;
             view = json!({ table.clone(): rows, "rechecked_from_snapshot": true });
         }
         recheck_targets = Some(
@@ -162,7 +162,7 @@ pub(super) fn evaluate(
             let rids = ck
                 .scratch
                 .matching(&table, where_.as_ref())
-                .map_err(|_| undecided("scratch-failed"))?;
+                .map_err(|_| undecided(Undecided::ScratchFailed))?;
             recheck_targets = Some(
                 rids.into_iter()
                     .map(|rid| (table.clone(), rid, LockMode::ForUpdate))
@@ -175,7 +175,7 @@ pub(super) fn evaluate(
             table.clone(),
             ck.scratch
                 .read(table)
-                .map_err(|_| undecided("scratch-failed"))?,
+                .map_err(|_| undecided(Undecided::ScratchFailed))?,
         )),
         _ => None,
     };
@@ -240,10 +240,10 @@ pub(super) fn write_effects(
     let after = ck
         .scratch
         .read(table)
-        .map_err(|_| undecided("scratch-failed"))?;
+        .map_err(|_| undecided(Undecided::ScratchFailed))?;
     let writes = row_diff(table, before, &after).map_err(|e| {
         tracing::warn!("scratch table {table}: {e}");
-        undecided("scratch-row-unreadable")
+        undecided(Undecided::ScratchRowUnreadable)
     })?;
     let written_rows = writes
         .iter()
@@ -291,11 +291,11 @@ pub(super) fn locking_read_on_snapshot(
     view: serde_json::Value,
 ) -> Result<Evaluation, Stop> {
     let Some(p) = ck.prepared.get(&r).cloned() else {
-        return Err(undecided("unknown-statement"));
+        return Err(undecided(Undecided::UnknownStatement));
     };
     let outcome = ck.scratch.run(&p);
     if !outcome.reads_complete {
-        return Err(undecided("locking-read-recheck"));
+        return Err(undecided(Undecided::LockingReadRecheck));
     }
     let latest = Sight::CommittedBefore(pos);
     let changed = outcome.reads.iter().any(|v| {
@@ -304,7 +304,7 @@ pub(super) fn locking_read_on_snapshot(
         now.map(|x| (&x.wl, x.deleted)) != then.map(|x| (&x.wl, x.deleted))
     });
     if changed {
-        return Err(undecided("locking-read-recheck"));
+        return Err(undecided(Undecided::LockingReadRecheck));
     }
     let targets = outcome
         .reads

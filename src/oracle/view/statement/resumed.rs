@@ -58,24 +58,24 @@ pub(super) fn judge(
     actual: &Outcome,
 ) -> Result<(), Stop> {
     let Some(stmt) = ck.case.stmt(r).map(|c| c.stmt.clone()) else {
-        return Err(undecided("unknown-statement"));
+        return Err(undecided(Undecided::UnknownStatement));
     };
     let table = match &stmt {
         Stmt::Update(u) => u.table.clone(),
         Stmt::Delete(d) => d.table.clone(),
-        _ => return Err(undecided("resumed-scan")),
+        _ => return Err(undecided(Undecided::ResumedScan)),
     };
     if has_subquery(&stmt) {
         // The subquery reads a snapshot of its own, taken at a point of the
         // scan the client cannot see.
-        return Err(undecided("resumed-scan-subquery"));
+        return Err(undecided(Undecided::ResumedScanSubquery));
     }
     if let Some(e) = &actual.error {
         if matches!(e.class, ErrorClass::Deadlock | ErrorClass::LockWaitTimeout) {
             return Ok(());
         }
     } else if !actual.writes_complete {
-        return Err(undecided("resumed-scan-writes-unknown"));
+        return Err(undecided(Undecided::ResumedScanWritesUnknown));
     }
     let start = ck.submitted_at.get(&r).copied().unwrap_or(pos);
     let states = states(ck, r, start, pos)?;
@@ -86,13 +86,13 @@ pub(super) fn judge(
             lock_database(ck, r, pos);
             Ok(())
         } else {
-            Err(undecided("resumed-scan-error"))
+            Err(undecided(Undecided::ResumedScanError))
         };
     }
     if states.iter().any(|s| s.error.is_some()) {
         // A state the engine refuses as a whole may still have given some
         // rows their outcome: not modelled.
-        return Err(undecided("resumed-scan-state-error"));
+        return Err(undecided(Undecided::ResumedScanStateError));
     }
     let moved = moved_rows(
         ck,
@@ -146,20 +146,20 @@ pub(super) fn judge_locking_read(
     actual: &Outcome,
 ) -> Result<(), Stop> {
     let Some(Stmt::Select(sel)) = ck.case.stmt(r).map(|c| c.stmt.clone()) else {
-        return Err(undecided("unknown-statement"));
+        return Err(undecided(Undecided::UnknownStatement));
     };
     if !single_table(&sel) {
-        return Err(undecided("resumed-locking-read"));
+        return Err(undecided(Undecided::ResumedLockingRead));
     }
     if let Some(e) = &actual.error {
         return if matches!(e.class, ErrorClass::Deadlock | ErrorClass::LockWaitTimeout) {
             Ok(())
         } else {
-            Err(undecided("resumed-scan-error"))
+            Err(undecided(Undecided::ResumedScanError))
         };
     }
     if !actual.reads_complete {
-        return Err(undecided("resumed-scan-reads-unknown"));
+        return Err(undecided(Undecided::ResumedScanReadsUnknown));
     }
     let (table, alias) = (sel.from[0].table.clone(), sel.from[0].alias.clone());
     let own = Writer::Txn(r.txn);
@@ -173,7 +173,7 @@ pub(super) fn judge_locking_read(
         let rids = ck
             .scratch
             .matching_as(&table, &alias, sel.where_.as_ref())
-            .map_err(|_| undecided("resumed-scan-state-error"))?;
+            .map_err(|_| undecided(Undecided::ResumedScanStateError))?;
         let reads = rids
             .into_iter()
             .filter_map(|rid| {
@@ -281,10 +281,10 @@ fn state_points(ck: &Checker, r: StmtRef, start: Pos, pos: Pos) -> Vec<Pos> {
 /// each in the scratch tables.
 fn states(ck: &mut Checker, r: StmtRef, start: Pos, pos: Pos) -> Result<Vec<State>, Stop> {
     let Some(p) = ck.prepared.get(&r).cloned() else {
-        return Err(undecided("unknown-statement"));
+        return Err(undecided(Undecided::UnknownStatement));
     };
     let Shape::Write { table, .. } = &p.shape else {
-        return Err(undecided("resumed-scan"));
+        return Err(undecided(Undecided::ResumedScan));
     };
     let own = Writer::Txn(r.txn);
     let mut out = Vec::new();
@@ -293,7 +293,7 @@ fn states(ck: &mut Checker, r: StmtRef, start: Pos, pos: Pos) -> Result<Vec<Stat
         let rows_before = ck
             .scratch
             .read(table)
-            .map_err(|_| undecided("scratch-failed"))?;
+            .map_err(|_| undecided(Undecided::ScratchFailed))?;
         let outcome = ck.scratch.run(&p);
         if let Some(e) = &outcome.error {
             out.push(State {

@@ -49,7 +49,7 @@ pub(super) fn subquery_read_view(
                 != ck.store.view(t, own, Sight::CommittedBefore(pos))
         });
         return if dirty || partial_write_visible(ck, r) {
-            Err(undecided("read-uncommitted-subquery"))
+            Err(undecided(Undecided::ReadUncommittedSubquery))
         } else {
             Ok(())
         };
@@ -78,8 +78,8 @@ pub(super) fn subquery_read_view(
             Some(tables) if !ck.blocked.contains(&r) && definite => {
                 ck.subquery_sight = Some((tables, Sight::CommittedBefore(read_view)));
             }
-            Some(_) if !definite => return Err(undecided("read-view-point-uncertain")),
-            _ => return Err(undecided("subquery-read-view")),
+            Some(_) if !definite => return Err(undecided(Undecided::ReadViewPointUncertain)),
+            _ => return Err(undecided(Undecided::SubqueryReadView)),
         }
     }
     // Its subquery may have opened the transaction's read view (whether it
