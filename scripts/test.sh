@@ -18,6 +18,9 @@ eval "$(scripts/provision.sh)"
 # Headless Chromium renders the HTML report in tests/report.rs.
 scripts/install-chromium.sh
 echo "scripts/test.sh: MariaDB and PostgreSQL are reachable; server tests will run" >&2
+# Plain `cargo test` skips (loudly) a test whose server, private-server
+# binaries or Chromium are missing; here such a skip is a failure.
+export TXFUZZ_REQUIRE_SERVERS=1
 
 cargo fmt --all -- --check
 cargo clippy --all-targets --quiet -- -D warnings

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{check_level, url};
+use common::hermitage::check_level;
 use txfuzz::model::Isolation::RepeatableRead;
 
 /// Sets the global variable for connections made from now on.
@@ -37,10 +37,12 @@ impl Drop for Restore {
 
 #[test]
 fn mariadb_snapshot_isolation_repeatable_read_permits_only_write_skew() {
-    let url = url("TXFUZZ_MYSQL_URL");
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     set_global(&url, true);
     let _restore = Restore(url.clone());
-    let mut e = txfuzz::engine::open(Some(&url)).unwrap();
+    let mut e = common::open(&url);
     assert_eq!(
         e.info()
             .settings

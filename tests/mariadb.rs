@@ -4,6 +4,8 @@
 //! error codes work, reset restores the initial state, and the wss oracle
 //! reports nothing on serialisable scripted cases.
 
+mod common;
+
 use std::time::{Duration, Instant};
 use txfuzz::campaign::run_case;
 use txfuzz::engine::mysql::MysqlEngine;
@@ -15,15 +17,6 @@ use txfuzz::model::{
 use txfuzz::oracle::{CheckStats, OracleKind};
 use txfuzz::testkit::*;
 
-fn url() -> String {
-    std::env::var("TXFUZZ_MYSQL_URL")
-        .expect("TXFUZZ_MYSQL_URL is not set: scripts/test.sh provisions MariaDB and exports it")
-}
-
-fn engine() -> MysqlEngine {
-    MysqlEngine::connect(&url()).unwrap_or_else(|e| panic!("{e}"))
-}
-
 fn at(txn: u32, index: u32) -> StmtRef {
     StmtRef { txn, index }
 }
@@ -33,8 +26,8 @@ fn with_iso(mut case: TestCase, iso: Isolation) -> TestCase {
     case
 }
 
-fn run(case: &TestCase) -> History {
-    let mut e = engine();
+fn run(url: &str, case: &TestCase) -> History {
+    let mut e = common::mariadb(url);
     e.load(case).unwrap();
     execute(&mut e, case, &ExecOptions::default()).unwrap()
 }
@@ -53,6 +46,9 @@ fn completed(h: &History, r: StmtRef) -> Option<usize> {
 
 #[test]
 fn second_writer_blocks_fast_behind_the_first() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let case = with_iso(
         kv_case(
             &[(1, 10), (2, 20)],
@@ -64,7 +60,7 @@ fn second_writer_blocks_fast_behind_the_first() {
         ),
         Isolation::RepeatableRead,
     );
-    let h = run(&case);
+    let h = run(&url, &case);
     let (sub_i, sub_us) = event_at(&h, at(2, 1), |k| *k == EventKind::Submitted).unwrap();
     let (blk_i, blk_us) = event_at(&h, at(2, 1), |k| matches!(k, EventKind::Blocked { .. }))
         .unwrap_or_else(|| panic!("T2's UPDATE must be reported blocked: {:#?}", h.events));
@@ -89,6 +85,9 @@ fn second_writer_blocks_fast_behind_the_first() {
 
 #[test]
 fn non_conflicting_statements_never_block() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let case = with_iso(
         kv_case(
             &[(1, 10), (2, 20)],
@@ -105,7 +104,7 @@ fn non_conflicting_statements_never_block() {
         ),
         Isolation::RepeatableRead,
     );
-    let h = run(&case);
+    let h = run(&url, &case);
     assert_eq!(h.blocked_events(), 0, "{:#?}", h.events);
     assert_eq!(h.aborts(), 0);
     // T2 does not see T1's uncommitted write.
@@ -118,6 +117,9 @@ fn non_conflicting_statements_never_block() {
 
 #[test]
 fn deadlock_aborts_one_transaction() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let case = with_iso(
         kv_case(
             &[(1, 10), (2, 20)],
@@ -129,7 +131,7 @@ fn deadlock_aborts_one_transaction() {
         ),
         Isolation::RepeatableRead,
     );
-    let h = run(&case);
+    let h = run(&url, &case);
     let deadlocked: Vec<_> = h
         .outcomes
         .iter()
@@ -152,8 +154,11 @@ fn deadlock_aborts_one_transaction() {
 
 #[test]
 fn a_cancelled_blocked_statement_never_runs_later() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let case = kv_case(&[(1, 10)], vec![], "");
-    let mut e = engine();
+    let mut e = common::mariadb(&url);
     e.load(&case).unwrap();
     let iso = Isolation::RepeatableRead;
     let mut holder = e.open_session(iso, WaitSignal::new()).unwrap();
@@ -186,6 +191,9 @@ fn a_cancelled_blocked_statement_never_runs_later() {
 
 #[test]
 fn instrumentation_reports_writes() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let case = with_iso(
         kv_case(
             &[(1, 10), (2, 20)],
@@ -199,7 +207,7 @@ fn instrumentation_reports_writes() {
         ),
         Isolation::RepeatableRead,
     );
-    let h = run(&case);
+    let h = run(&url, &case);
     let upd = h.outcome(at(1, 1)).unwrap();
     assert!(upd.ok(), "{upd:?}");
     assert_eq!(upd.writes.len(), 1, "{upd:?}");
@@ -232,6 +240,9 @@ fn instrumentation_reports_writes() {
 
 #[test]
 fn errors_are_classified_by_code() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let case = with_iso(
         kv_case(
             &[(1, 10)],
@@ -240,14 +251,14 @@ fn errors_are_classified_by_code() {
         ),
         Isolation::RepeatableRead,
     );
-    let h = run(&case);
+    let h = run(&url, &case);
     let err = h.outcome(at(1, 1)).unwrap().error.clone().unwrap();
     assert_eq!(err.class, ErrorClass::DuplicateKey, "{err:?}");
     assert!(err.code.starts_with("1062"), "{err:?}");
     assert_eq!(h.txn_end(1), Some(TxnEnd::Committed));
     assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(11)));
 
-    let mut e = engine();
+    let mut e = common::mariadb(&url);
     e.load(&case).unwrap();
     let mut s = e
         .open_session(Isolation::RepeatableRead, WaitSignal::new())
@@ -279,8 +290,11 @@ fn unreachable_server_is_a_connect_error_without_password() {
 
 #[test]
 fn engine_info_and_private_database() {
-    let a = engine();
-    let b = engine();
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let a = common::mariadb(&url);
+    let b = common::mariadb(&url);
     assert_ne!(a.database(), b.database());
     let info = a.info();
     assert!(info.name == "mariadb" || info.name == "mysql");
@@ -299,12 +313,15 @@ fn engine_info_and_private_database() {
 /// setting it changed.
 #[test]
 fn a_stuck_lock_on_the_admin_connection_is_a_hang_and_recovery_works_around_it() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let case = kv_case(&[(1, 10)], vec![], "");
-    let mut e = engine();
+    let mut e = common::mariadb(&url);
     e.set_deadline(Duration::from_secs(1));
     e.load(&case).unwrap();
     let old = e.database().to_string();
-    let mut other = engine();
+    let mut other = common::mariadb(&url);
     let mut holder = other
         .open_session(Isolation::ReadCommitted, WaitSignal::new())
         .unwrap();
@@ -335,6 +352,9 @@ fn a_stuck_lock_on_the_admin_connection_is_a_hang_and_recovery_works_around_it()
 
 #[test]
 fn reset_restores_the_initial_state() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let case = with_iso(
         kv_case(
             &[(1, 10), (2, 20)],
@@ -347,7 +367,7 @@ fn reset_restores_the_initial_state() {
         ),
         Isolation::RepeatableRead,
     );
-    let mut e = engine();
+    let mut e = common::mariadb(&url);
     e.load(&case).unwrap();
     let initial = e.final_state(&case.schema).unwrap();
     let h = execute(&mut e, &case, &ExecOptions::default()).unwrap();
@@ -359,6 +379,9 @@ fn reset_restores_the_initial_state() {
 /// Three tables of 8 rows each: the median of 200 resets.
 #[test]
 fn reset_is_fast() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let mut case = kv_case(
         &(1..=8).map(|k| (k, k * 10)).collect::<Vec<_>>(),
         vec![],
@@ -377,7 +400,7 @@ fn reset_is_fast() {
         }
         case.data.push(d);
     }
-    let mut e = engine();
+    let mut e = common::mariadb(&url);
     e.load(&case).unwrap();
     let mut times: Vec<Duration> = (0..200)
         .map(|_| {
@@ -439,7 +462,10 @@ fn rolled_back_writer() -> TestCase {
 
 #[test]
 fn wss_finds_nothing_on_serialisable_cases() {
-    let mut e = engine();
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let mut e = common::mariadb(&url);
     for iso in Isolation::ALL {
         for case in [
             overlapping_updates(),
@@ -472,6 +498,9 @@ fn wss_finds_nothing_on_serialisable_cases() {
 /// T2 commits before T1 does.
 #[test]
 fn rollback_to_savepoint_releases_the_locks_taken_after_it() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     use txfuzz::model::Stmt;
     let case = with_iso(
         kv_case(
@@ -494,7 +523,7 @@ fn rollback_to_savepoint_releases_the_locks_taken_after_it() {
         ),
         Isolation::Serializable,
     );
-    let h = run(&case);
+    let h = run(&url, &case);
     assert!(
         event_at(&h, at(2, 0), |k| matches!(k, EventKind::Blocked { .. })).is_some(),
         "T2 must first wait for T1's shared lock: {:#?}",
@@ -509,7 +538,7 @@ fn rollback_to_savepoint_releases_the_locks_taken_after_it() {
     // Contrary to the manual: not a profile fact (the profile says locks are
     // kept), but a known issue, so findings resting on it are known violations.
     assert!(
-        !MysqlEngine::connect(&url())
+        !MysqlEngine::connect(&url)
             .unwrap()
             .profile()
             .savepoint_rollback_releases_locks
@@ -558,6 +587,9 @@ fn locking_read_with_subquery() -> Stmt {
 
 #[test]
 fn autocommit_locking_read_evaluates_its_subquery_in_an_earlier_read_view() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     // T1 sets k=1's v to 7 and inserts k=2 with v=7. T2's autocommit locking
     // read scans k=0 (evaluating its subquery there), waits for k=1's row
     // lock, then reads the outer rows current but evaluates the subquery in a
@@ -574,7 +606,7 @@ fn autocommit_locking_read_evaluates_its_subquery_in_an_earlier_read_view() {
         ),
         Isolation::Serializable,
     );
-    let h = run(&case);
+    let h = run(&url, &case);
     assert!(
         event_at(&h, at(2, 0), |k| matches!(k, EventKind::Blocked { .. })).is_some(),
         "the locking read must wait for T1's row lock: {:#?}",
@@ -596,7 +628,7 @@ fn autocommit_locking_read_evaluates_its_subquery_in_an_earlier_read_view() {
         "MariaDB's result {rows:?} is now serial (the known issue is fixed: update known-issues.toml)"
     );
     assert!(
-        MysqlEngine::connect(&url())
+        MysqlEngine::connect(&url)
             .unwrap()
             .profile()
             .locking_read_subqueries_use_statement_snapshot
@@ -692,8 +724,11 @@ fn kv_rows(rows: &[(i64, i64)]) -> Vec<Vec<Value>> {
 /// `savepoint_after_the_first_statement_keeps_its_locks`).
 #[test]
 fn savepoint_before_the_first_statement_ends_the_innodb_transaction() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     for iso in [Isolation::Serializable, Isolation::RepeatableRead] {
-        let h = run(&savepoint_and_row_lock(true, iso));
+        let h = run(&url, &savepoint_and_row_lock(true, iso));
         assert!(
             event_at(&h, at(2, 0), |k| matches!(k, EventKind::Blocked { .. })).is_some(),
             "{iso:?}: T2's UPDATE must first wait for T1's FOR UPDATE lock: {:#?}",
@@ -730,8 +765,11 @@ fn savepoint_before_the_first_statement_ends_the_innodb_transaction() {
 /// REPEATABLE READ T1 keeps its read view.
 #[test]
 fn savepoint_after_the_first_statement_keeps_its_locks() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     for iso in [Isolation::Serializable, Isolation::RepeatableRead] {
-        let h = run(&savepoint_and_row_lock(false, iso));
+        let h = run(&url, &savepoint_and_row_lock(false, iso));
         assert!(
             event_at(&h, at(2, 0), |k| matches!(k, EventKind::Blocked { .. })).is_some(),
             "{iso:?}: T2's UPDATE must first wait for T1's FOR UPDATE lock: {:#?}",
@@ -754,7 +792,11 @@ fn savepoint_after_the_first_statement_keeps_its_locks() {
             );
         }
     } // The documented behaviour is the profile's: locks survive ROLLBACK TO.
-    assert!(!engine().profile().savepoint_rollback_releases_locks);
+    assert!(
+        !common::mariadb(&url)
+            .profile()
+            .savepoint_rollback_releases_locks
+    );
 }
 
 /// `UPDATE t SET v = v + delta` (every row).
@@ -777,6 +819,9 @@ fn add_to_every_row(t: &str, delta: i64) -> Stmt {
 /// (The txfuzz IR has no UPDATE ... ORDER BY, so the ordered updates are raw SQL.)
 #[test]
 fn unique_keys_are_checked_row_by_row() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let mut case = with_iso(
         kv_case(
             &[(1, 1), (2, 2)],
@@ -786,7 +831,7 @@ fn unique_keys_are_checked_row_by_row() {
         Isolation::RepeatableRead,
     );
     case.schema.tables[0].uniques = vec![vec!["v".into()]];
-    let mut e = engine();
+    let mut e = common::mariadb(&url);
     e.load(&case).unwrap();
     let h = execute(&mut e, &case, &ExecOptions::default()).unwrap();
     let err = h
@@ -832,7 +877,10 @@ fn unique_keys_are_checked_row_by_row() {
 /// undecided.
 #[test]
 fn temporary_tables_cannot_have_foreign_keys() {
-    let mut e = engine();
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let mut e = common::mariadb(&url);
     let mut s = e
         .open_session(Isolation::RepeatableRead, WaitSignal::new())
         .unwrap();
@@ -851,7 +899,10 @@ fn temporary_tables_cannot_have_foreign_keys() {
 /// the text (load and reset batches rely on it).
 #[test]
 fn errors_of_later_statements_in_a_text_are_reported() {
-    let mut e = engine();
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let mut e = common::mariadb(&url);
     let mut s = e
         .open_session(Isolation::ReadCommitted, WaitSignal::new())
         .unwrap();
@@ -865,7 +916,10 @@ fn errors_of_later_statements_in_a_text_are_reported() {
 /// its own): a wrong name is a connection error naming it, not ignored.
 #[test]
 fn the_url_database_must_exist() {
-    let base = url();
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let base = url;
     let (server, _db) = base.rsplit_once('/').unwrap();
     let err = MysqlEngine::connect(&format!("{server}/txfuzz_no_such_db"))
         .err()

@@ -3,6 +3,8 @@
 //! built-in pattern's case, run at a level whose engine lets it through,
 //! produces exactly the pattern's dependency path (hit rate per pattern).
 
+mod common;
+
 use txfuzz::campaign::run_case;
 use txfuzz::engine::Engine;
 use txfuzz::exec::ExecOptions;
@@ -10,12 +12,6 @@ use txfuzz::gen::pattern::{catalogue, generate, levels, parse, parse_file, path}
 use txfuzz::model::Isolation;
 use txfuzz::oracle::pattern as detect;
 use txfuzz::oracle::{CheckStats, OracleKind, Verdict};
-
-fn url(var: &str) -> String {
-    std::env::var(var).unwrap_or_else(|_| {
-        panic!("{var} is not set: scripts/test.sh provisions the servers and exports it")
-    })
-}
 
 #[test]
 fn parses_valid_patterns() {
@@ -267,14 +263,20 @@ fn hit_rates(e: &mut dyn Engine, engine_name: &str) -> Vec<String> {
 
 #[test]
 fn mariadb_pattern_hit_rates() {
-    let mut e = txfuzz::engine::open(Some(&url("TXFUZZ_MYSQL_URL"))).unwrap();
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let mut e = common::open(&url);
     let lines = hit_rates(e.as_mut(), "mariadb");
     assert!(lines.len() > 20);
 }
 
 #[test]
 fn postgres_pattern_hit_rates() {
-    let mut e = txfuzz::engine::open(Some(&url("TXFUZZ_PG_URL"))).unwrap();
+    let Some(url) = common::pg_url() else {
+        return;
+    };
+    let mut e = common::open(&url);
     let lines = hit_rates(e.as_mut(), "postgres");
     assert!(!lines.is_empty());
 }

@@ -5,6 +5,8 @@
 //! Each test opens its own engine, which works in its own schema, so the tests
 //! run in parallel on one server.
 
+mod common;
+
 use std::time::{Duration, Instant};
 use txfuzz::campaign::run_case;
 use txfuzz::engine::fault::{Fault, FaultyEngine};
@@ -24,22 +26,13 @@ const LEVELS: [Isolation; 3] = [
     Isolation::Serializable,
 ];
 
-fn url() -> String {
-    std::env::var("TXFUZZ_PG_URL")
-        .expect("TXFUZZ_PG_URL is not set: scripts/test.sh provisions PostgreSQL and exports it")
-}
-
-fn engine() -> PgEngine {
-    PgEngine::connect(&url()).unwrap()
-}
-
 fn at_level(mut case: TestCase, iso: Isolation) -> TestCase {
     case.isolation = iso;
     case
 }
 
-fn run(case: &TestCase) -> History {
-    let mut e = engine();
+fn run(url: &str, case: &TestCase) -> History {
+    let mut e = common::postgres(url);
     e.load(case).unwrap();
     execute(&mut e, case, &ExecOptions::default()).unwrap()
 }
@@ -87,7 +80,10 @@ fn two_writers() -> TestCase {
 
 #[test]
 fn read_committed_writer_blocks_then_reevaluates_on_the_new_version() {
-    let h = run(&at_level(two_writers(), Isolation::ReadCommitted));
+    let Some(url) = common::pg_url() else {
+        return;
+    };
+    let h = run(&url, &at_level(two_writers(), Isolation::ReadCommitted));
     let blocked = position(&h, at(2, 1), |k| {
         *k == EventKind::Blocked { blocker: Some(1) }
     })
@@ -118,7 +114,10 @@ fn read_committed_writer_blocks_then_reevaluates_on_the_new_version() {
 
 #[test]
 fn repeatable_read_second_writer_fails_with_a_serialization_failure() {
-    let h = run(&at_level(two_writers(), Isolation::RepeatableRead));
+    let Some(url) = common::pg_url() else {
+        return;
+    };
+    let h = run(&url, &at_level(two_writers(), Isolation::RepeatableRead));
     assert!(
         position(&h, at(2, 1), |k| matches!(k, EventKind::Blocked { .. })).is_some(),
         "{:#?}",
@@ -136,6 +135,9 @@ fn repeatable_read_second_writer_fails_with_a_serialization_failure() {
 
 #[test]
 fn non_conflicting_statements_never_block() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     for iso in LEVELS {
         let case = kv_case(
             &[(1, 10), (2, 20)],
@@ -147,7 +149,7 @@ fn non_conflicting_statements_never_block() {
             ],
             "1 1 2 2 3 3 4 1 2 3 3 1 2",
         );
-        let h = run(&at_level(case, iso));
+        let h = run(&url, &at_level(case, iso));
         assert_eq!(h.blocked_events(), 0, "{iso:?}: {:#?}", h.events);
         assert_eq!(h.aborts(), 0, "{iso:?}: {:#?}", h.outcomes);
         assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(11)));
@@ -157,6 +159,9 @@ fn non_conflicting_statements_never_block() {
 
 #[test]
 fn a_deadlock_aborts_one_transaction() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     let case = kv_case(
         &[(1, 10), (2, 20)],
         vec![
@@ -165,7 +170,7 @@ fn a_deadlock_aborts_one_transaction() {
         ],
         "1 1 2 2 1 2 1 2",
     );
-    let h = run(&at_level(case, Isolation::ReadCommitted));
+    let h = run(&url, &at_level(case, Isolation::ReadCommitted));
     let deadlocked: Vec<u32> = [at(1, 2), at(2, 2)]
         .into_iter()
         .filter(|&r| error_class(&h, r) == Some(ErrorClass::Deadlock))
@@ -184,8 +189,11 @@ fn a_deadlock_aborts_one_transaction() {
 
 #[test]
 fn a_cancelled_blocked_statement_never_runs_later() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     let case = kv_case(&[(1, 10)], vec![], "");
-    let mut e = engine();
+    let mut e = common::postgres(&url);
     e.load(&case).unwrap();
     let iso = Isolation::ReadCommitted;
     let mut holder = e.open_session(iso, WaitSignal::new()).unwrap();
@@ -219,6 +227,9 @@ fn a_cancelled_blocked_statement_never_runs_later() {
 
 #[test]
 fn an_error_aborts_and_rolls_back_the_transaction() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     for iso in LEVELS {
         let case = kv_case(
             &[(1, 10)],
@@ -229,7 +240,7 @@ fn an_error_aborts_and_rolls_back_the_transaction() {
             ])],
             "1 1 1 1 1",
         );
-        let h = run(&at_level(case, iso));
+        let h = run(&url, &at_level(case, iso));
         let err = h.outcome(at(1, 2)).unwrap().error.clone().unwrap();
         assert_eq!(err.class, ErrorClass::DuplicateKey, "{err:?}");
         assert_eq!(err.code, "23505");
@@ -242,8 +253,11 @@ fn an_error_aborts_and_rolls_back_the_transaction() {
 
 #[test]
 fn errors_are_classified_by_sqlstate() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     let case = kv_case(&[(1, 10)], vec![], "");
-    let mut e = engine();
+    let mut e = common::postgres(&url);
     e.load(&case).unwrap();
     let mut s = e
         .open_session(Isolation::ReadCommitted, WaitSignal::new())
@@ -319,7 +333,10 @@ fn an_unreachable_server_is_a_connect_error_without_the_password() {
 
 #[test]
 fn info_and_profile() {
-    let e = engine();
+    let Some(url) = common::pg_url() else {
+        return;
+    };
+    let e = common::postgres(&url);
     let info = e.info();
     assert_eq!(info.name, "postgres");
     assert!(info.version.chars().next().unwrap().is_ascii_digit());
@@ -372,8 +389,11 @@ fn three_tables() -> TestCase {
 
 #[test]
 fn reset_restores_the_initial_state_quickly() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     let case = three_tables();
-    let mut e = engine();
+    let mut e = common::postgres(&url);
     e.load(&case).unwrap();
     let initial = e.final_state(&case.schema).unwrap();
     assert_eq!(initial["t0"].len(), 5);
@@ -398,9 +418,12 @@ fn reset_restores_the_initial_state_quickly() {
 
 #[test]
 fn engines_work_in_their_own_schemas() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     let case = kv_case(&[(1, 10)], vec![], "");
-    let mut a = engine();
-    let mut b = engine();
+    let mut a = common::postgres(&url);
+    let mut b = common::postgres(&url);
     assert_ne!(a.schema(), b.schema());
     a.load(&case).unwrap();
     b.load(&kv_case(&[(1, 50), (2, 60)], vec![], "")).unwrap();
@@ -449,7 +472,10 @@ fn wss_cases() -> Vec<TestCase> {
 /// undecided with their reason, and nothing is ever a finding here.
 #[test]
 fn the_wss_oracle_judges_only_sound_cases_on_postgres() {
-    let mut e = engine();
+    let Some(url) = common::pg_url() else {
+        return;
+    };
+    let mut e = common::postgres(&url);
     // Per case: checked at READ COMMITTED, checked at REPEATABLE READ and
     // SERIALIZABLE (snapshot writes count from BEGIN), else the reason.
     // (At REPEATABLE READ and SERIALIZABLE the second writer of a row fails
@@ -498,6 +524,9 @@ fn the_wss_oracle_judges_only_sound_cases_on_postgres() {
 /// the case; a fault that evaluates it on the state at BEGIN is found.
 #[test]
 fn the_wss_oracle_finds_a_stale_update_at_read_committed() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     let case = at_level(
         kv_case(
             &[(1, 10)],
@@ -521,21 +550,24 @@ fn the_wss_oracle_finds_a_stale_update_at_read_committed() {
         .unwrap();
         (f, stats)
     };
-    let (f, stats) = run(&mut engine());
+    let (f, stats) = run(&mut common::postgres(&url));
     assert!(f.is_empty(), "{f:#?}");
     assert_eq!(stats.per_oracle["wss"].checked, 1, "{stats:?}");
-    let mut faulty = FaultyEngine::new(Box::new(engine()), Fault::StaleUpdate);
+    let mut faulty = FaultyEngine::new(Box::new(common::postgres(&url)), Fault::StaleUpdate);
     let (f, _) = run(&mut faulty);
     assert!(f.iter().any(|x| x.kind == "tx-final-state"), "{f:#?}");
 }
 
 #[test]
 fn recover_reconnects_after_the_admin_connection_is_killed() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     let case = kv_case(&[(1, 10)], vec![], "");
-    let mut e = engine();
+    let mut e = common::postgres(&url);
     e.load(&case).unwrap();
     let pid = e.admin_pid().unwrap();
-    let mut killer = engine();
+    let mut killer = common::postgres(&url);
     let mut s = killer
         .open_session(Isolation::ReadCommitted, WaitSignal::new())
         .unwrap();
@@ -570,12 +602,15 @@ fn recover_reconnects_after_the_admin_connection_is_killed() {
 /// engine removes both once the lock is gone.
 #[test]
 fn a_stuck_lock_on_the_admin_connection_is_a_hang_and_recovery_works_around_it() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     let case = kv_case(&[(1, 10)], vec![], "");
-    let mut e = PgEngine::connect(&url()).unwrap();
+    let mut e = common::postgres(&url);
     e.set_deadline(Duration::from_secs(1));
     e.load(&case).unwrap();
     let old = e.schema().to_string();
-    let mut other = engine();
+    let mut other = common::postgres(&url);
     let mut holder = other
         .open_session(Isolation::ReadCommitted, WaitSignal::new())
         .unwrap();
@@ -646,6 +681,9 @@ fn rewrite_row_with_v(t: &str, value: i64) -> Stmt {
 /// engine's own schema, which is dropped with the engine.
 #[test]
 fn unique_keys_are_checked_row_by_row() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     let mut case = kv_case(
         &[(1, 1), (2, 2)],
         vec![autocommit(vec![
@@ -657,7 +695,7 @@ fn unique_keys_are_checked_row_by_row() {
     );
     case.schema.tables[0].uniques = vec![vec!["v".into()]];
     let case = at_level(case, Isolation::ReadCommitted);
-    let mut e = engine();
+    let mut e = common::postgres(&url);
     e.load(&case).unwrap();
     let h = execute(&mut e, &case, &ExecOptions::default()).unwrap();
     let err = h
@@ -724,6 +762,9 @@ fn select_for_update(t: &str, key: i64) -> Stmt {
 /// and before its COMMIT.
 #[test]
 fn rollback_to_savepoint_releases_row_locks_taken_after_it() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     for iso in LEVELS {
         let case = kv_case(
             &[(1, 10), (2, 20)],
@@ -744,7 +785,7 @@ fn rollback_to_savepoint_releases_row_locks_taken_after_it() {
             ],
             "1 1 1 1 2 1 1 1",
         );
-        let h = run(&at_level(case, iso));
+        let h = run(&url, &at_level(case, iso));
         assert!(
             position(&h, at(2, 0), |k| *k
                 == EventKind::Blocked { blocker: Some(1) })
@@ -770,7 +811,11 @@ fn rollback_to_savepoint_releases_row_locks_taken_after_it() {
         assert_eq!(h.txn_end(1), Some(TxnEnd::Committed), "{iso:?}");
         assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(15)));
     }
-    assert!(engine().profile().savepoint_rollback_releases_locks);
+    assert!(
+        common::postgres(&url)
+            .profile()
+            .savepoint_rollback_releases_locks
+    );
 }
 
 /// The fact behind `constraint_checks_outside_snapshot` (REPEATABLE READ):
@@ -779,6 +824,9 @@ fn rollback_to_savepoint_releases_row_locks_taken_after_it() {
 /// violation: the check sees the latest committed rows, not the snapshot.
 #[test]
 fn repeatable_read_unique_checks_see_rows_outside_the_snapshot() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     let case = at_level(
         kv_case(
             &[(1, 10)],
@@ -790,7 +838,7 @@ fn repeatable_read_unique_checks_see_rows_outside_the_snapshot() {
         ),
         Isolation::RepeatableRead,
     );
-    let h = run(&case);
+    let h = run(&url, &case);
     assert!(
         h.outcome(at(1, 1)).unwrap().rows.is_empty(),
         "T1's snapshot holds no k=5: {:#?}",
@@ -803,7 +851,7 @@ fn repeatable_read_unique_checks_see_rows_outside_the_snapshot() {
         "T1's INSERT must hit T2's committed k=5, outside its snapshot: {:#?}",
         h.outcomes
     );
-    assert!(engine()
+    assert!(common::postgres(&url)
         .profile()
         .constraint_checks_outside_snapshot
         .contains(&Isolation::RepeatableRead));

@@ -3,6 +3,8 @@
 //! Statement counts are *data* statements (SELECT/INSERT/UPDATE/DELETE); the
 //! BEGIN/COMMIT framing every explicit transaction carries is not counted.
 
+mod common;
+
 use txfuzz::campaign::{run_campaign, run_case, CampaignConfig, Limit};
 use txfuzz::engine::fault::{Fault, FaultyEngine};
 use txfuzz::engine::sqlite::SqliteEngine;
@@ -158,21 +160,15 @@ fn reduction_never_changes_the_signature_of_campaign_findings() {
     assert!(checked >= 6, "only {checked} reductions");
 }
 
-fn mysql_url() -> String {
-    std::env::var("TXFUZZ_MYSQL_URL").unwrap_or_else(|_| {
-        panic!(
-            "TXFUZZ_MYSQL_URL is not set: the MariaDB reduction test needs a server \
-             (eval \"$(scripts/provision.sh)\", or export TXFUZZ_MYSQL_URL=mysql://txfuzz@127.0.0.1:3306/test)"
-        )
-    })
-}
-
 /// A generated MariaDB REPEATABLE READ campaign (graph oracle) until the
 /// permitted lost update shows up, then reduction: at most 2 transactions and
 /// at most 5 data statements.
 #[test]
 fn mariadb_repeatable_read_lost_update_reduces_to_two_transactions() {
-    let mut engine = txfuzz::engine::open(Some(&mysql_url())).unwrap();
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let mut engine = common::open(&url);
     let gen = GenConfig {
         isolations: vec![Isolation::RepeatableRead],
         features: engine.profile().features,

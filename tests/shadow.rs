@@ -1,33 +1,17 @@
 //! The shadow run (`fidelity`) on the real servers (`TXFUZZ_MYSQL_URL`,
-//! `TXFUZZ_PG_URL`; the tests panic when they are unset): scripted schedules
+//! `TXFUZZ_PG_URL`; the tests are skipped, loudly, when they are unset): scripted schedules
 //! where the instrumented and the plain statements must agree, and a fault
 //! that perturbs the instrumentation, which the shadow run must catch.
 
+mod common;
+
 use txfuzz::campaign::run_case;
 use txfuzz::engine::fault::{Fault, FaultyEngine};
-use txfuzz::engine::mysql::MysqlEngine;
-use txfuzz::engine::postgres::PgEngine;
 use txfuzz::engine::Engine;
 use txfuzz::exec::ExecOptions;
 use txfuzz::model::{History, Isolation, StmtRef, TestCase};
 use txfuzz::oracle::{CheckStats, Finding, OracleKind};
 use txfuzz::testkit::*;
-
-fn url(var: &str) -> String {
-    std::env::var(var).unwrap_or_else(|_| {
-        panic!("{var} is not set: scripts/test.sh provisions the servers and exports it")
-    })
-}
-
-fn mariadb() -> Box<dyn Engine> {
-    let url = url("TXFUZZ_MYSQL_URL");
-    Box::new(MysqlEngine::connect(&url).unwrap_or_else(|e| panic!("{e}")))
-}
-
-fn postgres() -> Box<dyn Engine> {
-    let url = url("TXFUZZ_PG_URL");
-    Box::new(PgEngine::connect(&url).unwrap_or_else(|e| panic!("{e}")))
-}
 
 /// The case and its shadow only.
 fn shadowed(e: &mut dyn Engine, case: &TestCase) -> (History, Vec<Finding>, CheckStats) {
@@ -45,14 +29,14 @@ fn shadowed(e: &mut dyn Engine, case: &TestCase) -> (History, Vec<Finding>, Chec
 
 /// The case of a finding kept in `tests/fixtures/replays/`, run on MariaDB
 /// with one oracle.
-fn replay_fixture(name: &str, oracle: OracleKind) -> (Vec<Finding>, CheckStats) {
+fn replay_fixture(url: &str, name: &str, oracle: OracleKind) -> (Vec<Finding>, CheckStats) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/replays")
         .join(name);
     let file = txfuzz::finding::load_case_file(&path).unwrap();
     let mut stats = CheckStats::default();
     let (_, findings) = run_case(
-        mariadb().as_mut(),
+        common::open(url).as_mut(),
         file.case(),
         &[oracle],
         &ExecOptions::default(),
@@ -77,6 +61,9 @@ fn waited(h: &History, r: StmtRef) -> bool {
 #[test]
 fn a_read_committed_update_waits_where_the_committed_version_matches_with_or_without_instrumentation(
 ) {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let mut case = kv_case(
         &[(1, 2), (2, 1)],
         vec![
@@ -86,7 +73,7 @@ fn a_read_committed_update_waits_where_the_committed_version_matches_with_or_wit
         "1 1 1 2 2 1 2",
     );
     case.isolation = Isolation::ReadCommitted;
-    let (h, findings, stats) = shadowed(mariadb().as_mut(), &case);
+    let (h, findings, stats) = shadowed(common::open(&url).as_mut(), &case);
     let update = StmtRef { txn: 2, index: 1 };
     assert!(waited(&h, update), "{h:#?}");
     assert_eq!(h.outcome(update).unwrap().affected, 0, "{h:#?}");
@@ -99,6 +86,9 @@ fn a_read_committed_update_waits_where_the_committed_version_matches_with_or_wit
 /// shadow run, which runs the plain statements, must report it.
 #[test]
 fn the_shadow_run_catches_instrumentation_that_takes_extra_locks() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let mut case = kv_case(
         &[(1, 1), (2, 2)],
         vec![
@@ -109,10 +99,10 @@ fn the_shadow_run_catches_instrumentation_that_takes_extra_locks() {
     );
     case.isolation = Isolation::RepeatableRead;
     let update = StmtRef { txn: 2, index: 1 };
-    let (h, findings, _) = shadowed(mariadb().as_mut(), &case);
+    let (h, findings, _) = shadowed(common::open(&url).as_mut(), &case);
     assert!(!waited(&h, update) && findings.is_empty(), "{findings:#?}");
 
-    let mut faulty = FaultyEngine::new(mariadb(), Fault::ExtraLock);
+    let mut faulty = FaultyEngine::new(common::open(&url), Fault::ExtraLock);
     let (h, findings, _) = shadowed(&mut faulty, &case);
     assert!(waited(&h, update), "{h:#?}");
     assert_eq!(findings.len(), 1, "{findings:#?}");
@@ -125,6 +115,9 @@ fn the_shadow_run_catches_instrumentation_that_takes_extra_locks() {
 /// T1, then fails), and the extra lock caught.
 #[test]
 fn the_shadow_run_agrees_on_postgres_and_catches_the_extra_lock() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     let mut case = kv_case(
         &[(1, 1), (2, 2)],
         vec![
@@ -134,7 +127,7 @@ fn the_shadow_run_agrees_on_postgres_and_catches_the_extra_lock() {
         "1 1 2 2 1 2",
     );
     case.isolation = Isolation::Serializable;
-    let (h, findings, stats) = shadowed(postgres().as_mut(), &case);
+    let (h, findings, stats) = shadowed(common::open(&url).as_mut(), &case);
     let update = StmtRef { txn: 2, index: 1 };
     assert!(waited(&h, update), "{h:#?}");
     assert!(h.outcome(update).unwrap().error.is_some(), "{h:#?}");
@@ -146,7 +139,7 @@ fn the_shadow_run_agrees_on_postgres_and_catches_the_extra_lock() {
     // aborts depend on the plan).
     case.txns[1].stmts[1].stmt = set("t", 2, 6);
     case.isolation = Isolation::ReadCommitted;
-    let mut faulty = FaultyEngine::new(postgres(), Fault::ExtraLock);
+    let mut faulty = FaultyEngine::new(common::open(&url), Fault::ExtraLock);
     let (_, findings, _) = shadowed(&mut faulty, &case);
     assert_eq!(findings.len(), 1, "{findings:#?}");
     assert_eq!(findings[0].kind, "wait");
@@ -159,6 +152,9 @@ fn the_shadow_run_agrees_on_postgres_and_catches_the_extra_lock() {
 /// plain read (which locks nothing) stays instrumented.
 #[test]
 fn a_locking_read_whose_plan_instrumentation_would_change_runs_as_written() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     use txfuzz::model::{Index, LockMode, OrderBy, Stmt};
     let read = |lock: Option<LockMode>| {
         let Stmt::Select(mut s) = select("t", None) else {
@@ -182,7 +178,7 @@ fn a_locking_read_whose_plan_instrumentation_would_change_runs_as_written() {
         columns: vec!["v".into(), "k".into()],
         unique: false,
     });
-    let (h, findings, stats) = shadowed(mariadb().as_mut(), &case);
+    let (h, findings, stats) = shadowed(common::open(&url).as_mut(), &case);
     let locking = h.outcome(StmtRef { txn: 1, index: 1 }).unwrap();
     let plain = h.outcome(StmtRef { txn: 1, index: 2 }).unwrap();
     assert_eq!(locking.rows, plain.rows);
@@ -203,7 +199,11 @@ fn a_locking_read_whose_plan_instrumentation_would_change_runs_as_written() {
 /// reported violations. Only the judged run keeps plans now.
 #[test]
 fn sdg_keeps_its_version_set_reads_observed() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let (findings, stats) = replay_fixture(
+        &url,
         "read-uncommitted-case259-sdg-keep-plans.json",
         OracleKind::Sdg,
     );
@@ -219,7 +219,11 @@ fn sdg_keeps_its_version_set_reads_observed() {
 /// is undecided now.
 #[test]
 fn a_covering_index_share_read_past_a_clustered_lock_is_undecided_not_a_missed_block() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let (findings, stats) = replay_fixture(
+        &url,
         "serializable-case2106-view-covering-index.json",
         OracleKind::View,
     );

@@ -1,6 +1,6 @@
 //! How InnoDB reads the subqueries of locking reads and writes (profile rules
 //! `locking_read_subqueries`, `write_subqueries`), on the real MariaDB server
-//! (`TXFUZZ_MYSQL_URL`; the tests panic when it is unset).
+//! (`TXFUZZ_MYSQL_URL`; the tests are skipped, loudly, when it is unset).
 //!
 //! The schedule: T1 opens its read view (a plain read of `t`), T2 inserts
 //! `u.k = 2` and commits, then T1 runs a statement over `t` whose WHERE is
@@ -16,8 +16,9 @@
 //! decide the case without a finding, and that the rule mutated makes them
 //! report or give up.
 
+mod common;
+
 use txfuzz::campaign::run_case;
-use txfuzz::engine::mysql::MysqlEngine;
 use txfuzz::engine::profile::SubqueryRead;
 use txfuzz::engine::{Engine, EngineProfile};
 use txfuzz::exec::ExecOptions;
@@ -26,12 +27,6 @@ use txfuzz::model::{
 };
 use txfuzz::oracle::{CheckStats, Finding, OracleKind};
 use txfuzz::testkit::*;
-
-fn mariadb() -> Box<dyn Engine> {
-    let url = std::env::var("TXFUZZ_MYSQL_URL")
-        .expect("TXFUZZ_MYSQL_URL is not set: scripts/test.sh provisions MariaDB and exports it");
-    Box::new(MysqlEngine::connect(&url).unwrap_or_else(|e| panic!("{e}")))
-}
 
 /// `t.k IN (SELECT u.k FROM u)`
 fn in_u() -> Expr {
@@ -147,8 +142,8 @@ fn assert_decided_clean(r: &Run, what: &str) {
     }
 }
 
-fn mutated(change: impl FnOnce(&mut EngineProfile)) -> WithProfile {
-    WithProfile::new(mariadb(), change)
+fn mutated(url: &str, change: impl FnOnce(&mut EngineProfile)) -> WithProfile {
+    WithProfile::new(common::open(url), change)
 }
 
 fn set_rule(p: &mut EngineProfile, iso: Isolation, f: impl Fn(&mut txfuzz::engine::profile::Rule)) {
@@ -161,6 +156,9 @@ fn set_rule(p: &mut EngineProfile, iso: Isolation, f: impl Fn(&mut txfuzz::engin
 
 #[test]
 fn subqueries_of_writes_and_locking_reads_per_level() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     // (statement, level, keys the statement meets on the server)
     let expected: [(&str, Stmt, Isolation, Vec<i64>); 4] = [
         // The subquery reads T1's read view: u.k = 2 is not there.
@@ -182,7 +180,7 @@ fn subqueries_of_writes_and_locking_reads_per_level() {
         ("update RC", update(), Isolation::ReadCommitted, vec![1, 2]),
     ];
     for (what, stmt, iso, keys) in expected {
-        let r = run(mariadb().as_mut(), &case(stmt, iso));
+        let r = run(common::open(&url).as_mut(), &case(stmt, iso));
         assert_eq!(keys_met(&r), keys, "{what}: {:#?}", r.history.outcome(STMT));
         assert_decided_clean(&r, what);
     }
@@ -192,8 +190,11 @@ fn subqueries_of_writes_and_locking_reads_per_level() {
 /// then expect T2's row and report the locking read at REPEATABLE READ.
 #[test]
 fn locking_read_subqueries_read_as_current_would_be_reported() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let iso = Isolation::RepeatableRead;
-    let mut e = mutated(|p| {
+    let mut e = mutated(&url, |p| {
         set_rule(p, iso, |r| {
             r.locking_read_subqueries = SubqueryRead::AsOuter
         })
@@ -209,8 +210,13 @@ fn locking_read_subqueries_read_as_current_would_be_reported() {
 /// oracles then expect the UPDATE to miss T2's row and report it.
 #[test]
 fn write_subqueries_read_plain_would_be_reported() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let iso = Isolation::RepeatableRead;
-    let mut e = mutated(|p| set_rule(p, iso, |r| r.write_subqueries = SubqueryRead::Plain));
+    let mut e = mutated(&url, |p| {
+        set_rule(p, iso, |r| r.write_subqueries = SubqueryRead::Plain)
+    });
     let r = run(&mut e, &case(update(), iso));
     assert_eq!(keys_met(&r), vec![1, 2]);
     let oracles: Vec<&str> = r.findings.iter().map(|f| f.oracle.name()).collect();
@@ -227,6 +233,9 @@ fn write_subqueries_read_plain_would_be_reported() {
 /// which `view` leaves undecided when a commit fell inside the wait.)
 #[test]
 fn an_update_subquery_takes_no_lock_at_read_committed_only() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     for (iso, waits) in [
         (Isolation::ReadCommitted, false),
         (Isolation::RepeatableRead, true),
@@ -238,7 +247,7 @@ fn an_update_subquery_takes_no_lock_at_read_committed_only() {
         );
         with_u(&mut c);
         c.isolation = iso;
-        let r = run(mariadb().as_mut(), &c);
+        let r = run(common::open(&url).as_mut(), &c);
         let t1 = StmtRef { txn: 1, index: 0 };
         let waited =
             r.history.events.iter().any(|e| {
@@ -255,13 +264,16 @@ fn an_update_subquery_takes_no_lock_at_read_committed_only() {
 /// `view` must not pick a point: undecided, no finding.
 #[test]
 fn a_tentative_read_view_leaves_a_plain_subquery_undecided() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let Stmt::Select(mut nothing) = select("t", None) else {
         unreachable!()
     };
     nothing.where_ = Some(Expr::eq(Expr::Lit(Value::Int(1)), Expr::Lit(Value::Int(0))));
     let mut c = case(locking_read(), Isolation::RepeatableRead);
     c.txns[0].stmts[1].stmt = Stmt::Select(nothing);
-    let r = run(mariadb().as_mut(), &c);
+    let r = run(common::open(&url).as_mut(), &c);
     assert_eq!(keys_met(&r), vec![1, 2], "{:#?}", r.history.outcome(STMT));
     assert!(r.findings.is_empty(), "{:#?}", r.findings);
     let view = r.stats.per_oracle.get("view").cloned().unwrap_or_default();

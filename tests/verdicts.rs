@@ -4,6 +4,8 @@
 //! `--known` / `--fail-on-known`, and `txfuzz check` re-derives the verdict a
 //! campaign recorded.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 use txfuzz::campaign::run_case;
@@ -14,12 +16,6 @@ use txfuzz::finding::known::KnownIssues;
 use txfuzz::model::{Isolation, Stmt, TestCase};
 use txfuzz::oracle::{CheckStats, Finding, OracleKind, Verdict};
 use txfuzz::testkit::*;
-
-fn mariadb() -> Box<dyn Engine> {
-    let url = std::env::var("TXFUZZ_MYSQL_URL")
-        .expect("TXFUZZ_MYSQL_URL is not set: scripts/test.sh provisions MariaDB and exports it");
-    txfuzz::engine::open(Some(&url)).unwrap_or_else(|e| panic!("{e}"))
-}
 
 fn txfuzz(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_txfuzz"))
@@ -70,7 +66,10 @@ fn savepoint_case(first: Vec<Stmt>) -> TestCase {
 
 #[test]
 fn mariadb_savepoint_before_the_first_statement_is_a_known_violation() {
-    let mut e = mariadb();
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let mut e = common::open(&url);
     let (f, _) = run_all(e.as_mut(), &savepoint_case(vec![]));
     assert!(!f.is_empty(), "the savepoint bug must be found");
     for x in &f {
@@ -88,7 +87,10 @@ fn mariadb_savepoint_before_the_first_statement_is_a_known_violation() {
 
 #[test]
 fn mariadb_savepoint_after_the_first_statement_keeps_its_lock_and_nothing_is_found() {
-    let mut e = mariadb();
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let mut e = common::open(&url);
     let (f, _) = run_all(e.as_mut(), &savepoint_case(vec![select("t", Some(3))]));
     assert!(f.is_empty(), "{f:#?}");
 }
@@ -99,7 +101,10 @@ fn mariadb_savepoint_after_the_first_statement_keeps_its_lock_and_nothing_is_fou
 /// waited is left to `view` (`write-waited`); REPEATABLE READ is judged.
 #[test]
 fn wss_judges_only_sound_cases_where_the_engine_does_not_detect_write_conflicts() {
-    let mut e = mariadb();
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let mut e = common::open(&url);
     let mut case = kv_case(
         &[(1, 10)],
         vec![
@@ -136,6 +141,9 @@ fn wss_judges_only_sound_cases_where_the_engine_does_not_detect_write_conflicts(
 /// committed state: judged at READ COMMITTED.
 #[test]
 fn wss_judges_a_write_that_waited_for_a_rolled_back_holder() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let mut case = kv_case(
         &[(1, 10)],
         vec![
@@ -147,7 +155,7 @@ fn wss_judges_a_write_that_waited_for_a_rolled_back_holder() {
     case.isolation = Isolation::ReadCommitted;
     let mut stats = CheckStats::default();
     let (h, f) = run_case(
-        mariadb().as_mut(),
+        common::open(&url).as_mut(),
         &case,
         &OracleKind::defaults(),
         &ExecOptions::default(),
@@ -174,6 +182,9 @@ fn wss_judges_a_write_that_waited_for_a_rolled_back_holder() {
 /// real engine is not reported.
 #[test]
 fn wss_finds_a_stale_update_at_read_committed() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let mut case = kv_case(
         &[(1, 10)],
         vec![
@@ -184,10 +195,10 @@ fn wss_finds_a_stale_update_at_read_committed() {
     );
     for level in [Isolation::ReadCommitted, Isolation::ReadUncommitted] {
         case.isolation = level;
-        let (f, stats) = run_all(mariadb().as_mut(), &case);
+        let (f, stats) = run_all(common::open(&url).as_mut(), &case);
         assert!(f.is_empty(), "{level}: {f:#?}");
         assert_eq!(stats.per_oracle["wss"].checked, 1, "{level}: {stats:?}");
-        let mut faulty = FaultyEngine::new(mariadb(), Fault::StaleUpdate);
+        let mut faulty = FaultyEngine::new(common::open(&url), Fault::StaleUpdate);
         let (f, _) = run_all(&mut faulty, &case);
         assert!(
             f.iter()

@@ -1,31 +1,19 @@
 //! The `view` oracle's visibility rules, checked on the real servers
-//! (`TXFUZZ_MYSQL_URL`, `TXFUZZ_PG_URL`; the tests panic when they are unset).
+//! (`TXFUZZ_MYSQL_URL`, `TXFUZZ_PG_URL`; the tests are skipped, loudly, when they are unset).
 //! Each test runs a scripted interleaving that tells the rule apart from its
 //! alternatives, asserts what the server returned, and asserts that the oracle
 //! decided the case without a finding: had the rule table said otherwise
 //! (e.g. an InnoDB snapshot at BEGIN), the oracle would report a violation here.
 //! Each test opens its own engine (own database or schema), so they run in parallel.
 
+mod common;
+
 use txfuzz::campaign::run_case;
-use txfuzz::engine::mysql::MysqlEngine;
-use txfuzz::engine::postgres::PgEngine;
 use txfuzz::engine::Engine;
 use txfuzz::exec::ExecOptions;
 use txfuzz::model::{ErrorClass, EventKind, History, Isolation, StmtRef, TestCase, Value};
 use txfuzz::oracle::{CheckStats, Finding, OracleCounts, OracleKind};
 use txfuzz::testkit::*;
-
-fn mariadb() -> Box<dyn Engine> {
-    let url = std::env::var("TXFUZZ_MYSQL_URL")
-        .expect("TXFUZZ_MYSQL_URL is not set: scripts/test.sh provisions MariaDB and exports it");
-    Box::new(MysqlEngine::connect(&url).unwrap_or_else(|e| panic!("{e}")))
-}
-
-fn postgres() -> Box<dyn Engine> {
-    let url = std::env::var("TXFUZZ_PG_URL")
-        .expect("TXFUZZ_PG_URL is not set: scripts/test.sh provisions PostgreSQL and exports it");
-    Box::new(PgEngine::connect(&url).unwrap_or_else(|e| panic!("{e}")))
-}
 
 fn at(txn: u32, index: u32) -> StmtRef {
     StmtRef { txn, index }
@@ -149,8 +137,11 @@ fn two_writers() -> TestCase {
 
 #[test]
 fn mariadb_repeatable_read_snapshot_is_taken_at_the_first_read_not_at_begin() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let h = decided_clean(
-        mariadb(),
+        common::open(&url),
         &snapshot_after_begin(),
         Isolation::RepeatableRead,
     );
@@ -160,8 +151,11 @@ fn mariadb_repeatable_read_snapshot_is_taken_at_the_first_read_not_at_begin() {
 
 #[test]
 fn mariadb_repeatable_read_a_write_does_not_take_the_snapshot() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let h = decided_clean(
-        mariadb(),
+        common::open(&url),
         &write_before_first_read(),
         Isolation::RepeatableRead,
     );
@@ -170,8 +164,11 @@ fn mariadb_repeatable_read_a_write_does_not_take_the_snapshot() {
 
 #[test]
 fn mariadb_repeatable_read_update_reads_the_latest_committed_version() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let h = decided_clean(
-        mariadb(),
+        common::open(&url),
         &update_after_concurrent_commit(),
         Isolation::RepeatableRead,
     );
@@ -182,15 +179,25 @@ fn mariadb_repeatable_read_update_reads_the_latest_committed_version() {
 
 #[test]
 fn mariadb_read_committed_reads_take_a_snapshot_per_statement() {
-    let h = decided_clean(mariadb(), &snapshot_after_begin(), Isolation::ReadCommitted);
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let h = decided_clean(
+        common::open(&url),
+        &snapshot_after_begin(),
+        Isolation::ReadCommitted,
+    );
     assert_eq!(v_read(&h, at(1, 1)), Some(Value::Int(5)), "{h:#?}");
     assert_eq!(v_read(&h, at(1, 2)), Some(Value::Int(6)), "{h:#?}");
 }
 
 #[test]
 fn mariadb_read_uncommitted_reads_uncommitted_versions() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let h = decided_clean(
-        mariadb(),
+        common::open(&url),
         &read_of_uncommitted_write(),
         Isolation::ReadUncommitted,
     );
@@ -199,8 +206,11 @@ fn mariadb_read_uncommitted_reads_uncommitted_versions() {
 
 #[test]
 fn mariadb_read_committed_does_not_read_uncommitted_versions() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let h = decided_clean(
-        mariadb(),
+        common::open(&url),
         &read_of_uncommitted_write(),
         Isolation::ReadCommitted,
     );
@@ -209,8 +219,11 @@ fn mariadb_read_committed_does_not_read_uncommitted_versions() {
 
 #[test]
 fn mariadb_serializable_plain_reads_in_transactions_lock() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let h = decided_clean(
-        mariadb(),
+        common::open(&url),
         &write_after_read_in_txn(),
         Isolation::Serializable,
     );
@@ -220,8 +233,11 @@ fn mariadb_serializable_plain_reads_in_transactions_lock() {
 
 #[test]
 fn mariadb_repeatable_read_plain_reads_do_not_lock() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     let h = decided_clean(
-        mariadb(),
+        common::open(&url),
         &write_after_read_in_txn(),
         Isolation::RepeatableRead,
     );
@@ -232,8 +248,11 @@ fn mariadb_repeatable_read_plain_reads_do_not_lock() {
 /// scan without gap locks may have passed rows committed while it waited.)
 #[test]
 fn mariadb_writers_of_one_row_block() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     for iso in [Isolation::RepeatableRead, Isolation::Serializable] {
-        let h = decided_clean(mariadb(), &two_writers(), iso);
+        let h = decided_clean(common::open(&url), &two_writers(), iso);
         assert!(blocked(&h, at(2, 1)), "{iso}: {h:#?}");
         assert_eq!(v_read(&h, at(2, 2)), Some(Value::Int(16)), "{iso}: {h:#?}");
     }
@@ -243,8 +262,11 @@ fn mariadb_writers_of_one_row_block() {
 
 #[test]
 fn postgres_snapshot_is_taken_at_the_first_statement_not_at_begin() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     for iso in [Isolation::RepeatableRead, Isolation::Serializable] {
-        let h = decided_clean(postgres(), &snapshot_after_begin(), iso);
+        let h = decided_clean(common::open(&url), &snapshot_after_begin(), iso);
         assert_eq!(v_read(&h, at(1, 1)), Some(Value::Int(5)), "{iso}: {h:#?}");
         assert_eq!(v_read(&h, at(1, 2)), Some(Value::Int(5)), "{iso}: {h:#?}");
     }
@@ -252,9 +274,12 @@ fn postgres_snapshot_is_taken_at_the_first_statement_not_at_begin() {
 
 #[test]
 fn postgres_a_write_takes_the_snapshot() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     // Unlike InnoDB, T1's first statement (a write) fixes its snapshot.
     let h = decided_clean(
-        postgres(),
+        common::open(&url),
         &write_before_first_read(),
         Isolation::RepeatableRead,
     );
@@ -263,8 +288,11 @@ fn postgres_a_write_takes_the_snapshot() {
 
 #[test]
 fn postgres_read_committed_reads_take_a_snapshot_per_statement() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     let h = decided_clean(
-        postgres(),
+        common::open(&url),
         &snapshot_after_begin(),
         Isolation::ReadCommitted,
     );
@@ -273,8 +301,11 @@ fn postgres_read_committed_reads_take_a_snapshot_per_statement() {
 
 #[test]
 fn postgres_repeatable_read_write_conflict_aborts() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     for iso in [Isolation::RepeatableRead, Isolation::Serializable] {
-        let h = decided_clean(postgres(), &update_after_concurrent_commit(), iso);
+        let h = decided_clean(common::open(&url), &update_after_concurrent_commit(), iso);
         let err = h
             .outcome(at(1, 2))
             .and_then(|o| o.error.as_ref())
@@ -285,8 +316,11 @@ fn postgres_repeatable_read_write_conflict_aborts() {
 
 #[test]
 fn postgres_read_committed_update_reads_the_latest_committed_version() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     let h = decided_clean(
-        postgres(),
+        common::open(&url),
         &update_after_concurrent_commit(),
         Isolation::ReadCommitted,
     );
@@ -295,6 +329,9 @@ fn postgres_read_committed_update_reads_the_latest_committed_version() {
 
 #[test]
 fn postgres_read_committed_blocked_update_rechecks_the_new_version() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     // T1 sets v=5; T2's UPDATE ... WHERE v = 10 matched k=1 in its snapshot,
     // waits for T1, then re-checks the committed v=5 and updates nothing.
     let mut case = kv_case(
@@ -319,7 +356,7 @@ fn postgres_read_committed_blocked_update_rechecks_the_new_version() {
         "1 1 2 2 1 2 2",
     );
     case.isolation = Isolation::ReadCommitted;
-    let h = decided_clean(postgres(), &case, Isolation::ReadCommitted);
+    let h = decided_clean(common::open(&url), &case, Isolation::ReadCommitted);
     assert!(blocked(&h, at(2, 1)), "{h:#?}");
     assert!(
         h.outcome(at(2, 1)).is_some_and(|o| o.writes.is_empty()),
@@ -330,15 +367,21 @@ fn postgres_read_committed_blocked_update_rechecks_the_new_version() {
 
 #[test]
 fn postgres_writers_of_one_row_block() {
-    let h = decided_clean(postgres(), &two_writers(), Isolation::ReadCommitted);
+    let Some(url) = common::pg_url() else {
+        return;
+    };
+    let h = decided_clean(common::open(&url), &two_writers(), Isolation::ReadCommitted);
     assert!(blocked(&h, at(2, 1)), "{h:#?}");
     assert_eq!(v_read(&h, at(2, 2)), Some(Value::Int(16)), "{h:#?}");
 }
 
 #[test]
 fn postgres_does_not_read_uncommitted_versions() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     let h = decided_clean(
-        postgres(),
+        common::open(&url),
         &read_of_uncommitted_write(),
         Isolation::ReadUncommitted,
     );
@@ -367,6 +410,9 @@ fn view_counts(
 
 #[test]
 fn mariadb_read_view_starts_at_the_first_read_that_reaches_innodb() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
     // T2 commits v=5; T1's first SELECT has an impossible WHERE, which MariaDB
     // answers without InnoDB, so no read view exists yet; T2 commits v=6;
     // T1's next SELECT creates the read view and sees 6 (not 5).
@@ -378,7 +424,7 @@ fn mariadb_read_view_starts_at_the_first_read_that_reaches_innodb() {
             high: Box::new(txfuzz::model::Expr::Lit(Value::Int(-4))),
         });
     }
-    let (h, f, counts) = view_counts(mariadb(), &case, Isolation::RepeatableRead);
+    let (h, f, counts) = view_counts(common::open(&url), &case, Isolation::RepeatableRead);
     assert_eq!(h.outcome(at(1, 1)).map(|o| o.rows.len()), Some(0), "{h:#?}");
     assert_eq!(v_read(&h, at(1, 2)), Some(Value::Int(6)), "{h:#?}");
     // Where the read view began is not observable: undecided, not a violation.
@@ -398,9 +444,12 @@ fn mariadb_read_view_starts_at_the_first_read_that_reaches_innodb() {
 /// the rule removed the case is undecided.
 #[test]
 fn postgres_serializable_ssi_failure_is_accepted_anywhere() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
     let mut case = txfuzz::testkit::hermitage::g2_item();
     case.isolation = Isolation::Serializable;
-    let h = decided_clean(postgres(), &case, Isolation::Serializable);
+    let h = decided_clean(common::open(&url), &case, Isolation::Serializable);
     let failed = h.outcomes.iter().any(|o| {
         o.outcome
             .error
@@ -408,7 +457,7 @@ fn postgres_serializable_ssi_failure_is_accepted_anywhere() {
             .is_some_and(|e| e.class == ErrorClass::SerializationFailure)
     });
     assert!(failed, "SSI refused neither transaction: {h:#?}");
-    let mut mutated = WithProfile::new(postgres(), |p| {
+    let mut mutated = WithProfile::new(common::open(&url), |p| {
         for (_, rule) in p.rules.iter_mut() {
             rule.aborts_anywhere = None;
         }

@@ -1,95 +1,124 @@
-//! The Hermitage check shared by `tests/hermitage.rs` and `tests/hermitage_si.rs`.
+//! Helpers shared by the integration tests: each test file that needs them
+//! includes this module (`mod common;`) and uses part of it.
+//!
+//! A test that needs something plain `cargo test` cannot count on — the suite's
+//! MariaDB or PostgreSQL server (`TXFUZZ_MYSQL_URL`, `TXFUZZ_PG_URL`, which
+//! `eval "$(scripts/provision.sh)"` exports), headless Chromium, or private
+//! server instances ([`private`]) — asks for it first:
+//!
+//! ```ignore
+//! let Some(url) = common::mysql_url() else { return };
+//! ```
+//!
+//! When it is missing the test prints one line on stderr,
+//! `SKIPPED <file>::<test>: <what is missing>`, and passes. Under
+//! `TXFUZZ_REQUIRE_SERVERS=1` (scripts/test.sh exports it) it panics with the
+//! same message instead: there a skip is a failure.
+//!
+//! - [`hermitage`]: the Hermitage check of `tests/hermitage.rs` and
+//!   `tests/hermitage_si.rs`.
+//! - [`private`]: private MariaDB and PostgreSQL instances that tests start,
+//!   kill and restart themselves.
 
-use txfuzz::campaign::run_case;
+// Each test crate uses part of this module.
+#![allow(dead_code)]
+
+pub mod hermitage;
+pub mod private;
+
+use std::io::Write;
+use std::path::PathBuf;
+use txfuzz::engine::mysql::MysqlEngine;
+use txfuzz::engine::postgres::PgEngine;
 use txfuzz::engine::Engine;
-use txfuzz::exec::ExecOptions;
-use txfuzz::model::Isolation;
-use txfuzz::oracle::{CheckStats, OracleKind, Verdict};
-use txfuzz::testkit::hermitage;
 
-/// Whether `level` forbids the anomaly named `name`.
-fn level_forbids(level: Isolation, name: &str) -> bool {
-    let a = txfuzz::model::Anomaly::from_name(name).expect("a known anomaly name");
-    txfuzz::model::anomaly::level_forbids(level, a)
+/// Where the missing servers come from.
+const PROVISION: &str =
+    "run scripts/test.sh, or eval \"$(scripts/provision.sh)\", to provision the servers";
+
+/// The suite's MariaDB server (`TXFUZZ_MYSQL_URL`), or `None` after a
+/// SKIPPED line.
+#[track_caller]
+pub fn mysql_url() -> Option<String> {
+    server_url("TXFUZZ_MYSQL_URL")
 }
 
-pub fn url(var: &str) -> String {
-    std::env::var(var).unwrap_or_else(|_| {
-        panic!("{var} is not set: scripts/test.sh provisions the servers and exports it")
-    })
+/// The suite's PostgreSQL server (`TXFUZZ_PG_URL`), or `None` after a
+/// SKIPPED line.
+#[track_caller]
+pub fn pg_url() -> Option<String> {
+    server_url("TXFUZZ_PG_URL")
 }
 
-/// Names the graph oracle may give to each Hermitage anomaly.
-pub fn names(anomaly: &str) -> &'static [&'static str] {
-    match anomaly {
-        "G0" => &["G0"],
-        "G1a" => &["G1a"],
-        "G1b" => &["G1b"],
-        "G1c" => &["G1c"],
-        "P4" => &["lost-update"],
-        "G-single" => &["G-single", "read-skew"],
-        "G2-item" => &["G2-item", "write-skew"],
-        other => panic!("unknown anomaly {other}"),
+#[track_caller]
+fn server_url(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ => skip(&format!("{var} is not set ({PROVISION})")),
     }
 }
 
-/// Runs every Hermitage sequence at `level` and compares with `allowed`
-/// (the anomalies docs/engine-facts.md marks A for this engine and level): an allowed
-/// anomaly that the level forbids is found and permitted; any other is absent.
-pub fn check_level(engine: &mut dyn Engine, level: Isolation, allowed: &[&str]) {
-    for (anomaly, _) in hermitage::all() {
-        let name = names(anomaly)[0];
-        if !level_forbids(level, name) {
-            continue;
-        }
-        let class = |n: &str| txfuzz::model::Anomaly::from_name(n).unwrap().class();
-        let a = txfuzz::model::Anomaly::from_name(name).unwrap();
-        let permitted = engine.profile().anomaly_permission(level, a).is_some();
-        // The profile permits what the engine shows, and nothing else unless
-        // a shown anomaly of the same class (lost update for G-single) needs it.
-        let shown_in_class = allowed
-            .iter()
-            .any(|s| class(names(s)[0]) == a.class() && level_forbids(level, names(s)[0]));
-        assert!(
-            permitted == allowed.contains(&anomaly) || (permitted && shown_in_class),
-            "{} {level}: the profile's permission for {anomaly} ({permitted}) disagrees with the engine",
-            engine.info().name
-        );
+/// Headless Chromium (`chromium` on PATH), or `None` after a SKIPPED line.
+#[track_caller]
+pub fn chromium() -> Option<PathBuf> {
+    match find_tool("chromium") {
+        Some(path) => Some(path),
+        None => skip(
+            "chromium is not on PATH, so the HTML report is not rendered \
+             (run scripts/install-chromium.sh; scripts/test.sh does)",
+        ),
     }
-    for (anomaly, mut case) in hermitage::all() {
-        case.isolation = level;
-        let mut stats = CheckStats::default();
-        let (_, findings) = run_case(
-            engine,
-            &case,
-            &[OracleKind::Graph],
-            &ExecOptions::default(),
-            &mut stats,
-        )
-        .unwrap();
-        let what = format!("{} {level} {anomaly}", engine.info().name);
-        let hit = findings
-            .iter()
-            .find(|f| names(anomaly).contains(&f.kind.as_str()));
-        let forbidden = names(anomaly).iter().any(|n| level_forbids(level, n));
-        if allowed.contains(&anomaly) && forbidden {
-            let hit =
-                hit.unwrap_or_else(|| panic!("{what}: expected the anomaly, got {findings:#?}"));
-            assert_eq!(hit.verdict, Verdict::Permitted, "{what}: {hit:#?}");
-            let by = hit
-                .permitted_by
-                .as_ref()
-                .expect("a permission names its source");
-            assert!(
-                by.test.contains(&format!("{level}").replace('-', "_")),
-                "{what}: {by:?}"
-            );
-        } else {
-            assert!(hit.is_none(), "{what}: expected no {anomaly}, got {hit:#?}");
-        }
-        // Whatever else the schedule produced, a correct engine never violates
-        // its own documented design.
-        let violation = findings.iter().find(|f| f.verdict == Verdict::Violation);
-        assert!(violation.is_none(), "{what}: {violation:#?}");
+}
+
+/// The current test cannot run here because of `reason`: prints
+/// `SKIPPED <file>::<test>: <reason>` and returns `None`, or panics with that
+/// message under `TXFUZZ_REQUIRE_SERVERS=1` (at the test's line that asked).
+#[track_caller]
+pub fn skip<T>(reason: &str) -> Option<T> {
+    let test = test_name();
+    if std::env::var("TXFUZZ_REQUIRE_SERVERS").is_ok_and(|v| !v.is_empty() && v != "0") {
+        panic!("{test}: {reason} [TXFUZZ_REQUIRE_SERVERS is set: this skip is a failure]");
     }
+    // Straight to stderr, past the harness's capture of `eprintln!`, so that
+    // plain `cargo test` shows the line too; in one write, so that it is not
+    // torn by the harness's own output.
+    let _ = std::io::stderr().write_all(format!("SKIPPED {test}: {reason}\n").as_bytes());
+    None
+}
+
+/// `<test file>::<test>`: the harness names each test's thread after the test.
+pub fn test_name() -> String {
+    let file = env!("CARGO_CRATE_NAME");
+    match std::thread::current().name() {
+        Some(test) if test != "main" => format!("{file}::{test}"),
+        _ => format!("{file}::?"),
+    }
+}
+
+/// An executable `name` on PATH, or in an sbin directory (not on a normal
+/// user's PATH; `mariadbd` lives in /usr/sbin).
+pub fn find_tool(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/local/sbin", "/usr/sbin", "/sbin"].map(PathBuf::from))
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// An engine on `url` (in a private database or schema of its own).
+pub fn open(url: &str) -> Box<dyn Engine> {
+    txfuzz::engine::open(Some(url)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A MariaDB engine on `url` (in a private database of its own).
+pub fn mariadb(url: &str) -> MysqlEngine {
+    MysqlEngine::connect(url).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A PostgreSQL engine on `url` (in a private schema of its own).
+pub fn postgres(url: &str) -> PgEngine {
+    PgEngine::connect(url).unwrap_or_else(|e| panic!("{e}"))
 }
