@@ -388,7 +388,7 @@ fn three_tables() -> TestCase {
 }
 
 #[test]
-fn reset_restores_the_initial_state_quickly() {
+fn reset_restores_the_initial_state_repeatedly() {
     let Some(url) = common::pg_url() else {
         return;
     };
@@ -401,19 +401,11 @@ fn reset_restores_the_initial_state_quickly() {
     assert_ne!(h.final_state, initial, "{:#?}", h.outcomes);
     e.reset().unwrap();
     assert_eq!(e.final_state(&case.schema).unwrap(), initial);
-    let mut times = Vec::new();
-    for _ in 0..200 {
-        let t = Instant::now();
+    // Its time is measured by `txfuzz bench` (BENCHMARKS.md "Reset time").
+    for _ in 0..20 {
         e.reset().unwrap();
-        times.push(t.elapsed());
+        assert_eq!(e.final_state(&case.schema).unwrap(), initial);
     }
-    times.sort();
-    eprintln!(
-        "reset of 3 tables x 5 rows: median {:?}, p90 {:?}",
-        times[100], times[180]
-    );
-    assert!(times[100] < Duration::from_millis(100), "{:?}", times[100]);
-    assert_eq!(e.final_state(&case.schema).unwrap(), initial);
 }
 
 #[test]
