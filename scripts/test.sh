@@ -23,5 +23,10 @@ echo "scripts/test.sh: MariaDB and PostgreSQL are reachable; server tests will r
 export TXFUZZ_REQUIRE_SERVERS=1
 
 cargo fmt --all -- --check
+# The default build (no turso) and the one with every engine both stay clean;
+# the suite runs with turso (tests/turso.rs needs it), and the default build's
+# unit tests run too (they check the message of a build without turso).
 cargo clippy --all-targets --quiet -- -D warnings
-cargo test --all-targets
+cargo clippy --all-targets --features turso --quiet -- -D warnings
+cargo test --lib --quiet
+cargo test --all-targets --features turso

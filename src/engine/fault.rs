@@ -123,6 +123,9 @@ impl Engine for FaultyEngine {
     fn dialect(&self) -> Dialect {
         self.inner.dialect()
     }
+    fn target(&self) -> crate::instrument::Target {
+        self.inner.target()
+    }
     fn profile(&self) -> &EngineProfile {
         self.inner.profile()
     }

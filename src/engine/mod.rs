@@ -12,9 +12,10 @@ pub mod registry;
 mod run;
 pub mod server;
 pub mod sqlite;
+pub mod turso;
 pub mod url;
 
-use crate::instrument::Prepared;
+use crate::instrument::{Prepared, Target};
 use crate::model::{
     DbState, EngineInfo, Isolation, Outcome, Schema, StmtError, StmtRef, TestCase, Value,
 };
@@ -192,6 +193,12 @@ pub trait Session: Send {
 pub trait Engine: Send {
     fn info(&self) -> &EngineInfo;
     fn dialect(&self) -> Dialect;
+    /// What the case's statements are instrumented for: the dialect, and
+    /// how an UPDATE reports its rows (by default the dialect's own
+    /// engine's way).
+    fn target(&self) -> Target {
+        self.dialect().into()
+    }
     fn profile(&self) -> &EngineProfile;
     /// Creates the case's tables and rows with the instrumentation columns
     /// (dropping what an earlier case left); this state is what
@@ -246,6 +253,7 @@ pub trait Engine: Send {
 pub fn open(url: Option<&str>) -> Result<Box<dyn Engine>, EngineError> {
     match url::parse(url)? {
         url::DbUrl::Sqlite { path } => Ok(Box::new(sqlite::SqliteEngine::open(path)?)),
+        url::DbUrl::Turso { path, mvcc } => turso::open(path, mvcc),
         url::DbUrl::Server { scheme, url, .. } => match scheme.as_str() {
             "mysql" | "mariadb" => mysql::open(&url),
             _ => postgres::open(&url),

@@ -49,6 +49,12 @@ pub const ENGINES: &[EngineKind] = &[
         ],
     },
     EngineKind {
+        names: &["turso"],
+        dialect: Dialect::Sqlite,
+        profile: super::turso::profile,
+        profile_settings: &[(super::turso::MODE_SETTING, &["mvcc", "wal"])],
+    },
+    EngineKind {
         names: &["postgres", "postgresql"],
         dialect: Dialect::Postgres,
         profile: super::postgres::profile,

@@ -9,6 +9,9 @@ use std::path::PathBuf;
 pub enum DbUrl {
     /// `None`: a temporary database.
     Sqlite { path: Option<PathBuf> },
+    /// `turso:PATH` (SQLite-like single writer) or `turso-mvcc:PATH` (MVCC
+    /// journal mode, `BEGIN CONCURRENT`); `None`: a temporary database.
+    Turso { path: Option<PathBuf>, mvcc: bool },
     Server {
         scheme: String,
         /// The URL as given (may hold a password: never print it).
@@ -31,11 +34,18 @@ pub fn parse(url: Option<&str>) -> Result<DbUrl, EngineError> {
             path: Some(PathBuf::from(rest)),
         });
     }
+    for (prefix, mvcc) in [("turso-mvcc:", true), ("turso:", false)] {
+        if let Some(rest) = url.strip_prefix(prefix) {
+            let rest = rest.strip_prefix("//").unwrap_or(rest);
+            let path = (!rest.is_empty() && rest != ":memory:").then(|| PathBuf::from(rest));
+            return Ok(DbUrl::Turso { path, mvcc });
+        }
+    }
     // A "scheme" that is no RFC 3986 scheme (`host=h password=a://b`) may
     // hold a password: such a string is reported redacted as a whole.
     let Some((scheme, rest)) = url.split_once("://").filter(|(s, _)| is_scheme(s)) else {
         return Err(EngineError::Usage(format!(
-            "unrecognised --db URL '{}': expected sqlite:PATH, mysql://user@host:port/db or postgres://user@host:port/db",
+            "unrecognised --db URL '{}': expected sqlite:PATH, turso:PATH, turso-mvcc:PATH, mysql://user@host:port/db or postgres://user@host:port/db",
             redact(url)
         )));
     };
@@ -290,6 +300,31 @@ mod tests {
             parse(Some("sqlite://rel.db")).unwrap(),
             DbUrl::Sqlite {
                 path: Some("rel.db".into())
+            }
+        );
+    }
+
+    #[test]
+    fn turso_urls() {
+        assert_eq!(
+            parse(Some("turso:/tmp/x.db")).unwrap(),
+            DbUrl::Turso {
+                path: Some("/tmp/x.db".into()),
+                mvcc: false
+            }
+        );
+        assert_eq!(
+            parse(Some("turso-mvcc:")).unwrap(),
+            DbUrl::Turso {
+                path: None,
+                mvcc: true
+            }
+        );
+        assert_eq!(
+            parse(Some("turso-mvcc://rel.db")).unwrap(),
+            DbUrl::Turso {
+                path: Some("rel.db".into()),
+                mvcc: true
             }
         );
     }

@@ -41,7 +41,7 @@ pub fn execute(
     case: &TestCase,
     opts: &ExecOptions,
 ) -> Result<History, EngineError> {
-    let prepared = prepare_case(engine.dialect(), case);
+    let prepared = prepare_case(engine.target(), case);
     execute_prepared(engine, case, &prepared, opts)
 }
 
@@ -54,7 +54,7 @@ pub fn execute_checked(
     case: &TestCase,
     opts: &ExecOptions,
 ) -> Result<History, EngineError> {
-    let mut prepared = prepare_case(engine.dialect(), case);
+    let mut prepared = prepare_case(engine.target(), case);
     engine.keep_plans(case, &mut prepared)?;
     execute_prepared(engine, case, &prepared, opts)
 }

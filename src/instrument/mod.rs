@@ -31,5 +31,6 @@ mod prepare;
 
 pub use interpret::{interpret_result, Capture};
 pub use prepare::{
-    prepare, prepare_case, reports_affected, Prepared, Shape, SQLITE_CAPTURE, SQLITE_TAKE,
+    prepare, prepare_case, reports_affected, Prepared, Shape, Target, UpdateCapture,
+    SQLITE_CAPTURE, SQLITE_TAKE,
 };

@@ -46,18 +46,57 @@ pub struct Prepared {
     pub ir: Stmt,
 }
 
+/// How an instrumented UPDATE reports the rows it wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpdateCapture {
+    /// `RETURNING rid, wl` (PostgreSQL; engines without session functions).
+    Returning,
+    /// A session function called from the `wl` assignment (SQLite: RETURNING
+    /// changes how SQLite runs an UPDATE).
+    SessionFunction,
+    /// A user variable assigned from the `wl` assignment (MariaDB: no
+    /// UPDATE ... RETURNING).
+    UserVariable,
+}
+
+/// What statements are instrumented for: the SQL dialect and how an UPDATE
+/// reports its rows (an engine property: `Engine::target`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Target {
+    pub dialect: Dialect,
+    pub update_capture: UpdateCapture,
+}
+
+impl From<Dialect> for Target {
+    /// The dialect's own engine: SQLite, MariaDB or PostgreSQL.
+    fn from(dialect: Dialect) -> Target {
+        let update_capture = match dialect {
+            Dialect::Sqlite => UpdateCapture::SessionFunction,
+            Dialect::Mysql => UpdateCapture::UserVariable,
+            Dialect::Postgres => UpdateCapture::Returning,
+        };
+        Target {
+            dialect,
+            update_capture,
+        }
+    }
+}
+
 /// Prepares every statement of a case, keyed by its reference.
-pub fn prepare_case(d: Dialect, case: &TestCase) -> HashMap<StmtRef, Prepared> {
+pub fn prepare_case(target: impl Into<Target>, case: &TestCase) -> HashMap<StmtRef, Prepared> {
+    let target = target.into();
     let mut out = HashMap::new();
     for r in case.all_refs() {
         if let Some(cs) = case.stmt(r) {
-            out.insert(r, prepare(d, &case.schema, r, cs));
+            out.insert(r, prepare(target, &case.schema, r, cs));
         }
     }
     out
 }
 
-pub fn prepare(d: Dialect, schema: &Schema, r: StmtRef, cs: &CaseStmt) -> Prepared {
+pub fn prepare(target: impl Into<Target>, schema: &Schema, r: StmtRef, cs: &CaseStmt) -> Prepared {
+    let target = target.into();
+    let d = target.dialect;
     let plain = sql::render_stmt(d, &cs.stmt);
     let k = cs.op;
     let (sql, shape) = match &cs.stmt {
@@ -111,7 +150,7 @@ pub fn prepare(d: Dialect, schema: &Schema, r: StmtRef, cs: &CaseStmt) -> Prepar
         capture: None,
         ir: cs.stmt.clone(),
     }
-    .for_dialect(d)
+    .for_target(target)
 }
 
 impl Prepared {
@@ -159,12 +198,11 @@ impl Prepared {
     /// (nor for the update arm of ON DUPLICATE KEY UPDATE). There the `wl`
     /// assignment also appends `rid:old-wl` of each updated row to a user
     /// variable, read back afterwards: no extra table access, so no extra locks.
-    fn for_dialect(mut self, d: Dialect) -> Prepared {
-        if d == Dialect::Sqlite {
-            return self.sqlite_update_capture();
-        }
-        if d != Dialect::Mysql {
-            return self;
+    fn for_target(mut self, target: Target) -> Prepared {
+        match target.update_capture {
+            UpdateCapture::Returning => return self,
+            UpdateCapture::SessionFunction => return self.sqlite_update_capture(),
+            UpdateCapture::UserVariable => {}
         }
         let upsert = matches!(&self.ir, Stmt::Insert(i) if matches!(i.on_conflict, OnConflict::Update { .. }));
         if self.kind != StmtKind::Update && !upsert {

@@ -91,7 +91,7 @@ pub fn shadow(
     opts: &ExecOptions,
 ) -> Result<Comparison, EngineError> {
     engine.load_as(case, Layout::Plain)?;
-    let prepared = prepare_case(engine.dialect(), case)
+    let prepared = prepare_case(engine.target(), case)
         .into_iter()
         .map(|(r, p)| (r, p.uninstrumented()))
         .collect();

@@ -175,6 +175,9 @@ impl crate::engine::Engine for WithProfile {
     fn dialect(&self) -> crate::sql::Dialect {
         self.inner.dialect()
     }
+    fn target(&self) -> crate::instrument::Target {
+        self.inner.target()
+    }
     fn profile(&self) -> &crate::engine::EngineProfile {
         &self.profile
     }

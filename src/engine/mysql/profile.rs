@@ -38,6 +38,7 @@ pub fn rule(iso: Isolation, snapshot_isolation: bool) -> Rule {
         locking_read_subqueries: SubqueryRead::Plain,
         write_subqueries: SubqueryRead::AsOuter,
         aborts_anywhere: None,
+        keys_checked_at_commit: false,
     };
     match iso {
         // 17.7.2.3: at READ COMMITTED / READ UNCOMMITTED the selects of
@@ -162,6 +163,7 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
         // MariaDB refuses foreign keys between temporary tables (errno 150):
         // tests/mariadb.rs::temporary_tables_cannot_have_foreign_keys.
         temporary_foreign_keys: false,
+        lock_waits: true,
     }
 }
 

@@ -24,6 +24,7 @@ pub fn rule(iso: Isolation) -> Rule {
             locking_read_subqueries: SubqueryRead::AsOuter,
             write_subqueries: SubqueryRead::AsOuter,
             aborts_anywhere: None,
+            keys_checked_at_commit: false,
         },
         // 13.2.2: the snapshot is taken at the first statement; updating a row
         // changed since fails with 40001.
@@ -45,6 +46,7 @@ pub fn rule(iso: Isolation) -> Rule {
             // no serialization anomaly"), so any statement or COMMIT may fail.
             aborts_anywhere: (iso == Isolation::Serializable)
                 .then_some(ErrorClass::SerializationFailure),
+            keys_checked_at_commit: false,
         },
     }
 }
@@ -125,6 +127,7 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
         rules: Isolation::ALL.iter().map(|&l| (l, rule(l))).collect(),
         features: Features::postgres(),
         temporary_foreign_keys: true,
+        lock_waits: true,
     }
 }
 

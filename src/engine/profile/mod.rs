@@ -110,6 +110,10 @@ pub struct EngineProfile {
     /// The engine's temporary tables can have foreign keys (the `view`
     /// oracle's scratch tables are temporary).
     pub temporary_foreign_keys: bool,
+    /// A statement that needs a lock another transaction holds waits for
+    /// it. False: it fails at once instead (turso: no busy handler txfuzz
+    /// could observe, so no busy timeout; MVCC: write-write conflicts abort).
+    pub lock_waits: bool,
 }
 
 impl EngineProfile {

@@ -64,6 +64,8 @@ pub enum SnapshotPoint {
     /// At the first consistent (plain) read, not at BEGIN and not at a write or
     /// locking read (InnoDB read views).
     FirstConsistentRead,
+    /// At BEGIN (turso's BEGIN CONCURRENT in MVCC mode).
+    Begin,
 }
 
 /// What happens to a write (or locking read) of a row whose newest committed
@@ -131,6 +133,13 @@ pub struct Rule {
     /// the model can see, aborting the transaction (PostgreSQL SERIALIZABLE:
     /// SSI's serialization failures, false positives included).
     pub aborts_anywhere: Option<ErrorClass>,
+    /// Unique keys are checked on the transaction's snapshot (plus its own
+    /// writes), and a key that another transaction committed since the
+    /// snapshot fails the COMMIT with the `conflict` error (turso MVCC:
+    /// first committer wins on index entries). Else (servers, SQLite) an
+    /// INSERT's key checks see the newest committed rows and wait for
+    /// uncommitted ones.
+    pub keys_checked_at_commit: bool,
 }
 
 impl Rule {

@@ -87,6 +87,24 @@ fn claim_database(admin: &Connection, path: &Path) -> Result<(), EngineError> {
         .map_err(err)
 }
 
+/// A new database file in a temporary directory (RAM-backed where there is
+/// one: the database is scratch space), removed with the directory.
+pub(crate) fn temporary_database(
+    prefix: &str,
+) -> Result<(tempfile::TempDir, PathBuf), EngineError> {
+    let shm = Path::new("/dev/shm");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(prefix);
+    let dir = if shm.is_dir() {
+        builder.tempdir_in(shm).or_else(|_| builder.tempdir())
+    } else {
+        builder.tempdir()
+    };
+    let dir = dir.map_err(|e| EngineError::Setup(format!("temporary directory: {e}")))?;
+    let path = dir.path().join("txfuzz.db");
+    Ok((dir, path))
+}
+
 fn setup_err(e: rusqlite::Error) -> EngineError {
     EngineError::Setup(e.to_string())
 }
@@ -97,18 +115,7 @@ impl SqliteEngine {
         let (dir, path) = match path {
             Some(p) => (None, p),
             None => {
-                // Prefer a RAM-backed directory: the database is scratch space.
-                let shm = Path::new("/dev/shm");
-                let mut builder = tempfile::Builder::new();
-                builder.prefix("txfuzz-sqlite-");
-                let dir = if shm.is_dir() {
-                    builder.tempdir_in(shm).or_else(|_| builder.tempdir())
-                } else {
-                    builder.tempdir()
-                };
-                let dir =
-                    dir.map_err(|e| EngineError::Setup(format!("temporary directory: {e}")))?;
-                let path = dir.path().join("txfuzz.db");
+                let (dir, path) = temporary_database("txfuzz-sqlite-")?;
                 (Some(dir), path)
             }
         };

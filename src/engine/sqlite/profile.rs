@@ -24,6 +24,7 @@ pub fn rule() -> Rule {
         locking_read_subqueries: SubqueryRead::AsOuter,
         write_subqueries: SubqueryRead::AsOuter,
         aborts_anywhere: None,
+        keys_checked_at_commit: false,
     }
 }
 
@@ -55,5 +56,6 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
         rules: vec![(Isolation::Serializable, rule())],
         features: Features::sqlite(),
         temporary_foreign_keys: true,
+        lock_waits: true,
     }
 }

@@ -2,6 +2,7 @@
 //! history and the lock table; data statements are predicted and compared by
 //! [`super::statement`].
 
+use super::commit_keys::{self, KeyConflict};
 use super::locks::LockTable;
 use super::scratch::Scratch;
 use super::state::{undecided, Checker, Stop, TxnState};
@@ -9,6 +10,7 @@ use super::undecided::Undecided;
 use super::versions::{Pos, VersionStore, Writer};
 use super::visibility::Rule;
 use super::Conclusion;
+use crate::engine::profile::{Conflict, SnapshotPoint};
 use crate::engine::{Engine, EngineError};
 use crate::instrument::{prepare_case, Prepared};
 use crate::model::compare::state_diff;
@@ -38,7 +40,8 @@ pub fn run(
         rule,
         scratch_foreign_keys: profile.temporary_foreign_keys,
         savepoint_releases_locks: profile.savepoint_rollback_releases_locks,
-        prepared: prepare_case(engine.dialect(), case),
+        lock_waits: profile.lock_waits,
+        prepared: prepare_case(engine.target(), case),
     };
     // A violation only if every possible order violates; decided if one matches.
     let mut first: Option<Conclusion> = None;
@@ -75,6 +78,7 @@ struct Setup {
     rule: Rule,
     scratch_foreign_keys: bool,
     savepoint_releases_locks: bool,
+    lock_waits: bool,
     prepared: HashMap<StmtRef, Prepared>,
 }
 
@@ -90,6 +94,7 @@ fn walk_one(
         rule: setup.rule,
         scratch_foreign_keys: setup.scratch_foreign_keys,
         savepoint_releases_locks: setup.savepoint_releases_locks,
+        lock_waits: setup.lock_waits,
         scratch,
         prepared: setup.prepared.clone(),
         store: VersionStore::initial(case),
@@ -214,7 +219,15 @@ impl Checker<'_> {
         let txn = r.txn;
         let writer = Writer::Txn(txn);
         match &cs.stmt {
-            Stmt::Begin if ok => Ok(()),
+            Stmt::Begin if ok => {
+                // A snapshot taken at BEGIN (turso's BEGIN CONCURRENT).
+                if self.rule.snapshot == SnapshotPoint::Begin {
+                    if let Some(t) = self.txns.get_mut(&txn) {
+                        t.snapshot = Some(pos);
+                    }
+                }
+                Ok(())
+            }
             Stmt::Savepoint(name) if ok => {
                 if let Some(t) = self.txns.get_mut(&txn) {
                     t.savepoints.push((name.clone(), pos));
@@ -240,6 +253,7 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
+            Stmt::Commit if self.rule.keys_checked_at_commit => self.commit_checking_keys(r, pos),
             Stmt::Commit if ok => {
                 self.end_txn(txn, Some(pos));
                 Ok(())
@@ -263,6 +277,54 @@ impl Checker<'_> {
             Stmt::Select(_) | Stmt::Insert(_) | Stmt::Update(_) | Stmt::Delete(_) => {
                 super::statement::on_complete(self, r, pos)
             }
+        }
+    }
+
+    /// A COMMIT where the engine checks unique keys (turso MVCC): it must
+    /// fail when a key the transaction wrote was committed by another since
+    /// its snapshot, and may fail only with the conflict error when such a
+    /// key's history is ambiguous.
+    fn commit_checking_keys(&mut self, r: StmtRef, pos: Pos) -> Result<(), Stop> {
+        let txn = r.txn;
+        let ok = self
+            .history
+            .outcome(r)
+            .is_some_and(crate::model::Outcome::ok);
+        let conflict_error = match self.rule.conflict {
+            Conflict::Abort(class) => Some(class),
+            _ => None,
+        };
+        match (ok, commit_keys::conflict(self, txn)) {
+            (true, KeyConflict::Must(evidence)) => {
+                self.findings.push(
+                    Finding::new(
+                        crate::oracle::OracleKind::View,
+                        "missed-commit-conflict",
+                        format!(
+                            "T{txn}'s COMMIT must fail (a unique key it wrote was committed by \
+                             another transaction after its snapshot) but succeeded"
+                        ),
+                        json!({
+                            "stmt": format!("T{}#{}", r.txn, r.index),
+                            "isolation": self.history.isolation,
+                            "details": evidence,
+                        }),
+                    )
+                    .about([r]),
+                );
+                Err(Stop::Violation)
+            }
+            (true, _) => {
+                self.end_txn(txn, Some(pos));
+                Ok(())
+            }
+            (false, KeyConflict::Must(_) | KeyConflict::May)
+                if conflict_error.is_some() && self.error_class(r) == conflict_error =>
+            {
+                self.end_txn(txn, None);
+                Ok(())
+            }
+            (false, _) => Err(undecided(Undecided::CommitFailed)),
         }
     }
 

@@ -29,6 +29,7 @@
 //! `lost-connection`: cases the oracle does not look at).
 
 mod checker;
+mod commit_keys;
 pub mod locks;
 mod orders;
 pub mod scratch;

@@ -317,7 +317,7 @@ fn peek_snapshot(ck: &Checker, r: StmtRef, access: Access, pos: Pos) -> Snapshot
     let prior = t.snapshot.is_some();
     let at = match ck.rule.snapshot {
         SnapshotPoint::EachStatement => Some(start),
-        SnapshotPoint::FirstStatementStart => t.snapshot.or(Some(start)),
+        SnapshotPoint::FirstStatementStart | SnapshotPoint::Begin => t.snapshot.or(Some(start)),
         SnapshotPoint::FirstStatementEnd => t.snapshot.or(Some(pos)),
         SnapshotPoint::FirstConsistentRead => {
             if view_rule(ck, r, access) == ViewRule::Snapshot {

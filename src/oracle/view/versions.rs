@@ -138,6 +138,14 @@ impl VersionStore {
             .find(|v| v.committed_at.is_some())
     }
 
+    /// Every version of a row, oldest first.
+    pub fn chain(&self, table: &str, rid: i64) -> &[Version] {
+        self.rows
+            .get(table)
+            .and_then(|t| t.get(&rid))
+            .map_or(&[], Vec::as_slice)
+    }
+
     /// The newest version of a row, committed or not.
     pub fn newest(&self, table: &str, rid: i64) -> Option<&Version> {
         self.rows.get(table)?.get(&rid)?.last()

@@ -76,9 +76,12 @@ pub(super) fn evaluate(
     let rule = view_rule(ck, r, access);
     let start = ck.submitted_at.get(&r).copied().unwrap_or(pos);
     // Inserts read nothing: on the servers their unique checks see the newest
-    // committed rows (they wait for uncommitted ones).
+    // committed rows (they wait for uncommitted ones); where keys are checked
+    // at COMMIT (turso MVCC), the snapshot's.
     let rule = match stmt {
-        Stmt::Insert(_) if ck.rule.row_locks => ViewRule::LatestCommitted,
+        Stmt::Insert(_) if ck.rule.row_locks && !ck.rule.keys_checked_at_commit => {
+            ViewRule::LatestCommitted
+        }
         _ => rule,
     };
     let sight = match rule {

@@ -38,6 +38,11 @@ pub(super) fn expect(
                     ErrorClass::Busy,
                     "another transaction holds the write lock and this one holds a read snapshot",
                 )
+            } else if !ck.lock_waits {
+                Expect::Abort(
+                    ErrorClass::Busy,
+                    "another transaction holds the write lock and the engine does not wait",
+                )
             } else {
                 Expect::Block(h)
             };
@@ -55,9 +60,21 @@ pub(super) fn expect(
     if !locking {
         return Expect::Run;
     }
-    if check_locks {
+    if check_locks && ck.lock_waits {
         if let Some(h) = conflicting_holder(&ck.locks, ck, r, eval) {
             return Expect::Block(h);
+        }
+    }
+    // An engine without lock waits (turso MVCC) refuses a write of a row
+    // another open transaction wrote; a key another one inserted is its
+    // commit's concern (first committer wins), not the statement's.
+    if let (false, Conflict::Abort(class)) = (ck.lock_waits, ck.rule.conflict) {
+        let written = eval
+            .targets
+            .iter()
+            .any(|(table, rid, mode)| ck.locks.row_holder(table, *rid, txn, *mode).is_some());
+        if written {
+            return Expect::Abort(class, "another open transaction wrote a row it writes");
         }
     }
     if let (Conflict::Abort(class), Some(at)) = (ck.rule.conflict, snap.at) {

@@ -1,0 +1,302 @@
+//! turso (feature `turso`): its profile's rules checked on the engine with
+//! scripted schedules, each with a mutated profile that must not decide the
+//! case clean; Hermitage in both modes; campaigns with the default oracles
+//! (clean) and with an injected fault (caught).
+//!
+//! MVCC mode (`turso-mvcc:`, BEGIN CONCURRENT): snapshot at BEGIN; the
+//! second writer of a row fails at its write; a key committed by another
+//! transaction since the snapshot fails the COMMIT; write skew is permitted.
+#![cfg(feature = "turso")]
+
+use txfuzz::campaign::{run_campaign, run_case, CampaignConfig, Limit, Summary};
+use txfuzz::engine::fault::{Fault, FaultyEngine};
+use txfuzz::engine::profile::{Conflict, SnapshotPoint};
+use txfuzz::engine::turso::TursoEngine;
+use txfuzz::engine::{Engine, EngineProfile};
+use txfuzz::exec::ExecOptions;
+use txfuzz::model::{ErrorClass, History, Isolation, StmtRef, TestCase, Value};
+use txfuzz::oracle::{CheckStats, Finding, OracleCounts, OracleKind, Verdict};
+use txfuzz::testkit::*;
+
+mod common;
+
+fn mvcc() -> Box<dyn Engine> {
+    Box::new(TursoEngine::open(None, true).unwrap())
+}
+
+fn wal() -> Box<dyn Engine> {
+    Box::new(TursoEngine::open(None, false).unwrap())
+}
+
+fn mutated(change: impl FnOnce(&mut EngineProfile)) -> Box<dyn Engine> {
+    Box::new(WithProfile::new(mvcc(), change))
+}
+
+fn at(txn: u32, index: u32) -> StmtRef {
+    StmtRef { txn, index }
+}
+
+/// Runs `case` with `oracles`; the history, findings and the `view` counts.
+fn run(
+    e: &mut dyn Engine,
+    case: &TestCase,
+    oracles: &[OracleKind],
+) -> (History, Vec<Finding>, OracleCounts) {
+    let mut stats = CheckStats::default();
+    let (h, f) = run_case(e, case, oracles, &ExecOptions::default(), &mut stats).unwrap();
+    (h, f, stats.oracle("view").clone())
+}
+
+/// The `view` oracle decided `case` on the real profile without a finding,
+/// and does not decide it clean on the mutated one.
+fn rule_is_load_bearing(case: &TestCase, change: impl FnOnce(&mut EngineProfile)) -> History {
+    let (h, f, counts) = run(mvcc().as_mut(), case, &[OracleKind::View]);
+    assert!(f.is_empty(), "{f:#?}\n{h:#?}");
+    assert_eq!(
+        (counts.checked, counts.undecided),
+        (1, 0),
+        "{counts:?}\n{h:#?}"
+    );
+    let (_, f, counts) = run(mutated(change).as_mut(), case, &[OracleKind::View]);
+    assert!(
+        !f.is_empty() || counts.checked == 0,
+        "the mutated profile decided the case clean: {counts:?}"
+    );
+    h
+}
+
+fn v_read(h: &History, r: StmtRef) -> Option<Value> {
+    h.outcome(r)?.rows.first()?.get(1).cloned()
+}
+
+fn error_class(h: &History, r: StmtRef) -> Option<ErrorClass> {
+    h.outcome(r)?.error.as_ref().map(|e| e.class)
+}
+
+fn case_at(mut case: TestCase) -> TestCase {
+    case.isolation = Isolation::RepeatableRead;
+    case
+}
+
+/// T1 begins; T2 commits v=5; T1 reads 10 (its snapshot is BEGIN's); T2
+/// commits v=6; T1 reads 10 again.
+#[test]
+fn mvcc_read_does_not_change_after_a_concurrent_commit() {
+    let case = case_at(kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![select("t", Some(1)), select("t", Some(1))]),
+            autocommit(vec![set("t", 1, 5), set("t", 1, 6)]),
+        ],
+        "1 2 1 2 1 1",
+    ));
+    // With the snapshot at the first statement, the first read must see 5.
+    let h = rule_is_load_bearing(&case, |p| {
+        p.rules[0].1.snapshot = SnapshotPoint::FirstStatementStart
+    });
+    assert_eq!(v_read(&h, at(1, 1)), Some(Value::Int(10)), "{h:#?}");
+    assert_eq!(v_read(&h, at(1, 2)), Some(Value::Int(10)), "{h:#?}");
+}
+
+/// T1 and T2 begin; T1 increments k=1; T2's increment fails at once with a
+/// write-write conflict (no wait); T1 commits 11.
+#[test]
+fn mvcc_second_writer_of_a_row_fails_at_its_write() {
+    let case = case_at(kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![add("t", 1, 1)]),
+            committed(vec![add("t", 1, 2)]),
+        ],
+        "1 2 1 2 2 1",
+    ));
+    // An engine that waited would block T2's write, not fail it.
+    let h = rule_is_load_bearing(&case, |p| p.lock_waits = true);
+    assert_eq!(
+        error_class(&h, at(2, 1)),
+        Some(ErrorClass::SerializationFailure),
+        "{h:#?}"
+    );
+    assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(11)));
+}
+
+/// T1 begins; T2 increments k=1 and commits; T1's increment of the row
+/// changed since its snapshot fails.
+#[test]
+fn mvcc_write_of_a_row_committed_since_the_snapshot_fails() {
+    let case = case_at(kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![add("t", 1, 1)]),
+            autocommit(vec![add("t", 1, 2)]),
+        ],
+        "1 2 1 1",
+    ));
+    // A snapshot at the first statement would see T2's commit: no conflict.
+    let h = rule_is_load_bearing(&case, |p| {
+        p.rules[0].1.snapshot = SnapshotPoint::FirstStatementStart
+    });
+    assert_eq!(
+        error_class(&h, at(1, 1)),
+        Some(ErrorClass::SerializationFailure),
+        "{h:#?}"
+    );
+    assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(12)));
+}
+
+/// T1 and T2 begin; T2 inserts k=5 and commits; T1 inserts k=5, which its
+/// snapshot does not hold (it succeeds), and its COMMIT fails.
+#[test]
+fn mvcc_key_committed_since_the_snapshot_fails_the_commit() {
+    let case = case_at(kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![insert("t", 2, 5, 51)]),
+            committed(vec![insert("t", 3, 5, 52)]),
+        ],
+        "1 2 2 2 1 1",
+    ));
+    // Keys checked on the newest committed rows: T1's INSERT must fail.
+    let h = rule_is_load_bearing(&case, |p| p.rules[0].1.keys_checked_at_commit = false);
+    assert!(h.outcome(at(1, 1)).unwrap().ok(), "{h:#?}");
+    assert_eq!(
+        error_class(&h, at(1, 2)),
+        Some(ErrorClass::SerializationFailure),
+        "{h:#?}"
+    );
+    assert_eq!(value_of(&h.final_state, "t", 5), Some(Value::Int(52)));
+}
+
+/// Fault injection on the history: the COMMIT of the key test above
+/// pretends to succeed (the engine kept both rows with key 5): the `view`
+/// oracle reports the missed commit conflict.
+#[test]
+fn a_commit_that_keeps_a_duplicate_key_is_a_violation() {
+    let case = case_at(kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![insert("t", 2, 5, 51)]),
+            committed(vec![insert("t", 3, 5, 52)]),
+        ],
+        "1 2 2 2 1 1",
+    ));
+    let mut e = mvcc();
+    e.load(&case).unwrap();
+    let mut h = txfuzz::exec::execute(e.as_mut(), &case, &ExecOptions::default()).unwrap();
+    let commit = h.outcomes.iter_mut().find(|o| o.stmt == at(1, 2)).unwrap();
+    assert!(commit.outcome.error.is_some(), "{h:#?}");
+    commit.outcome.error = None;
+    let mut stats = CheckStats::default();
+    let f = txfuzz::oracle::view::check(e.as_mut(), &case, &h, &ExecOptions::default(), &mut stats)
+        .unwrap();
+    let kinds: Vec<&str> = f.iter().map(|f| f.kind.as_str()).collect();
+    assert_eq!(kinds, vec!["missed-commit-conflict"], "{f:#?}");
+}
+
+/// Write skew: T1 and T2 each read both rows and write a different one;
+/// both commit. The graph oracle finds G2-item, permitted by the profile
+/// (its source cites this test); without the permission it is a violation.
+#[test]
+fn mvcc_repeatable_read_permits_write_skew() {
+    let mut case = txfuzz::testkit::hermitage::g2_item();
+    case.isolation = Isolation::RepeatableRead;
+    let (h, f, _) = run(mvcc().as_mut(), &case, &[OracleKind::Graph]);
+    let skew = f
+        .iter()
+        .find(|f| common::hermitage::names("G2-item").contains(&f.kind.as_str()))
+        .unwrap_or_else(|| panic!("no write skew: {f:#?}\n{h:#?}"));
+    assert_eq!(skew.verdict, Verdict::Permitted, "{skew:#?}");
+    let mut strict = mutated(|p| p.permitted_anomalies.clear());
+    let (_, f, _) = run(strict.as_mut(), &case, &[OracleKind::Graph]);
+    assert!(f.iter().any(|f| f.verdict == Verdict::Violation), "{f:#?}");
+}
+
+#[test]
+fn mvcc_hermitage_shows_only_write_skew() {
+    common::hermitage::check_level(mvcc().as_mut(), Isolation::RepeatableRead, &["G2-item"]);
+}
+
+#[test]
+fn wal_hermitage_shows_no_anomaly() {
+    common::hermitage::check_level(wal().as_mut(), Isolation::Serializable, &[]);
+}
+
+/// Default mode: one writer at a time; the second fails with busy at once.
+#[test]
+fn wal_second_writer_is_busy_at_once() {
+    let mut case = kv_case(
+        &[(1, 10), (2, 20)],
+        vec![
+            committed(vec![add("t", 1, 1)]),
+            committed(vec![add("t", 2, 2)]),
+        ],
+        "1 2 1 2 2 1",
+    );
+    case.isolation = Isolation::Serializable;
+    let (h, f, counts) = run(wal().as_mut(), &case, &[OracleKind::View]);
+    assert!(f.is_empty(), "{f:#?}");
+    assert_eq!(counts.checked, 1, "{counts:?}\n{h:#?}");
+    assert_eq!(error_class(&h, at(2, 1)), Some(ErrorClass::Busy), "{h:#?}");
+    // With lock waits the model expects T2 to wait instead.
+    let mut waits = WithProfile::new(wal(), |p| p.lock_waits = true);
+    let (_, f, counts) = run(&mut waits, &case, &[OracleKind::View]);
+    assert!(!f.is_empty() || counts.checked == 0, "{counts:?}");
+}
+
+fn campaign(engine: &mut dyn Engine, seed: u64, tests: u64, shadow: f64) -> Summary {
+    let out = tempfile::tempdir().unwrap();
+    let cfg = CampaignConfig {
+        known: Default::default(),
+        seed,
+        limit: Limit::Tests(tests),
+        isolations: None,
+        oracles: OracleKind::defaults(),
+        out: out.path().to_path_buf(),
+        exec: ExecOptions::default(),
+        progress: false,
+        recover_wait: std::time::Duration::from_secs(1),
+        shadow,
+    };
+    run_campaign(engine, &cfg).unwrap()
+}
+
+#[test]
+fn campaigns_in_both_modes_find_no_violation() {
+    for (mode, mut e) in [("mvcc", mvcc()), ("wal", wal())] {
+        let s = campaign(e.as_mut(), 3, 200, txfuzz::campaign::DEFAULT_SHADOW);
+        assert_eq!(s.cases, 200, "{mode}");
+        assert_eq!((s.violations, s.fidelity), (0, 0), "{mode}: {}", s.render());
+        assert!(s.aborts > 10, "{mode}: {}", s.render());
+        for oracle in ["view", "wss", "sdg"] {
+            assert!(
+                s.oracle_counts[oracle].checked > 50,
+                "{mode} {oracle}: {}",
+                s.render()
+            );
+        }
+    }
+}
+
+#[test]
+fn mvcc_lost_write_is_caught() {
+    let mut e = FaultyEngine::new(mvcc(), Fault::LoseWrite);
+    let s = campaign(&mut e, 5, 100, 0.0);
+    assert!(s.violations > 0, "{}", s.render());
+}
+
+/// The MVCC rule as the profile states it (a change here must come with
+/// the tests above).
+#[test]
+fn mvcc_profile_is_snapshot_isolation_without_waits() {
+    let e = mvcc();
+    let p = e.profile();
+    assert!(!p.lock_waits);
+    assert_eq!(p.isolations, vec![Isolation::RepeatableRead]);
+    let rule = p.rules[0].1;
+    assert_eq!(rule.snapshot, SnapshotPoint::Begin);
+    assert_eq!(
+        rule.conflict,
+        Conflict::Abort(ErrorClass::SerializationFailure)
+    );
+    assert!(rule.keys_checked_at_commit);
+}
