@@ -1,12 +1,10 @@
 //! Campaigns through the library: the real SQLite engine gives no violation over
 //! thousands of generated cases; fault-injected engines are caught.
 
-use txfuzz::campaign::{run_campaign, CampaignConfig, Limit, Summary};
+use txfuzz::campaign::{run_campaign, CampaignConfig, Summary};
 use txfuzz::engine::fault::{Fault, FaultyEngine};
 use txfuzz::engine::sqlite::SqliteEngine;
 use txfuzz::engine::Engine;
-use txfuzz::exec::ExecOptions;
-use txfuzz::oracle::OracleKind;
 
 fn campaign(fault: Option<Fault>, seed: u64, tests: u64) -> (Summary, tempfile::TempDir) {
     let out = tempfile::tempdir().unwrap();
@@ -16,20 +14,12 @@ fn campaign(fault: Option<Fault>, seed: u64, tests: u64) -> (Summary, tempfile::
         None => base,
     };
     let cfg = CampaignConfig {
-        known: Default::default(),
-        seed,
-        limit: Limit::Tests(tests),
-        isolations: None,
-        oracles: OracleKind::defaults(),
-        out: out.path().to_path_buf(),
-        exec: ExecOptions::default(),
-        progress: false,
-        recover_wait: std::time::Duration::from_secs(1),
         shadow: if fault.is_some() {
             0.0
         } else {
             txfuzz::campaign::DEFAULT_SHADOW
         },
+        ..CampaignConfig::new(seed, tests, out.path())
     };
     (run_campaign(engine.as_mut(), &cfg).unwrap(), out)
 }

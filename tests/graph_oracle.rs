@@ -3,7 +3,7 @@
 //! end on SQLite: clean campaigns give no graph finding, fault-injected engines
 //! are caught.
 
-use txfuzz::campaign::{run_campaign, CampaignConfig, Limit, Summary};
+use txfuzz::campaign::{run_campaign, CampaignConfig, Summary};
 use txfuzz::engine::fault::{Fault, FaultyEngine};
 use txfuzz::engine::sqlite::SqliteEngine;
 use txfuzz::engine::Engine;
@@ -385,16 +385,9 @@ fn campaign(fault: Option<Fault>, seed: u64, tests: u64) -> Summary {
         None => base,
     };
     let cfg = CampaignConfig {
-        known: Default::default(),
-        seed,
-        limit: Limit::Tests(tests),
-        isolations: None,
         oracles: vec![OracleKind::Graph],
-        out: out.path().to_path_buf(),
-        exec: ExecOptions::default(),
-        progress: false,
-        recover_wait: std::time::Duration::from_secs(1),
         shadow: 0.0,
+        ..CampaignConfig::new(seed, tests, out.path())
     };
     run_campaign(engine.as_mut(), &cfg).unwrap()
 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use txfuzz::campaign::{run_campaign, run_case, CampaignConfig, Limit};
+use txfuzz::campaign::{run_campaign, run_case, CampaignConfig};
 use txfuzz::engine::fault::{Fault, FaultyEngine};
 use txfuzz::engine::sqlite::SqliteEngine;
 use txfuzz::engine::Engine;
@@ -115,16 +115,8 @@ fn reduction_never_changes_the_signature_of_campaign_findings() {
         let out = tempfile::tempdir().unwrap();
         let mut engine = faulty(fault);
         let cfg = CampaignConfig {
-            known: Default::default(),
-            seed,
-            limit: Limit::Tests(300),
-            isolations: None,
-            oracles: OracleKind::defaults(),
-            out: out.path().to_path_buf(),
-            exec: ExecOptions::default(),
-            progress: false,
-            recover_wait: std::time::Duration::from_secs(1),
             shadow: 0.0,
+            ..CampaignConfig::new(seed, 300, out.path())
         };
         let summary = run_campaign(engine.as_mut(), &cfg).unwrap();
         assert!(!summary.distinct.is_empty(), "{}", summary.render());

@@ -8,7 +8,7 @@
 //! transaction since the snapshot fails the COMMIT; write skew is permitted.
 #![cfg(feature = "turso")]
 
-use txfuzz::campaign::{run_campaign, run_case, CampaignConfig, Limit, Summary};
+use txfuzz::campaign::{run_campaign, run_case, CampaignConfig, Summary};
 use txfuzz::engine::fault::{Fault, FaultyEngine};
 use txfuzz::engine::profile::{Conflict, SnapshotPoint};
 use txfuzz::engine::turso::TursoEngine;
@@ -144,18 +144,23 @@ fn mvcc_write_of_a_row_committed_since_the_snapshot_fails() {
     assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(12)));
 }
 
-/// T1 and T2 begin; T2 inserts k=5 and commits; T1 inserts k=5, which its
-/// snapshot does not hold (it succeeds), and its COMMIT fails.
-#[test]
-fn mvcc_key_committed_since_the_snapshot_fails_the_commit() {
-    let case = case_at(kv_case(
+/// T1 and T2 begin; T2 inserts k=5 and commits; T1 inserts k=5.
+fn key_race() -> TestCase {
+    case_at(kv_case(
         &[(1, 10)],
         vec![
             committed(vec![insert("t", 2, 5, 51)]),
             committed(vec![insert("t", 3, 5, 52)]),
         ],
         "1 2 2 2 1 1",
-    ));
+    ))
+}
+
+/// [`key_race`]: T1's INSERT of a key its snapshot does not hold succeeds,
+/// and its COMMIT fails.
+#[test]
+fn mvcc_key_committed_since_the_snapshot_fails_the_commit() {
+    let case = key_race();
     // Keys checked on the newest committed rows: T1's INSERT must fail.
     let h = rule_is_load_bearing(&case, |p| p.rules[0].1.keys_checked_at_commit = false);
     assert!(h.outcome(at(1, 1)).unwrap().ok(), "{h:#?}");
@@ -172,14 +177,7 @@ fn mvcc_key_committed_since_the_snapshot_fails_the_commit() {
 /// oracle reports the missed commit conflict.
 #[test]
 fn a_commit_that_keeps_a_duplicate_key_is_a_violation() {
-    let case = case_at(kv_case(
-        &[(1, 10)],
-        vec![
-            committed(vec![insert("t", 2, 5, 51)]),
-            committed(vec![insert("t", 3, 5, 52)]),
-        ],
-        "1 2 2 2 1 1",
-    ));
+    let case = key_race();
     let mut e = mvcc();
     e.load(&case).unwrap();
     let mut h = txfuzz::exec::execute(e.as_mut(), &case, &ExecOptions::default()).unwrap();
@@ -246,16 +244,8 @@ fn wal_second_writer_is_busy_at_once() {
 fn campaign(engine: &mut dyn Engine, seed: u64, tests: u64, shadow: f64) -> Summary {
     let out = tempfile::tempdir().unwrap();
     let cfg = CampaignConfig {
-        known: Default::default(),
-        seed,
-        limit: Limit::Tests(tests),
-        isolations: None,
-        oracles: OracleKind::defaults(),
-        out: out.path().to_path_buf(),
-        exec: ExecOptions::default(),
-        progress: false,
-        recover_wait: std::time::Duration::from_secs(1),
         shadow,
+        ..CampaignConfig::new(seed, tests, out.path())
     };
     run_campaign(engine, &cfg).unwrap()
 }

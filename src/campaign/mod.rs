@@ -47,6 +47,26 @@ pub struct CampaignConfig {
 /// The default `--shadow` rate.
 pub const DEFAULT_SHADOW: f64 = 0.1;
 
+impl CampaignConfig {
+    /// `tests` cases of `seed` into `out`, with the default oracles, every
+    /// level, the default shadow rate, no progress bar and no known issues
+    /// (what a library user or a test starts from).
+    pub fn new(seed: u64, tests: u64, out: &std::path::Path) -> CampaignConfig {
+        CampaignConfig {
+            seed,
+            limit: Limit::Tests(tests),
+            isolations: None,
+            oracles: OracleKind::defaults(),
+            out: out.to_path_buf(),
+            exec: ExecOptions::default(),
+            progress: false,
+            recover_wait: Duration::from_secs(1),
+            known: KnownIssues::default(),
+            shadow: DEFAULT_SHADOW,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum CampaignError {
     #[error(transparent)]
