@@ -14,7 +14,7 @@ use txfuzz::engine::profile::{Conflict, SnapshotPoint};
 use txfuzz::engine::turso::TursoEngine;
 use txfuzz::engine::{Engine, EngineProfile};
 use txfuzz::exec::ExecOptions;
-use txfuzz::model::{ErrorClass, History, Isolation, StmtRef, TestCase, Value};
+use txfuzz::model::{ErrorClass, History, Isolation, Stmt, StmtRef, TestCase, Value};
 use txfuzz::oracle::{CheckStats, Finding, OracleCounts, OracleKind, Verdict};
 use txfuzz::testkit::*;
 
@@ -141,6 +141,28 @@ fn mvcc_write_of_a_row_committed_since_the_snapshot_fails() {
         Some(ErrorClass::SerializationFailure),
         "{h:#?}"
     );
+    assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(12)));
+}
+
+/// T1 updates k=1 after a savepoint and rolls back to it; T2's update of
+/// k=1 then succeeds (the row is no longer written by an open transaction).
+#[test]
+fn mvcc_rollback_to_savepoint_releases_the_rows_written_since() {
+    let case = case_at(kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![
+                Stmt::Savepoint("s".into()),
+                add("t", 1, 1),
+                Stmt::RollbackTo("s".into()),
+            ]),
+            autocommit(vec![add("t", 1, 2)]),
+        ],
+        "1 1 1 1 2 1",
+    ));
+    // Locks kept after ROLLBACK TO: T2's write must fail.
+    let h = rule_is_load_bearing(&case, |p| p.savepoint_rollback_releases_locks = false);
+    assert!(h.outcome(at(2, 0)).unwrap().ok(), "{h:#?}");
     assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(12)));
 }
 

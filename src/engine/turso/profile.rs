@@ -74,6 +74,10 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
         // saw the units committed before its own).
         p.write_conflicts_detected = Vec::new();
         p.serializable_reads_in_commit_order = false;
+        // ROLLBACK TO SAVEPOINT removes the versions written since, and with
+        // them the write-write conflict they would cause
+        // (tests/turso.rs::mvcc_rollback_to_savepoint_releases_the_rows_written_since).
+        p.savepoint_rollback_releases_locks = true;
         p.permitted_anomalies = vec![AnomalyPermission {
             level: Isolation::RepeatableRead,
             anomalies: vec![Anomaly::G2Item],
