@@ -263,6 +263,42 @@ fn wal_second_writer_is_busy_at_once() {
     assert!(!f.is_empty() || counts.checked == 0, "{counts:?}");
 }
 
+/// Default mode: T1 reads (its snapshot); T2 runs an UPDATE that leaves its
+/// row as it was; T1 writes. turso writes nothing for T2's UPDATE, so T1's
+/// snapshot stays current and its write succeeds, instrumented as plain:
+/// the instrumentation appends to `wl` only where a value changes (appending
+/// always made T2's UPDATE a write and T1's fail with BusySnapshot).
+#[test]
+fn wal_noop_update_stays_a_noop_when_instrumented() {
+    let mut case = kv_case(
+        &[(1, 10), (2, 20)],
+        vec![
+            committed(vec![select("t", Some(1)), set("t", 2, 22)]),
+            autocommit(vec![set("t", 1, 10)]),
+        ],
+        "1 1 2 1 1",
+    );
+    case.isolation = Isolation::Serializable;
+    let mut stats = CheckStats::default();
+    let (h, f) = run_case(
+        wal().as_mut(),
+        &case,
+        &[OracleKind::Fidelity, OracleKind::View],
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    assert!(f.is_empty(), "{f:#?}\n{h:#?}");
+    let noop = h.outcome(at(2, 0)).unwrap();
+    assert!(
+        noop.writes.is_empty() && noop.unchanged.len() == 1,
+        "{noop:#?}"
+    );
+    assert!(h.outcome(at(1, 2)).unwrap().ok(), "{h:#?}");
+    assert_eq!(value_of(&h.final_state, "t", 2), Some(Value::Int(22)));
+    assert_eq!(stats.oracle("fidelity").checked, 1);
+}
+
 fn campaign(engine: &mut dyn Engine, seed: u64, tests: u64, shadow: f64) -> Summary {
     let out = tempfile::tempdir().unwrap();
     let cfg = CampaignConfig {

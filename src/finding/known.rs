@@ -39,6 +39,10 @@ pub enum Trait {
     /// transaction produced by changing the row's primary key (InnoDB: a
     /// delete of the old record and an insert of a new one).
     WriteAfterConcurrentKeyChange,
+    /// A transaction the finding names (else any) took a savepoint before its
+    /// first data statement, and another transaction committed between the
+    /// two (turso: the SAVEPOINT took the read snapshot).
+    CommitBetweenSavepointAndFirstStatement,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -288,6 +292,13 @@ fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) ->
             txns.iter()
                 .any(|&t| write_after_concurrent_key_change(case, history, t))
         }
+        Trait::CommitBetweenSavepointAndFirstStatement => {
+            let named = named_txns(finding);
+            case.txns
+                .iter()
+                .filter(|t| named.as_ref().is_none_or(|n| n.contains(&t.id)))
+                .any(|t| commit_between_savepoint_and_first_statement(t.id, case, history))
+        }
         Trait::BlockedLockingReadWithSubquery => {
             let refs = involved(finding, case);
             !refs.is_empty()
@@ -377,6 +388,53 @@ fn write_after_concurrent_key_change(case: &TestCase, history: &History, txn: u3
 /// latest SAVEPOINT of that name, the one MariaDB rolls back to), and, when
 /// `by` is given, that ROLLBACK TO completed before statement `by` did (the
 /// bug cannot explain what happened before it acted).
+/// `txn` ran a SAVEPOINT before its first data statement and another
+/// transaction's COMMIT (or autocommit write) completed between the two.
+fn commit_between_savepoint_and_first_statement(
+    txn: u32,
+    case: &TestCase,
+    history: &History,
+) -> bool {
+    let Some(t) = case.txn(txn) else {
+        return false;
+    };
+    let completed = |r: StmtRef| {
+        history
+            .events
+            .iter()
+            .position(|e| e.stmt == r && matches!(e.kind, EventKind::Completed { .. }))
+    };
+    let at = |index: usize| StmtRef {
+        txn,
+        index: index as u32,
+    };
+    let Some(first_data) = t.stmts.iter().position(|s| s.stmt.kind().is_data()) else {
+        return false;
+    };
+    let Some(savepoint) = t.stmts[..first_data]
+        .iter()
+        .position(|s| matches!(s.stmt, Stmt::Savepoint(_)))
+    else {
+        return false;
+    };
+    let (Some(from), Some(to)) = (completed(at(savepoint)), completed(at(first_data))) else {
+        return false;
+    };
+    history.events[from..to].iter().any(|e| {
+        e.stmt.txn != txn
+            && matches!(e.kind, EventKind::Completed { .. })
+            && case.txn(e.stmt.txn).is_some_and(|other| {
+                let stmt = case.stmt(e.stmt).map(|c| &c.stmt);
+                let ok = history.outcome(e.stmt).is_some_and(|o| o.ok());
+                ok && match stmt {
+                    Some(Stmt::Commit) => true,
+                    Some(s) => other.autocommit && s.kind().is_write(),
+                    None => false,
+                }
+            })
+    })
+}
+
 fn savepoint_before_first_statement_rolled_back(
     txn: u32,
     case: &TestCase,

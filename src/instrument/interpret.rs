@@ -170,6 +170,16 @@ pub(crate) fn interpret(p: &Prepared, rows: Vec<Vec<Value>>, affected: u64) -> O
                         continue;
                     }
                 };
+                // Matched but unchanged: `wl` is appended to only where a
+                // value changes (`UpdateCapture::ReturningWhereChanged`).
+                if p.kind == StmtKind::Update && w.last() != p.op {
+                    out.unchanged.push(RowVersion {
+                        table: table.clone(),
+                        rid: r,
+                        wl: w,
+                    });
+                    continue;
+                }
                 let write = match p.kind {
                     StmtKind::Delete => RowWrite {
                         table: table.clone(),
@@ -200,6 +210,7 @@ pub(crate) fn interpret(p: &Prepared, rows: Vec<Vec<Value>>, affected: u64) -> O
                 out.writes.push(write);
             }
             out.writes.sort();
+            out.unchanged.sort();
         }
     }
     out

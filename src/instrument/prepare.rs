@@ -49,8 +49,14 @@ pub struct Prepared {
 /// How an instrumented UPDATE reports the rows it wrote.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UpdateCapture {
-    /// `RETURNING rid, wl` (PostgreSQL; engines without session functions).
+    /// `RETURNING rid, wl` (PostgreSQL).
     Returning,
+    /// `RETURNING rid, wl`, with `wl` appended to only where an assigned
+    /// column changes, so a row whose values stay is not rewritten (turso:
+    /// no session functions, and a no-op UPDATE writes nothing, so an
+    /// unconditional append would make it a write). A returned row whose
+    /// `wl` does not end with the statement's op was matched but unchanged.
+    ReturningWhereChanged,
     /// A session function called from the `wl` assignment (SQLite: RETURNING
     /// changes how SQLite runs an UPDATE).
     SessionFunction,
@@ -201,6 +207,7 @@ impl Prepared {
     fn for_target(mut self, target: Target) -> Prepared {
         match target.update_capture {
             UpdateCapture::Returning => return self,
+            UpdateCapture::ReturningWhereChanged => return self.append_where_changed(),
             UpdateCapture::SessionFunction => return self.sqlite_update_capture(),
             UpdateCapture::UserVariable => {}
         }
@@ -285,6 +292,50 @@ impl Prepared {
     /// instead, which records `rid:wl-before` and returns the new list (or,
     /// for a row whose values stay, records `rid:wl=` and returns `wl`
     /// unchanged); `txfuzz_take()` reads (and clears) the record.
+    /// SQLite's dialect: whether every assigned column keeps its value (SET
+    /// expressions all see the old row, so each new value is the
+    /// assignment's own expression); `None` for a statement that is no UPDATE.
+    fn values_stay(&self) -> Option<String> {
+        let Stmt::Update(u) = &self.ir else {
+            return None;
+        };
+        let same: Vec<String> = u
+            .assignments
+            .iter()
+            .map(|a| {
+                format!(
+                    "({} IS {})",
+                    a.column,
+                    sql::render_expr(Dialect::Sqlite, &a.value)
+                )
+            })
+            .collect();
+        Some(same.join(" AND "))
+    }
+
+    /// [`UpdateCapture::ReturningWhereChanged`]: the UPDATE's `wl` assignment
+    /// becomes `wl = CASE WHEN <values stay> THEN wl ELSE <append> END`.
+    fn append_where_changed(mut self) -> Prepared {
+        if self.kind != StmtKind::Update {
+            return self;
+        }
+        let append = sql::render_expr(Dialect::Sqlite, &append_op(None, self.op).value);
+        let marker = format!("{WL} = {append}");
+        let Some(same) = self.values_stay() else {
+            return self;
+        };
+        if let Some(at) = self.sql.rfind(&marker) {
+            let conditional = format!("{WL} = CASE WHEN {same} THEN {WL} ELSE {append} END");
+            self.sql = format!(
+                "{}{}{}",
+                &self.sql[..at],
+                conditional,
+                &self.sql[at + marker.len()..]
+            );
+        }
+        self
+    }
+
     fn sqlite_update_capture(mut self) -> Prepared {
         if self.kind != StmtKind::Update {
             return self;
@@ -304,25 +355,13 @@ impl Prepared {
         // happens only where an assigned column changes. SET expressions
         // all see the old row, so each new value is the assignment's own
         // expression.
-        let Stmt::Update(u) = &self.ir else {
+        let Some(same) = self.values_stay() else {
             return self;
         };
-        let same: Vec<String> = u
-            .assignments
-            .iter()
-            .map(|a| {
-                format!(
-                    "({} IS {})",
-                    a.column,
-                    sql::render_expr(Dialect::Sqlite, &a.value)
-                )
-            })
-            .collect();
         if let Some(at) = base.rfind(&marker) {
             let call = format!(
-                "{WL} = {SQLITE_CAPTURE}({RID}, {WL}, ',{}', NOT ({}))",
+                "{WL} = {SQLITE_CAPTURE}({RID}, {WL}, ',{}', NOT ({same}))",
                 self.op,
-                same.join(" AND ")
             );
             self.sql = format!("{}{}{}", &base[..at], call, &base[at + marker.len()..]);
             self.pre = Some(format!("SELECT {SQLITE_TAKE}()"));

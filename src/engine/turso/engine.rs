@@ -295,11 +295,12 @@ impl Engine for TursoEngine {
         Dialect::Sqlite
     }
     /// turso's Rust API has no session functions: an UPDATE reports its
-    /// rows with RETURNING.
+    /// rows with RETURNING, and leaves a row whose values stay as it was
+    /// (turso writes nothing for it, so it takes no write lock).
     fn target(&self) -> Target {
         Target {
             dialect: Dialect::Sqlite,
-            update_capture: UpdateCapture::Returning,
+            update_capture: UpdateCapture::ReturningWhereChanged,
         }
     }
     fn profile(&self) -> &EngineProfile {

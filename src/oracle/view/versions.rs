@@ -182,22 +182,35 @@ impl VersionStore {
         }
     }
 
-    /// Whether a commit by someone other than `reader` happened in `(after, before)`.
-    pub fn commits_between(&self, reader: Writer, after: Pos, before: Pos) -> bool {
+    /// Every version that changed its row (not the version a matched but
+    /// unchanged row gets in its updater's name: the engine wrote nothing).
+    fn changes(&self) -> impl Iterator<Item = &Version> {
         self.rows
             .values()
             .flat_map(|t| t.values())
-            .flatten()
+            .flat_map(|chain| {
+                chain.iter().enumerate().filter_map(move |(i, v)| {
+                    let same = i > 0 && {
+                        let prev = &chain[i - 1];
+                        prev.wl == v.wl && prev.deleted == v.deleted
+                    };
+                    (!same).then_some(v)
+                })
+            })
+    }
+
+    /// Whether a commit by someone other than `reader` that changed a row
+    /// happened in `(after, before)`.
+    pub fn commits_between(&self, reader: Writer, after: Pos, before: Pos) -> bool {
+        self.changes()
             .any(|v| v.writer != reader && v.committed_at.is_some_and(|c| c > after && c < before))
     }
 
-    /// Positions in `[from, before)` where a writer other than `reader` committed, ascending.
+    /// Positions in `[from, before)` where a writer other than `reader`
+    /// committed a change, ascending.
     pub fn commit_points(&self, reader: Writer, from: Pos, before: Pos) -> Vec<Pos> {
         let mut out: Vec<Pos> = self
-            .rows
-            .values()
-            .flat_map(|t| t.values())
-            .flatten()
+            .changes()
             .filter(|v| v.writer != reader)
             .filter_map(|v| v.committed_at)
             .filter(|c| *c >= from && *c < before)
