@@ -299,6 +299,29 @@ fn wal_noop_update_stays_a_noop_when_instrumented() {
     assert_eq!(stats.oracle("fidelity").checked, 1);
 }
 
+/// Sessions reuse the connections of ended ones, cleaned: a TEMP table
+/// shadowing a base table and an open transaction do not outlive their
+/// session.
+#[test]
+fn a_reused_connection_starts_clean() {
+    use std::sync::Arc;
+    use txfuzz::engine::WaitSignal;
+    let mut e = mvcc();
+    e.load(&kv_case(&[(1, 10)], vec![], "")).unwrap();
+    let signal = || Arc::new(WaitSignal::default());
+    let mut s = e.open_session(Isolation::RepeatableRead, signal()).unwrap();
+    s.query("CREATE TEMPORARY TABLE t (rid INT, wl TEXT, k INT, v INT)")
+        .unwrap();
+    s.query("BEGIN").unwrap();
+    s.query("SELECT * FROM t").unwrap();
+    drop(s);
+    let mut next = e.open_session(Isolation::RepeatableRead, signal()).unwrap();
+    let rows = next.query("SELECT k, v FROM t").unwrap().rows;
+    assert_eq!(rows, vec![vec![Value::Int(1), Value::Int(10)]]);
+    next.query("BEGIN").unwrap();
+    next.query("COMMIT").unwrap();
+}
+
 fn campaign(engine: &mut dyn Engine, seed: u64, tests: u64, shadow: f64) -> Summary {
     let out = tempfile::tempdir().unwrap();
     let cfg = CampaignConfig {

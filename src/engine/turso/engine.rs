@@ -134,6 +134,7 @@ pub struct TursoEngine {
     info: EngineInfo,
     profile: EngineProfile,
     loaded: Option<(Schema, Vec<TableData>, Layout)>,
+    idle: Idle,
 }
 
 impl TursoEngine {
@@ -196,6 +197,7 @@ impl TursoEngine {
             },
             profile,
             loaded: None,
+            idle: Idle::default(),
         })
     }
 
@@ -337,15 +339,23 @@ impl Engine for TursoEngine {
         _isolation: Isolation,
         signal: Arc<WaitSignal>,
     ) -> Result<Box<dyn Session>, EngineError> {
-        let conn = self.db.connect().map_err(|e| EngineError::Connect {
-            url: self.info.url.clone(),
-            reason: e.to_string(),
-        })?;
-        for pragma in SESSION_PRAGMAS {
-            run(&conn, pragma).map_err(setup("session setup"))?;
-        }
+        let pooled = self.idle.lock().map(|mut idle| idle.pop()).unwrap_or(None);
+        let conn = match pooled {
+            Some(conn) => conn,
+            None => {
+                let conn = self.db.connect().map_err(|e| EngineError::Connect {
+                    url: self.info.url.clone(),
+                    reason: e.to_string(),
+                })?;
+                for pragma in SESSION_PRAGMAS {
+                    run(&conn, pragma).map_err(setup("session setup"))?;
+                }
+                conn
+            }
+        };
         Ok(Box::new(TursoSession {
-            conn,
+            conn: Some(conn),
+            idle: self.idle.clone(),
             mvcc: self.mvcc,
             signal,
             broken: None,
@@ -366,8 +376,20 @@ impl Engine for TursoEngine {
     }
 }
 
+/// Connections of ended sessions, ready for the next ones: a new turso
+/// connection builds its schema and, at its first BEGIN, a temporary
+/// database (a quarter of a case's time in MVCC mode). A session hands its
+/// connection back only in a clean state: no open transaction, no TEMP
+/// table (the `view` oracle's scratch tables), the engine never panicked.
+type Idle = Arc<std::sync::Mutex<Vec<turso::Connection>>>;
+
+/// At most this many idle connections are kept.
+const MAX_IDLE: usize = 16;
+
 pub struct TursoSession {
-    conn: turso::Connection,
+    /// `None` only while being dropped.
+    conn: Option<turso::Connection>,
+    idle: Idle,
     mvcc: bool,
     signal: Arc<WaitSignal>,
     /// Set once the engine panicked inside this session.
@@ -387,17 +409,63 @@ impl Canceller for TursoCanceller {
     }
 }
 
+impl TursoSession {
+    /// Returns the connection to a clean state for the next session: its
+    /// transaction rolled back, its TEMP tables dropped. `None`: it cannot
+    /// be trusted (then it is closed instead).
+    fn cleaned(&mut self) -> Option<turso::Connection> {
+        let conn = self.conn.take()?;
+        if self.broken.is_some() {
+            return None;
+        }
+        if !conn.is_autocommit().ok()? {
+            run(&conn, "ROLLBACK").ok()?;
+        }
+        let temp = run(
+            &conn,
+            "SELECT name FROM temp.sqlite_schema WHERE type = 'table'",
+        )
+        .ok()?;
+        for row in temp.rows {
+            let Some(Value::Text(name)) = row.into_iter().next() else {
+                return None;
+            };
+            run(&conn, &format!("DROP TABLE temp.\"{name}\"")).ok()?;
+        }
+        conn.is_autocommit().ok()?.then_some(conn)
+    }
+}
+
+impl Drop for TursoSession {
+    fn drop(&mut self) {
+        if let Some(conn) = self.cleaned() {
+            if let Ok(mut idle) = self.idle.lock() {
+                if idle.len() < MAX_IDLE {
+                    idle.push(conn);
+                }
+            }
+        }
+    }
+}
+
 impl Session for TursoSession {
     fn query(&mut self, sql: &str) -> Result<QueryResult, StmtError> {
         if let Some(e) = &self.broken {
             return Err(e.clone());
         }
+        let Some(conn) = &self.conn else {
+            return Err(StmtError {
+                class: ErrorClass::Internal,
+                code: "closed".into(),
+                message: "the session's connection is closed".into(),
+            });
+        };
         let text = if self.mvcc && sql.trim().eq_ignore_ascii_case("BEGIN") {
             "BEGIN CONCURRENT"
         } else {
             sql
         };
-        let result = run(&self.conn, text);
+        let result = run(conn, text);
         if let Err(e) = &result {
             if e.code == "panic" {
                 self.broken = Some(e.clone());
