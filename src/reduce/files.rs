@@ -36,7 +36,7 @@ pub fn reduced_path(finding: &Path) -> PathBuf {
     crate::report::reduced_path(finding)
 }
 
-/// Reduces the example of every distinct signature and writes
+/// Reduces the example of every distinct signature that is not permitted and writes
 /// `<example>-reduced.json/.sql`. Returns one line per signature for the user;
 /// only engine failures stop it.
 pub fn reduce_distinct(
@@ -45,7 +45,10 @@ pub fn reduce_distinct(
     cfg: &ReduceConfig,
 ) -> Result<Vec<String>, crate::engine::EngineError> {
     let mut lines = Vec::new();
-    for d in distinct {
+    // A permitted finding is the engine's documented behaviour: nothing to
+    // report upstream, so nothing to reduce (a turso MVCC campaign has a
+    // write-skew signature per statement mix).
+    for d in distinct.iter().filter(|d| d.permitted_by.is_none()) {
         let path = Path::new(&d.example);
         let rec = match load_case_file(path) {
             Ok(CaseFile::Finding(rec)) => rec,
@@ -72,4 +75,44 @@ pub fn reduce_distinct(
         }
     }
     Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn distinct(example: &str, permitted_by: Option<&str>) -> Distinct {
+        Distinct {
+            signature: "graph/write-skew/x".into(),
+            id: "1".into(),
+            count: 1,
+            example: example.into(),
+            statements: 2,
+            known: None,
+            permitted_by: permitted_by.map(Into::into),
+        }
+    }
+
+    /// A permitted signature is skipped; any other is attempted (here its
+    /// example is missing, which yields a line saying so).
+    #[test]
+    fn permitted_signatures_are_not_reduced() {
+        let mut engine = crate::engine::sqlite::SqliteEngine::open(None).unwrap();
+        let missing = "/nonexistent/txfuzz/finding.json";
+        let cfg = ReduceConfig::default();
+        let permitted = [distinct(
+            missing,
+            Some("permitted_anomalies[repeatable-read]"),
+        )];
+        assert!(reduce_distinct(&mut engine, &permitted, &cfg)
+            .unwrap()
+            .is_empty());
+        let violation = [distinct(missing, None)];
+        assert_eq!(
+            reduce_distinct(&mut engine, &violation, &cfg)
+                .unwrap()
+                .len(),
+            1
+        );
+    }
 }
