@@ -61,35 +61,33 @@ async fn database(dir: &tempfile::TempDir, mvcc: bool) -> Database {
 #[test]
 #[should_panic(expected = "the read missed the commit made before it")]
 fn savepoint_after_begin_does_not_take_the_snapshot() {
-    let dir = tempfile::tempdir().unwrap();
-    block(async {
-        let db = database(&dir, false).await;
-        let (a, b) = (db.connect().unwrap(), db.connect().unwrap());
-        exec(&a, "BEGIN").await;
-        exec(&a, "SAVEPOINT s").await;
-        exec(&b, "UPDATE t SET v = 5 WHERE k = 1").await;
-        let v = one_value(&a, "SELECT v FROM t WHERE k = 1").await;
-        assert_eq!(
-            v,
-            Value::Integer(5),
-            "the read missed the commit made before it"
-        );
-    });
+    assert_eq!(
+        read_after_a_commit(Some("SAVEPOINT s")),
+        Value::Integer(5),
+        "the read missed the commit made before it"
+    );
 }
 
 /// The same schedule without the SAVEPOINT reads 5, as documented: the
 /// control for the test above.
 #[test]
 fn begin_alone_does_not_take_the_snapshot() {
+    assert_eq!(read_after_a_commit(None), Value::Integer(5));
+}
+
+/// Default mode: A begins (and runs `after_begin`), B commits v = 5, A reads v.
+fn read_after_a_commit(after_begin: Option<&str>) -> Value {
     let dir = tempfile::tempdir().unwrap();
     block(async {
         let db = database(&dir, false).await;
         let (a, b) = (db.connect().unwrap(), db.connect().unwrap());
         exec(&a, "BEGIN").await;
+        if let Some(sql) = after_begin {
+            exec(&a, sql).await;
+        }
         exec(&b, "UPDATE t SET v = 5 WHERE k = 1").await;
-        let v = one_value(&a, "SELECT v FROM t WHERE k = 1").await;
-        assert_eq!(v, Value::Integer(5));
-    });
+        one_value(&a, "SELECT v FROM t WHERE k = 1").await
+    })
 }
 
 /// turso 0.8.3, either mode: an UPDATE of a UNIQUE column is checked row
@@ -136,31 +134,25 @@ fn a_unique_update_is_checked_row_by_row_in_rowid_order() {
 #[test]
 #[should_panic(expected = "the upsert overwrote another open transaction's write")]
 fn mvcc_upsert_after_a_checkpoint_conflicts_with_an_open_writer() {
-    let dir = tempfile::tempdir().unwrap();
-    block(async {
-        let db = database(&dir, true).await;
-        let admin = db.connect().unwrap();
-        pragma(&admin, "PRAGMA wal_checkpoint(TRUNCATE)").await;
-        let (t1, t2) = (db.connect().unwrap(), db.connect().unwrap());
-        exec(&t1, "BEGIN CONCURRENT").await;
-        exec(&t2, "BEGIN CONCURRENT").await;
-        exec(&t2, "UPDATE t SET v = 11 WHERE k = 1").await;
-        let upsert = t1
-            .execute(
-                "INSERT INTO t VALUES (1, 12) ON CONFLICT (k) DO UPDATE SET v = excluded.v",
-                (),
-            )
-            .await;
-        assert!(
-            upsert.is_err(),
-            "the upsert overwrote another open transaction's write: {upsert:?}"
-        );
-    });
+    let upsert = write_beside_an_open_writer(
+        "INSERT INTO t VALUES (1, 12) ON CONFLICT (k) DO UPDATE SET v = excluded.v",
+    );
+    assert!(
+        upsert.is_err(),
+        "the upsert overwrote another open transaction's write: {upsert:?}"
+    );
 }
 
 /// The control: a plain UPDATE in the same place fails at once.
 #[test]
 fn mvcc_update_after_a_checkpoint_conflicts_with_an_open_writer() {
+    let update = write_beside_an_open_writer("UPDATE t SET v = 12 WHERE k = 1");
+    assert!(update.is_err(), "{update:?}");
+}
+
+/// MVCC mode, after a checkpoint: T1 and T2 begin concurrently, T2 updates
+/// k = 1, then T1 runs `write` (of k = 1): its outcome.
+fn write_beside_an_open_writer(write: &str) -> Result<u64, turso::Error> {
     let dir = tempfile::tempdir().unwrap();
     block(async {
         let db = database(&dir, true).await;
@@ -170,7 +162,6 @@ fn mvcc_update_after_a_checkpoint_conflicts_with_an_open_writer() {
         exec(&t1, "BEGIN CONCURRENT").await;
         exec(&t2, "BEGIN CONCURRENT").await;
         exec(&t2, "UPDATE t SET v = 11 WHERE k = 1").await;
-        let update = t1.execute("UPDATE t SET v = 12 WHERE k = 1", ()).await;
-        assert!(update.is_err(), "{update:?}");
-    });
+        t1.execute(write, ()).await
+    })
 }
