@@ -217,23 +217,37 @@ impl TursoEngine {
     }
 
     fn fill(&self, schema: &Schema, data: &[TableData], layout: Layout) -> Result<(), EngineError> {
-        run(&self.admin, "BEGIN").map_err(setup("initial rows"))?;
         for t in &schema.tables {
             let Some(d) = data.iter().find(|d| d.table == t.name) else {
                 continue;
             };
             if let Some(ins) = sql::insert_rows_as(Dialect::Sqlite, t, &d.rows, layout) {
-                if let Err(e) = run(&self.admin, &ins) {
-                    let _ = run(&self.admin, "ROLLBACK");
-                    return Err(EngineError::Setup(format!(
-                        "initial rows rejected: {}",
-                        e.message
-                    )));
-                }
+                run(&self.admin, &ins).map_err(|e| {
+                    EngineError::Setup(format!("initial rows rejected: {}", e.message))
+                })?;
             }
         }
-        run(&self.admin, "COMMIT").map_err(setup("initial rows"))?;
         Ok(())
+    }
+
+    /// Runs `work` on the admin connection in one transaction (one commit:
+    /// in MVCC mode each commit of a schema change makes every connection
+    /// parse the schema again), rolled back when it fails.
+    fn in_transaction(
+        &self,
+        work: impl FnOnce() -> Result<(), EngineError>,
+    ) -> Result<(), EngineError> {
+        run(&self.admin, "BEGIN").map_err(setup("set-up transaction"))?;
+        match work() {
+            Ok(()) => {
+                run(&self.admin, "COMMIT").map_err(setup("set-up transaction"))?;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = run(&self.admin, "ROLLBACK");
+                Err(e)
+            }
+        }
     }
 
     fn layout(&self) -> Layout {
@@ -322,15 +336,17 @@ impl Engine for TursoEngine {
             return self.reset();
         }
         self.loaded = None;
-        self.drop_all_tables()?;
-        for t in &case.schema.tables {
-            for s in sql::create_table_as(Dialect::Sqlite, t, layout) {
-                run(&self.admin, &s).map_err(|e| {
-                    EngineError::Setup(format!("schema rejected: {} ({s})", e.message))
-                })?;
+        self.in_transaction(|| {
+            self.drop_all_tables()?;
+            for t in &case.schema.tables {
+                for s in sql::create_table_as(Dialect::Sqlite, t, layout) {
+                    run(&self.admin, &s).map_err(|e| {
+                        EngineError::Setup(format!("schema rejected: {} ({s})", e.message))
+                    })?;
+                }
             }
-        }
-        self.fill(&case.schema, &case.data, layout)?;
+            self.fill(&case.schema, &case.data, layout)
+        })?;
         self.loaded = Some((case.schema.clone(), case.data.clone(), layout));
         Ok(())
     }
@@ -339,10 +355,12 @@ impl Engine for TursoEngine {
         let Some((schema, data, layout)) = self.loaded.clone() else {
             return Err(EngineError::Setup("reset before load".into()));
         };
-        for t in schema.tables.iter().rev() {
-            run(&self.admin, &format!("DELETE FROM {}", t.name)).map_err(setup("reset"))?;
-        }
-        self.fill(&schema, &data, layout)
+        self.in_transaction(|| {
+            for t in schema.tables.iter().rev() {
+                run(&self.admin, &format!("DELETE FROM {}", t.name)).map_err(setup("reset"))?;
+            }
+            self.fill(&schema, &data, layout)
+        })
     }
 
     fn open_session(
