@@ -166,6 +166,30 @@ fn mvcc_rollback_to_savepoint_releases_the_rows_written_since() {
     assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(12)));
 }
 
+/// T1 and T2 begin; T1 writes k=1; T2 moves k=1 to the key of k=2. turso
+/// reports the duplicate key, not the write-write conflict on k=1: the
+/// statement's own error on its view, which `view` accepts (it wrote nothing;
+/// T2 goes on and commits).
+#[test]
+fn mvcc_constraint_error_before_the_conflict_is_decided() {
+    let case = case_at(kv_case(
+        &[(1, 10), (2, 20)],
+        vec![
+            committed(vec![add("t", 1, 1)]),
+            committed(vec![rekey("t", 1, 2), select("t", None)]),
+        ],
+        "1 2 1 2 2 2 1",
+    ));
+    let (h, f, counts) = run(mvcc().as_mut(), &case, &[OracleKind::View]);
+    assert_eq!(
+        error_class(&h, at(2, 1)),
+        Some(ErrorClass::DuplicateKey),
+        "{h:#?}"
+    );
+    assert!(f.is_empty(), "{f:#?}");
+    assert_eq!((counts.checked, counts.undecided), (1, 0), "{counts:?}");
+}
+
 /// T1 and T2 begin; T2 inserts k=5 and commits; T1 inserts k=5.
 fn key_race() -> TestCase {
     case_at(kv_case(
