@@ -24,9 +24,10 @@ pub const BUILTIN: &str = include_str!("../../known-issues.toml");
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Trait {
-    /// A transaction (among those the finding names, else any) took a
-    /// savepoint before its first data statement and later rolled back to it
-    /// successfully.
+    /// A transaction took a savepoint before its first data statement and
+    /// later rolled back to it successfully: before the finding's judged
+    /// statement, if it has one (any transaction), else one the finding names
+    /// (or any, when it names none).
     SavepointBeforeFirstStatementRolledBack,
     /// Every statement the finding involves is a locking read with a subquery
     /// that waited for a lock.
@@ -273,8 +274,16 @@ fn finding_stmt(finding: &Finding) -> Option<StmtRef> {
 fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) -> bool {
     match t {
         Trait::SavepointBeforeFirstStatementRolledBack => {
-            let named = named_txns(finding);
+            // The rollback releases its transaction's locks, which changes
+            // what any other statement judged after it may do: with a judged
+            // statement, every transaction whose rollback completed before
+            // it counts; else those the finding names.
             let by = finding_stmt(finding);
+            let named = if by.is_some() {
+                None
+            } else {
+                named_txns(finding)
+            };
             case.txns
                 .iter()
                 .filter(|t| named.as_ref().is_none_or(|n| n.contains(&t.id)))
@@ -643,6 +652,66 @@ mod tests {
         assert!(!savepoint_before_first_statement_rolled_back(
             1, &empty, &h, None
         ));
+    }
+
+    /// The rollback releases T1's locks: a statement of T2 judged after it
+    /// counts; one judged before it does not.
+    #[test]
+    fn the_savepoint_trait_covers_statements_of_other_transactions_after_the_rollback() {
+        use crate::model::{Event, EventKind, StmtOutcome};
+        use crate::testkit::{kv_case, select};
+        let t1 = vec![
+            Stmt::Begin,
+            Stmt::Savepoint("s".into()),
+            select("t", Some(1)),
+            Stmt::RollbackTo("s".into()),
+            Stmt::Commit,
+        ];
+        let t2 = vec![Stmt::Begin, select("t", Some(1)), Stmt::Commit];
+        let judged = |order: &str, index| {
+            let case = kv_case(
+                &[(1, 1)],
+                vec![(false, t1.clone()), (false, t2.clone())],
+                order,
+            );
+            let mut h = History {
+                isolation: case.isolation,
+                events: Vec::new(),
+                outcomes: Vec::new(),
+                txns: Vec::new(),
+                final_state: Default::default(),
+                final_state_error: None,
+            };
+            for (i, r) in case.submit_order.iter().enumerate() {
+                h.events.push(Event {
+                    stmt: *r,
+                    kind: EventKind::Completed {
+                        ok: true,
+                        resumed: false,
+                    },
+                    at_us: i as u64,
+                });
+                h.outcomes.push(StmtOutcome {
+                    stmt: *r,
+                    op: case.stmt(*r).unwrap().op,
+                    outcome: Default::default(),
+                });
+            }
+            let f = Finding::new(
+                crate::oracle::OracleKind::View,
+                "result",
+                String::new(),
+                serde_json::json!({ "stmt": format!("T2#{index}") }),
+            );
+            has_trait(
+                Trait::SavepointBeforeFirstStatementRolledBack,
+                &f,
+                &case,
+                &h,
+            )
+        };
+        assert!(judged("1 1 1 1 2 2 1 2", 1));
+        assert!(!judged("1 1 1 2 2 1 1 2", 1));
     }
 
     #[test]
