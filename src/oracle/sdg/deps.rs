@@ -146,37 +146,78 @@ pub fn included(case: &TestCase, history: &History, vsr: &VsrCase) -> BTreeSet<u
 pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
     let case = &vsr.case;
     let nodes = included(case, history, vsr);
-    let by_op: HashMap<u32, (StmtRef, &Stmt)> = case
-        .txns
+    let by_op = statements_by_op(case);
+    let views = vsr_views(vsr, history, &nodes, &by_op)?;
+    let chains = version_chains(case, history, &nodes, &by_op, &views)?;
+    let clock = Clock::new(case, history);
+    let mut deps: BTreeSet<Dep> = BTreeSet::new();
+    for &op in &nodes {
+        let Some(&(r, stmt)) = by_op.get(&op) else {
+            continue;
+        };
+        let o = history.outcome(r).cloned().unwrap_or_default();
+        let node = Node {
+            op,
+            stmt,
+            outcome: &o,
+            view: &views[&op],
+        };
+        node_deps(&node, case, &chains, &clock, &mut deps)?;
+    }
+    let mut ordered: Vec<u32> = Vec::new();
+    for t in &case.txns {
+        ordered.extend(t.stmts.iter().map(|s| s.op).filter(|o| nodes.contains(o)));
+    }
+    Ok(Sdg {
+        nodes: ordered,
+        deps: deps.into_iter().collect(),
+    })
+}
+
+/// Each statement of `case` by operation id.
+type ByOp<'a> = HashMap<u32, (StmtRef, &'a Stmt)>;
+
+/// What a statement's version-set reads saw: table -> rid -> write list.
+type View = BTreeMap<String, BTreeMap<i64, WriteList>>;
+
+fn statements_by_op(case: &TestCase) -> ByOp<'_> {
+    case.txns
         .iter()
         .flat_map(|t| {
             t.stmts.iter().enumerate().map(move |(i, s)| {
-                (
-                    s.op,
-                    (
-                        StmtRef {
-                            txn: t.id,
-                            index: i as u32,
-                        },
-                        &s.stmt,
-                    ),
-                )
+                let r = StmtRef {
+                    txn: t.id,
+                    index: i as u32,
+                };
+                (s.op, (r, &s.stmt))
             })
         })
-        .collect();
-    let outcome = |op: u32| by_op.get(&op).and_then(|(r, _)| history.outcome(*r));
+        .collect()
+}
 
-    // Views: target -> table -> rid -> wl.
-    let mut views: HashMap<u32, BTreeMap<String, BTreeMap<i64, WriteList>>> = HashMap::new();
-    for &op in &nodes {
-        let mut view: BTreeMap<String, BTreeMap<i64, WriteList>> = BTreeMap::new();
+fn outcome_of<'h>(by_op: &ByOp, history: &'h History, op: u32) -> Option<&'h Outcome> {
+    by_op.get(&op).and_then(|(r, _)| history.outcome(*r))
+}
+
+/// The view of every included statement, from its version-set reads.
+fn vsr_views(
+    vsr: &VsrCase,
+    history: &History,
+    nodes: &BTreeSet<u32>,
+    by_op: &ByOp,
+) -> Result<HashMap<u32, View>, Undecided> {
+    let mut views = HashMap::new();
+    for &op in nodes {
+        let mut view = View::new();
         for v in vsr.vsrs.get(&op).into_iter().flatten() {
-            let o = outcome(*v).filter(|o| o.ok()).ok_or_else(|| {
-                Undecided::new(
-                    "vsr-missing",
-                    format!("the version-set read of op {op} did not run"),
-                )
-            })?;
+            let o = outcome_of(by_op, history, *v)
+                .filter(|o| o.ok())
+                .ok_or_else(|| {
+                    Undecided::new(
+                        "vsr-missing",
+                        format!("the version-set read of op {op} did not run"),
+                    )
+                })?;
             let Some((_, Stmt::Select(q))) = by_op.get(v) else {
                 continue;
             };
@@ -206,49 +247,56 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
         }
         views.insert(op, view);
     }
+    Ok(views)
+}
 
-    // Version chains from every observation of a committed statement.
-    let mut longest: BTreeMap<RowKey, Vec<u32>> = BTreeMap::new();
-    let mut observed: Vec<(RowKey, Vec<u32>)> = Vec::new();
-    let mut note = |table: &str, rid: i64, wl: &WriteList| -> Result<(), Undecided> {
+/// Every write list observed, per row, and the rows' deleters.
+#[derive(Default)]
+struct Observations {
+    /// The longest write list seen of each row.
+    longest: BTreeMap<RowKey, Vec<u32>>,
+    /// Every write list seen (each must be a prefix of the longest).
+    observed: Vec<(RowKey, Vec<u32>)>,
+    deleter: BTreeMap<RowKey, u32>,
+    /// REPLACE statements, whose deletions instrumentation does not observe, by table.
+    blind: BTreeMap<String, Vec<u32>>,
+}
+
+impl Observations {
+    fn note(&mut self, table: &str, rid: i64, wl: &WriteList) {
         let ops: Vec<u32> = wl.ops().collect();
         let key = (table.to_string(), rid);
-        let e = longest.entry(key.clone()).or_default();
+        let e = self.longest.entry(key.clone()).or_default();
         if ops.len() > e.len() {
             *e = ops.clone();
         }
-        observed.push((key, ops));
-        Ok(())
-    };
-    if history.final_state_error.is_none() {
-        let finals = history
-            .final_versions()
-            .map_err(|e| Undecided::new("unreadable-final-state", e))?;
-        for v in &finals {
-            note(&v.table, v.rid, &v.wl)?;
-        }
+        self.observed.push((key, ops));
     }
-    let mut deleter: BTreeMap<RowKey, u32> = BTreeMap::new();
-    // REPLACE statements, whose deletions instrumentation does not observe, by table.
-    let mut blind: BTreeMap<String, Vec<u32>> = BTreeMap::new();
-    for &op in &nodes {
-        let Some(o) = outcome(op) else { continue };
-        if let Some((_, Stmt::Insert(ins))) = by_op.get(&op) {
+
+    /// What the committed statement `op` read, wrote and saw.
+    fn statement(
+        &mut self,
+        op: u32,
+        stmt: &Stmt,
+        o: &Outcome,
+        view: &View,
+    ) -> Result<(), Undecided> {
+        if let Stmt::Insert(ins) = stmt {
             if !o.writes_complete && o.ok() && ins.on_conflict == OnConflict::Replace {
-                blind.entry(ins.table.clone()).or_default().push(op);
+                self.blind.entry(ins.table.clone()).or_default().push(op);
             }
         }
         for r in &o.reads {
-            note(&r.table, r.rid, &r.wl)?;
+            self.note(&r.table, r.rid, &r.wl);
         }
         for w in &o.writes {
             if let Some(b) = &w.before {
-                note(&w.table, w.rid, b)?;
+                self.note(&w.table, w.rid, b);
             }
             match &w.after {
-                Some(a) => note(&w.table, w.rid, a)?,
+                Some(a) => self.note(&w.table, w.rid, a),
                 None => {
-                    if deleter.insert((w.table.clone(), w.rid), op).is_some() {
+                    if self.deleter.insert((w.table.clone(), w.rid), op).is_some() {
                         return Err(Undecided::new(
                             "deleted-twice",
                             format!("row {}:{} deleted twice", w.table, w.rid),
@@ -257,14 +305,41 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
                 }
             }
         }
-        for (table, rows) in &views[&op] {
+        for (table, rows) in view {
             for (rid, wl) in rows {
-                note(table, *rid, wl)?;
+                self.note(table, *rid, wl);
             }
         }
+        Ok(())
     }
-    for (key, ops) in &observed {
-        if !longest[key].starts_with(ops) {
+}
+
+/// Version chains from every observation of a committed statement (and the
+/// final state), with each row's deleter.
+fn version_chains(
+    case: &TestCase,
+    history: &History,
+    nodes: &BTreeSet<u32>,
+    by_op: &ByOp,
+    views: &HashMap<u32, View>,
+) -> Result<BTreeMap<RowKey, Chain>, Undecided> {
+    let mut seen = Observations::default();
+    if history.final_state_error.is_none() {
+        let finals = history
+            .final_versions()
+            .map_err(|e| Undecided::new("unreadable-final-state", e))?;
+        for v in &finals {
+            seen.note(&v.table, v.rid, &v.wl);
+        }
+    }
+    for &op in nodes {
+        let (Some(o), Some((_, stmt))) = (outcome_of(by_op, history, op), by_op.get(&op)) else {
+            continue;
+        };
+        seen.statement(op, stmt, o, &views[&op])?;
+    }
+    for (key, ops) in &seen.observed {
+        if !seen.longest[key].starts_with(ops) {
             return Err(Undecided::new(
                 "branching-versions",
                 format!("row {}:{} has branching versions", key.0, key.1),
@@ -272,7 +347,7 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
         }
     }
     let mut chains: BTreeMap<RowKey, Chain> = BTreeMap::new();
-    for (key, ops) in longest {
+    for (key, ops) in seen.longest {
         if let Some(&op) = ops.iter().find(|&&op| op != 0 && !nodes.contains(&op)) {
             return Err(Undecided::new(
                 "uncommitted-version",
@@ -295,12 +370,20 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
                 });
         }
     }
-
-    for (key, op) in deleter {
+    for (key, op) in seen.deleter {
         chains.entry(key).or_default().deleter = Some(op);
     }
-    // A row gone from the final state without an observed DELETE was removed by
-    // the table's REPLACE, if there is exactly one (nothing else deletes).
+    replace_deletions(history, &seen.blind, &mut chains)?;
+    Ok(chains)
+}
+
+/// A row gone from the final state without an observed DELETE was removed by
+/// the table's REPLACE, if there is exactly one (nothing else deletes).
+fn replace_deletions(
+    history: &History,
+    blind: &BTreeMap<String, Vec<u32>>,
+    chains: &mut BTreeMap<RowKey, Chain>,
+) -> Result<(), Undecided> {
     for (key, chain) in chains.iter_mut() {
         let present = history.final_state.get(&key.0).is_some_and(|rows| {
             rows.iter()
@@ -323,104 +406,128 @@ pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
             None => {}
         }
     }
-    let clock = Clock::new(case, history);
-    let mut deps: BTreeSet<Dep> = BTreeSet::new();
-    for &op in &nodes {
-        let Some((_, stmt)) = by_op.get(&op) else {
-            continue;
-        };
-        let o = outcome(op).cloned().unwrap_or_default();
-        let written: BTreeSet<RowKey> = o.writes.iter().map(|w| (w.table.clone(), w.rid)).collect();
-        let mut read: BTreeMap<RowKey, &WriteList> = BTreeMap::new();
-        for r in &o.reads {
-            let prev = read.insert((r.table.clone(), r.rid), &r.wl);
-            if prev.is_some_and(|w| *w != r.wl) && !written.contains(&(r.table.clone(), r.rid)) {
-                return Err(two_versions(op, &r.table, r.rid));
-            }
+    Ok(())
+}
+
+/// One included statement and what it did.
+struct Node<'a> {
+    op: u32,
+    stmt: &'a Stmt,
+    outcome: &'a Outcome,
+    view: &'a View,
+}
+
+/// The dependencies of `node` on the rows of every table it reads or writes.
+fn node_deps(
+    node: &Node,
+    case: &TestCase,
+    chains: &BTreeMap<RowKey, Chain>,
+    clock: &Clock,
+    deps: &mut BTreeSet<Dep>,
+) -> Result<(), Undecided> {
+    let op = node.op;
+    let o = node.outcome;
+    let written: BTreeSet<RowKey> = o.writes.iter().map(|w| (w.table.clone(), w.rid)).collect();
+    let mut read: BTreeMap<RowKey, &WriteList> = BTreeMap::new();
+    for r in &o.reads {
+        let prev = read.insert((r.table.clone(), r.rid), &r.wl);
+        if prev.is_some_and(|w| *w != r.wl) && !written.contains(&(r.table.clone(), r.rid)) {
+            return Err(two_versions(op, &r.table, r.rid));
         }
-        let view = &views[&op];
-        let mut edge = |from: u32, to: u32, kind: DepKind, item: bool, key: &RowKey| {
-            if from != 0 && from != to {
-                deps.insert(Dep {
-                    from,
-                    to,
-                    kind,
-                    item,
-                    table: key.0.clone(),
-                    rid: key.1,
-                });
+    }
+    let mut edge = |from: u32, to: u32, kind: DepKind, item: bool, key: &RowKey| {
+        if from != 0 && from != to {
+            deps.insert(Dep {
+                from,
+                to,
+                kind,
+                item,
+                table: key.0.clone(),
+                rid: key.1,
+            });
+        }
+    };
+    for table in view_tables(node.stmt, &case.schema) {
+        for (key, chain) in chains.range((table.clone(), i64::MIN)..=(table.clone(), i64::MAX)) {
+            if written.contains(key) {
+                if chain.deleter == Some(op) {
+                    if let Some(&last) = chain.ops.last() {
+                        edge(last, op, DepKind::Write, true, key);
+                    }
+                } else if let Some(i) = chain.ops.iter().position(|&w| w == op) {
+                    if i > 0 {
+                        edge(chain.ops[i - 1], op, DepKind::Write, true, key);
+                    }
+                    if let Some(next) = chain.next_after(i) {
+                        edge(op, next, DepKind::Write, true, key);
+                    }
+                }
+                continue;
             }
-        };
-        for table in view_tables(stmt, &case.schema) {
-            for (key, chain) in chains.range((table.clone(), i64::MIN)..=(table.clone(), i64::MAX))
-            {
-                if written.contains(key) {
-                    if chain.deleter == Some(op) {
-                        if let Some(&last) = chain.ops.last() {
-                            edge(last, op, DepKind::Write, true, key);
-                        }
-                    } else if let Some(i) = chain.ops.iter().position(|&w| w == op) {
-                        if i > 0 {
-                            edge(chain.ops[i - 1], op, DepKind::Write, true, key);
-                        }
-                        if let Some(next) = chain.next_after(i) {
-                            edge(op, next, DepKind::Write, true, key);
-                        }
+            let (seen, item) = match read.get(key) {
+                Some(wl) => (Some(*wl), true),
+                None => (node.view.get(&table).and_then(|v| v.get(&key.1)), false),
+            };
+            match seen {
+                Some(wl) => {
+                    let i = wl.len().saturating_sub(1);
+                    if let Some(&writer) = chain.ops.get(i) {
+                        edge(writer, op, DepKind::Read, item, key);
                     }
-                    continue;
-                }
-                let (seen, item) = match read.get(key) {
-                    Some(wl) => (Some(*wl), true),
-                    None => (view.get(&table).and_then(|v| v.get(&key.1)), false),
-                };
-                match seen {
-                    Some(wl) => {
-                        let len = wl.len();
-                        let i = len.saturating_sub(1);
-                        if let Some(&writer) = chain.ops.get(i) {
-                            edge(writer, op, DepKind::Read, item, key);
-                        }
-                        if let Some(next) = chain.next_after(i) {
-                            edge(op, next, DepKind::Anti, item, key);
-                        }
+                    if let Some(next) = chain.next_after(i) {
+                        edge(op, next, DepKind::Anti, item, key);
                     }
-                    None => match (chain.ops.first().copied(), chain.deleter) {
-                        (Some(0), Some(d)) => edge(d, op, DepKind::Read, false, key),
-                        (Some(0), None) => {
-                            return Err(Undecided::new(
-                                "row-missing",
-                                format!(
-                                    "op {op} did not see row {}:{}, which was never deleted",
-                                    key.0, key.1
-                                ),
-                            ))
-                        }
-                        (Some(c), None) => edge(op, c, DepKind::Anti, false, key),
-                        (Some(c), Some(d)) => match clock.absent_side(op, c, d) {
-                            Some(Side::BeforeCreation) => edge(op, c, DepKind::Anti, false, key),
-                            Some(Side::AfterDeletion) => edge(d, op, DepKind::Read, false, key),
-                            None => {
-                                return Err(Undecided::new(
-                                    "insert-delete-ambiguous",
-                                    format!(
-                                "op {op} did not see row {}:{}, inserted and deleted in this case",
-                                key.0, key.1
-                            ),
-                                ))
-                            }
-                        },
-                        (None, _) => {}
-                    },
                 }
+                None => match unseen_row(op, key, chain, clock)? {
+                    Some(Unseen::After(d)) => edge(d, op, DepKind::Read, false, key),
+                    Some(Unseen::Before(c)) => edge(op, c, DepKind::Anti, false, key),
+                    None => {}
+                },
             }
         }
     }
-    let mut ordered: Vec<u32> = Vec::new();
-    for t in &case.txns {
-        ordered.extend(t.stmts.iter().map(|s| s.op).filter(|o| nodes.contains(o)));
-    }
-    Ok(Sdg {
-        nodes: ordered,
-        deps: deps.into_iter().collect(),
+    Ok(())
+}
+
+/// Where a statement stands to a row of its tables it did not see.
+enum Unseen {
+    /// After the row's deletion by this op.
+    After(u32),
+    /// Before the row's creation by this op.
+    Before(u32),
+}
+
+fn unseen_row(
+    op: u32,
+    key: &RowKey,
+    chain: &Chain,
+    clock: &Clock,
+) -> Result<Option<Unseen>, Undecided> {
+    Ok(match (chain.ops.first().copied(), chain.deleter) {
+        (Some(0), Some(d)) => Some(Unseen::After(d)),
+        (Some(0), None) => {
+            return Err(Undecided::new(
+                "row-missing",
+                format!(
+                    "op {op} did not see row {}:{}, which was never deleted",
+                    key.0, key.1
+                ),
+            ))
+        }
+        (Some(c), None) => Some(Unseen::Before(c)),
+        (Some(c), Some(d)) => match clock.absent_side(op, c, d) {
+            Some(Side::BeforeCreation) => Some(Unseen::Before(c)),
+            Some(Side::AfterDeletion) => Some(Unseen::After(d)),
+            None => {
+                return Err(Undecided::new(
+                    "insert-delete-ambiguous",
+                    format!(
+                        "op {op} did not see row {}:{}, inserted and deleted in this case",
+                        key.0, key.1
+                    ),
+                ))
+            }
+        },
+        (None, _) => None,
     })
 }
