@@ -115,55 +115,11 @@ pub fn check_refined(
 ) -> Result<Vec<Finding>, EngineError> {
     let profile = engine.profile().clone();
     let txn_out = outcome_by_op(&r.vsr.case, &r.history);
-    // Constraint checks that see rows outside the statement's snapshot.
-    if profile
-        .constraint_checks_outside_snapshot
-        .contains(&case.isolation)
-        && r.graph.nodes.iter().any(|op| {
-            txn_out.get(op).is_some_and(|o| {
-                matches!(
-                    class(o),
-                    Some(ErrorClass::DuplicateKey | ErrorClass::ForeignKeyViolation)
-                )
-            })
-        })
-    {
-        return Ok(undecided(
-            stats,
-            case,
-            "constraint-outside-snapshot",
-            "a constraint error may come from a row outside the statement's snapshot",
-        ));
-    }
-    let Some(order) = order::random_topological(&r.graph, rng) else {
-        return Ok(undecided(
-            stats,
-            case,
-            "cyclic",
-            "the refined graph has a cycle",
-        ));
+    let (order, replayed, rep_hist) = match replay(engine, case, r, &txn_out, opts, rng, stats)? {
+        Replayed::Ran(ran) => *ran,
+        Replayed::Stopped(findings) => return Ok(findings),
     };
-    let replay = replay_case(&r.vsr, &order);
-    engine.reset()?;
-    let rep_hist = execute(engine, &replay, opts)?;
-    stats.replays += 1;
-    if rep_hist.lost_connection() {
-        return Ok(crate::oracle::crash::check(&rep_hist));
-    }
-    let rep_out = outcome_by_op(&replay, &rep_hist);
-    if rep_out
-        .values()
-        .any(|o| class(o).is_some_and(ErrorClass::is_concurrency))
-    {
-        return Ok(undecided(
-            stats,
-            case,
-            "replay-concurrency-error",
-            "the replay hit a concurrency error",
-        ));
-    }
-    stats.oracle(NAME).checked += 1;
-
+    let rep_out = outcome_by_op(&replayed, &rep_hist);
     let names = labels(case);
     let label = |op: &u32| names.get(op).cloned().unwrap_or_else(|| format!("op{op}"));
     let stmt_of: HashMap<u32, &Stmt> = r
@@ -173,79 +129,23 @@ pub fn check_refined(
         .iter()
         .flat_map(|t| t.stmts.iter().map(|s| (s.op, &s.stmt)))
         .collect();
-    let mut mismatches = Vec::new();
-    // Order-dependent unique-key UPDATEs, their tables, and the tables of the
-    // other mismatching statements.
-    let mut unique: BTreeSet<u32> = BTreeSet::new();
-    let mut targets = BTreeSet::new();
-    let mut explained: Option<unique_order::ExplainedRows> = Some(Default::default());
-    let mut other_ops: Vec<u32> = Vec::new();
     // Only an engine whose profile permits order-dependent unique checks gets
     // them explained; elsewhere such a difference is a plain violation.
     let unique_permitted = profile.unique_checked_per_row.is_some();
-    for op in &order {
-        let (Some(t), Some(p), Some(stmt)) = (txn_out.get(op), rep_out.get(op), stmt_of.get(op))
-        else {
-            continue;
-        };
-        if let Some(what) = mismatch(stmt, t, p) {
-            let order_dependent = unique_permitted
-                && what == "error"
-                && unique_order::order_dependent(case, stmt, t, p);
-            if let (true, Stmt::Update(u)) = (order_dependent, stmt) {
-                unique.insert(*op);
-                targets.insert(u.table.clone());
-                explained = match (explained, unique_order::explained_rows(t, p)) {
-                    (Some(mut all), Some(rows)) => {
-                        all.extend(rows);
-                        Some(all)
-                    }
-                    _ => None,
-                };
-            } else {
-                other_ops.push(*op);
-            }
-            mismatches.push(json!({
-                "stmt": label(op), "op": op, "differs_in": what,
-                "transactional": describe(t), "replayed": describe(p),
-                "unique_order": order_dependent,
-            }));
-        }
-    }
+    let m = mismatches(
+        case,
+        &order,
+        &txn_out,
+        &rep_out,
+        &stmt_of,
+        unique_permitted,
+        &label,
+    );
     let state = state_diff(&r.history.final_state, &rep_hist.final_state);
-    if mismatches.is_empty() && state.is_none() {
+    if m.rows.is_empty() && state.is_none() {
         return Ok(Vec::new());
     }
-    // Statements after an order-dependent UPDATE, in the replay order, in the
-    // transactional run's completion order, or resumed by the same lock
-    // release (no observable order), may carry its divergence on.
-    let completed: Vec<u32> = r.history.outcomes.iter().map(|o| o.op).collect();
-    let op_of: HashMap<StmtRef, u32> = r.history.outcomes.iter().map(|o| (o.stmt, o.op)).collect();
-    let runs: Vec<Vec<u32>> = crate::oracle::resumed::resumed_runs(&r.history)
-        .into_iter()
-        .map(|run| {
-            run.iter()
-                .filter_map(|i| r.history.events.get(*i).and_then(|e| op_of.get(&e.stmt)))
-                .copied()
-                .collect()
-        })
-        .collect();
-    let at = |list: &[u32], op: &u32| list.iter().position(|x| x == op);
-    let later_ops: BTreeSet<u32> = order
-        .iter()
-        .filter(|op| !unique.contains(op))
-        .filter(|op| {
-            unique.iter().any(|u| {
-                let after = |list: &[u32]| match (at(list, u), at(list, op)) {
-                    (Some(f), Some(p)) => p > f,
-                    _ => false,
-                };
-                let peers = runs.iter().any(|run| run.contains(u) && run.contains(op));
-                after(&order) || after(&completed) || peers
-            })
-        })
-        .copied()
-        .collect();
+    let later_ops = after_unique_updates(r, &order, &m.unique);
     let later: Vec<&Stmt> = later_ops
         .iter()
         .filter_map(|op| stmt_of.get(op).copied())
@@ -255,14 +155,14 @@ pub fn check_refined(
     // Differing statements other than the UPDATEs are never explained by
     // them; one that ran after them may be their cascade.
     let stmt_scope = unique_order::combine(
-        other_ops
+        m.other_ops
             .iter()
             .filter_map(|op| Some((op, *stmt_of.get(op)?)))
             .map(|(op, stmt)| {
-                unique_order::effect_scope(&targets, stmt, &later, later_ops.contains(op))
+                unique_order::effect_scope(&m.targets, stmt, &later, later_ops.contains(op))
             }),
     );
-    let stmt_claim = match (unique.is_empty(), stmt_scope) {
+    let stmt_claim = match (m.unique.is_empty(), stmt_scope) {
         (true, _) => Some(None),
         (false, None) => Some(Some(Claim::UniqueCheckOrder)),
         (false, Some(Scope::Cascade)) => {
@@ -272,9 +172,9 @@ pub fn check_refined(
         (false, Some(_)) => Some(None),
     };
     let state_claim = state.as_ref().and_then(|d| {
-        let scope = unique_order::scope(&targets, &unique_order::diff_tables(d), &later);
+        let scope = unique_order::scope(&m.targets, &unique_order::diff_tables(d), &later);
         // Beyond the tables: only rows the UPDATEs wrote are explained.
-        match (scope, unique_order::rows_explained(explained.as_ref(), d)) {
+        match (scope, unique_order::rows_explained(m.explained.as_ref(), d)) {
             (Scope::Explained, Some(true)) => Some(Some(Claim::UniqueCheckOrder)),
             (Scope::Explained, None) => {
                 rows_unobserved = true;
@@ -288,6 +188,222 @@ pub fn check_refined(
         }
     });
     let order_labels: Vec<String> = order.iter().map(label).collect();
+    let evidence = |extra: serde_json::Value| replay_evidence(r, &order_labels, &label, extra);
+    let mut out = Vec::new();
+    if let (false, Some(claim)) = (m.rows.is_empty(), stmt_claim) {
+        let mut f = Finding::new(
+            crate::oracle::OracleKind::Sdg,
+            "stmt-result",
+            format!(
+                "{} statement(s) gave other results without transactions, in dependency order {}",
+                m.rows.len(),
+                order_labels.join(" -> ")
+            ),
+            evidence(json!({ "statements": m.rows })),
+        );
+        f.claim = claim;
+        out.push(f);
+    }
+    if let (Some(diff), Some(claim)) = (state, state_claim) {
+        let mut f = Finding::new(
+            crate::oracle::OracleKind::Sdg,
+            "final-state",
+            format!(
+                "final state differs from the non-transactional replay in dependency order {}",
+                order_labels.join(" -> ")
+            ),
+            evidence(json!({ "tables": diff })),
+        );
+        f.claim = claim;
+        out.push(f);
+    }
+    // A comparison whose every difference was dropped is undecided, not checked.
+    let reason = match (undecided_by_cascade, rows_unobserved) {
+        (true, _) => Some("unique-order-cascade"),
+        (false, true) => Some("unique-order-unobserved-rows"),
+        _ => None,
+    };
+    if let (Some(reason), true) = (reason, out.is_empty()) {
+        let counts = stats.oracle(NAME);
+        *counts.undecided_by.entry(reason.into()).or_default() += 1;
+        counts.checked = counts.checked.saturating_sub(1);
+        counts.undecided += 1;
+    }
+    Ok(out)
+}
+
+/// The non-transactional replay of a refined case, or why there is none.
+enum Replayed {
+    /// The dependency order it ran in, the replayed case and its history.
+    Ran(Box<(Vec<u32>, TestCase, History)>),
+    /// No comparison: undecided, or the crash findings of a lost connection.
+    Stopped(Vec<Finding>),
+}
+
+/// Replays the refined case in a random topological order (counted as
+/// checked), unless the comparison could not be sound.
+fn replay(
+    engine: &mut dyn Engine,
+    case: &TestCase,
+    r: &Refined,
+    txn_out: &HashMap<u32, &Outcome>,
+    opts: &ExecOptions,
+    rng: &mut Rng,
+    stats: &mut CheckStats,
+) -> Result<Replayed, EngineError> {
+    let profile = engine.profile().clone();
+    // Constraint checks that see rows outside the statement's snapshot.
+    if profile
+        .constraint_checks_outside_snapshot
+        .contains(&case.isolation)
+        && r.graph.nodes.iter().any(|op| {
+            txn_out.get(op).is_some_and(|o| {
+                matches!(
+                    class(o),
+                    Some(ErrorClass::DuplicateKey | ErrorClass::ForeignKeyViolation)
+                )
+            })
+        })
+    {
+        return Ok(Replayed::Stopped(undecided(
+            stats,
+            case,
+            "constraint-outside-snapshot",
+            "a constraint error may come from a row outside the statement's snapshot",
+        )));
+    }
+    let Some(order) = order::random_topological(&r.graph, rng) else {
+        return Ok(Replayed::Stopped(undecided(
+            stats,
+            case,
+            "cyclic",
+            "the refined graph has a cycle",
+        )));
+    };
+    let replay = replay_case(&r.vsr, &order);
+    engine.reset()?;
+    let rep_hist = execute(engine, &replay, opts)?;
+    stats.replays += 1;
+    if rep_hist.lost_connection() {
+        return Ok(Replayed::Stopped(crate::oracle::crash::check(&rep_hist)));
+    }
+    let rep_out = outcome_by_op(&replay, &rep_hist);
+    if rep_out
+        .values()
+        .any(|o| class(o).is_some_and(ErrorClass::is_concurrency))
+    {
+        return Ok(Replayed::Stopped(undecided(
+            stats,
+            case,
+            "replay-concurrency-error",
+            "the replay hit a concurrency error",
+        )));
+    }
+    stats.oracle(NAME).checked += 1;
+    Ok(Replayed::Ran(Box::new((order, replay, rep_hist))))
+}
+
+/// The statements whose transactional and replayed outcomes differ.
+#[derive(Default)]
+struct Mismatches {
+    /// One evidence entry per differing statement.
+    rows: Vec<serde_json::Value>,
+    /// Order-dependent unique-key UPDATEs, and their tables.
+    unique: BTreeSet<u32>,
+    targets: BTreeSet<String>,
+    /// The rows those UPDATEs wrote (`None`: not all observed).
+    explained: Option<unique_order::ExplainedRows>,
+    /// The other differing statements.
+    other_ops: Vec<u32>,
+}
+
+fn mismatches(
+    case: &TestCase,
+    order: &[u32],
+    txn_out: &HashMap<u32, &Outcome>,
+    rep_out: &HashMap<u32, &Outcome>,
+    stmt_of: &HashMap<u32, &Stmt>,
+    unique_permitted: bool,
+    label: &dyn Fn(&u32) -> String,
+) -> Mismatches {
+    let mut m = Mismatches {
+        explained: Some(Default::default()),
+        ..Default::default()
+    };
+    for op in order {
+        let (Some(t), Some(p), Some(stmt)) = (txn_out.get(op), rep_out.get(op), stmt_of.get(op))
+        else {
+            continue;
+        };
+        let Some(what) = mismatch(stmt, t, p) else {
+            continue;
+        };
+        let order_dependent =
+            unique_permitted && what == "error" && unique_order::order_dependent(case, stmt, t, p);
+        if let (true, Stmt::Update(u)) = (order_dependent, stmt) {
+            m.unique.insert(*op);
+            m.targets.insert(u.table.clone());
+            m.explained = match (m.explained.take(), unique_order::explained_rows(t, p)) {
+                (Some(mut all), Some(rows)) => {
+                    all.extend(rows);
+                    Some(all)
+                }
+                _ => None,
+            };
+        } else {
+            m.other_ops.push(*op);
+        }
+        m.rows.push(json!({
+            "stmt": label(op), "op": op, "differs_in": what,
+            "transactional": describe(t), "replayed": describe(p),
+            "unique_order": order_dependent,
+        }));
+    }
+    m
+}
+
+/// Statements after an order-dependent UPDATE, in the replay order, in the
+/// transactional run's completion order, or resumed by the same lock
+/// release (no observable order): they may carry its divergence on.
+fn after_unique_updates(r: &Refined, order: &[u32], unique: &BTreeSet<u32>) -> BTreeSet<u32> {
+    let completed: Vec<u32> = r.history.outcomes.iter().map(|o| o.op).collect();
+    let op_of: HashMap<StmtRef, u32> = r.history.outcomes.iter().map(|o| (o.stmt, o.op)).collect();
+    let runs: Vec<Vec<u32>> = crate::oracle::resumed::resumed_runs(&r.history)
+        .into_iter()
+        .map(|run| {
+            run.iter()
+                .filter_map(|i| r.history.events.get(*i).and_then(|e| op_of.get(&e.stmt)))
+                .copied()
+                .collect()
+        })
+        .collect();
+    let at = |list: &[u32], op: &u32| list.iter().position(|x| x == op);
+    order
+        .iter()
+        .filter(|op| !unique.contains(op))
+        .filter(|op| {
+            unique.iter().any(|u| {
+                let after = |list: &[u32]| match (at(list, u), at(list, op)) {
+                    (Some(f), Some(p)) => p > f,
+                    _ => false,
+                };
+                let peers = runs.iter().any(|run| run.contains(u) && run.contains(op));
+                after(order) || after(&completed) || peers
+            })
+        })
+        .copied()
+        .collect()
+}
+
+/// The evidence of an `sdg` finding: the replay order, the statements the
+/// refinement removed, the dependencies, the version-set reads and the
+/// refined case and history, plus `extra`.
+fn replay_evidence(
+    r: &Refined,
+    order_labels: &[String],
+    label: &dyn Fn(&u32) -> String,
+    extra: serde_json::Value,
+) -> serde_json::Value {
     let removed: Vec<serde_json::Value> = r
         .removed
         .iter()
@@ -319,59 +435,16 @@ pub fn check_refined(
         .iter()
         .map(|(t, v)| (label(t), v.clone()))
         .collect();
-    let evidence = |extra: serde_json::Value| {
-        let mut e = json!({
-            "replay_order": order_labels,
-            "removed": removed,
-            "dependencies": deps,
-            "vsrs": vsrs,
-            "refined_case": r.vsr.case,
-            "refined_history": r.history,
-        });
-        if let (Some(obj), serde_json::Value::Object(x)) = (e.as_object_mut(), extra) {
-            obj.extend(x);
-        }
-        e
-    };
-    let mut out = Vec::new();
-    if let (false, Some(claim)) = (mismatches.is_empty(), stmt_claim) {
-        let mut f = Finding::new(
-            crate::oracle::OracleKind::Sdg,
-            "stmt-result",
-            format!(
-                "{} statement(s) gave other results without transactions, in dependency order {}",
-                mismatches.len(),
-                order_labels.join(" -> ")
-            ),
-            evidence(json!({ "statements": mismatches })),
-        );
-        f.claim = claim;
-        out.push(f);
+    let mut e = json!({
+        "replay_order": order_labels,
+        "removed": removed,
+        "dependencies": deps,
+        "vsrs": vsrs,
+        "refined_case": r.vsr.case,
+        "refined_history": r.history,
+    });
+    if let (Some(obj), serde_json::Value::Object(x)) = (e.as_object_mut(), extra) {
+        obj.extend(x);
     }
-    if let (Some(diff), Some(claim)) = (state, state_claim) {
-        let mut f = Finding::new(
-            crate::oracle::OracleKind::Sdg,
-            "final-state",
-            format!(
-                "final state differs from the non-transactional replay in dependency order {}",
-                order_labels.join(" -> ")
-            ),
-            evidence(json!({ "tables": diff })),
-        );
-        f.claim = claim;
-        out.push(f);
-    }
-    // A comparison whose every difference was dropped is undecided, not checked.
-    let reason = match (undecided_by_cascade, rows_unobserved) {
-        (true, _) => Some("unique-order-cascade"),
-        (false, true) => Some("unique-order-unobserved-rows"),
-        _ => None,
-    };
-    if let (Some(reason), true) = (reason, out.is_empty()) {
-        let counts = stats.oracle(NAME);
-        *counts.undecided_by.entry(reason.into()).or_default() += 1;
-        counts.checked = counts.checked.saturating_sub(1);
-        counts.undecided += 1;
-    }
-    Ok(out)
+    e
 }
