@@ -289,6 +289,20 @@ struct Compared {
     dropped: Option<Undecided>,
 }
 
+/// How a replay differs from the actual run, statement by statement.
+#[derive(Default)]
+struct Differences {
+    /// Differing writes: statement, order-dependent, evidence.
+    writes: Vec<(StmtRef, bool, serde_json::Value)>,
+    /// Differing reads: statement, evidence.
+    reads: Vec<(StmtRef, serde_json::Value)>,
+    /// Order-dependent unique-key UPDATEs (in replay order), their tables
+    /// and the rows they wrote where they succeeded (`None`: not observed).
+    unique: Vec<StmtRef>,
+    targets: BTreeSet<String>,
+    explained: Option<unique_order::ExplainedRows>,
+}
+
 impl Actual<'_> {
     /// Statements after `first` (an order-dependent UPDATE): completed after it
     /// in the actual run, resumed by the same lock release (their order is not
@@ -326,24 +340,21 @@ impl Actual<'_> {
         later
     }
 
-    /// Compares one replay with the actual history; findings are tagged `level`.
-    fn compare(
+    /// The writes whose outcome and (with `compare_reads`) the reads whose
+    /// rows differ between the actual run and the replay, and the
+    /// order-dependent unique-key UPDATEs among the writes.
+    fn differences(
         &self,
-        level: &str,
         rp: &Replay,
         replayed: &History,
         compare_reads: bool,
         stats: &mut CheckStats,
-    ) -> Compared {
-        let (case, actual, serial) = (self.case, self.history, &self.serial);
-        // Differing writes and reads: (statement, order-dependent, evidence).
-        let mut writes: Vec<(StmtRef, bool, serde_json::Value)> = Vec::new();
-        let mut reads: Vec<(StmtRef, serde_json::Value)> = Vec::new();
-        // Order-dependent unique-key UPDATEs (in replay order), their tables
-        // and the rows they wrote where they succeeded (`None`: not observed).
-        let mut unique: Vec<StmtRef> = Vec::new();
-        let mut targets = BTreeSet::new();
-        let mut explained: Option<unique_order::ExplainedRows> = Some(Default::default());
+    ) -> Differences {
+        let (case, actual) = (self.case, self.history);
+        let mut d = Differences {
+            explained: Some(Default::default()),
+            ..Default::default()
+        };
         for o in &replayed.outcomes {
             let Some(orig) = rp.origin.get(&o.stmt) else {
                 continue;
@@ -372,9 +383,12 @@ impl Actual<'_> {
                             unique_order::order_dependent(case, stmt, a, &o.outcome)
                         });
                     if let (true, Some(a), Stmt::Update(u)) = (order_dependent, act, stmt) {
-                        unique.push(*orig);
-                        targets.insert(u.table.clone());
-                        explained = match (explained, unique_order::explained_rows(a, &o.outcome)) {
+                        d.unique.push(*orig);
+                        d.targets.insert(u.table.clone());
+                        d.explained = match (
+                            d.explained.take(),
+                            unique_order::explained_rows(a, &o.outcome),
+                        ) {
                             (Some(mut all), Some(rows)) => {
                                 all.extend(rows);
                                 Some(all)
@@ -382,7 +396,7 @@ impl Actual<'_> {
                             _ => None,
                         };
                     }
-                    writes.push((
+                    d.writes.push((
                         *orig,
                         order_dependent,
                         json!({
@@ -395,7 +409,7 @@ impl Actual<'_> {
             } else if compare_reads && kind == StmtKind::Select {
                 if let Some(a) = act {
                     if a.ok() != o.outcome.ok() || !same_bag(&a.rows, &o.outcome.rows) {
-                        reads.push((
+                        d.reads.push((
                             *orig,
                             json!({
                                 "stmt": orig, "op": o.op,
@@ -407,6 +421,26 @@ impl Actual<'_> {
                 }
             }
         }
+        d
+    }
+
+    /// Compares one replay with the actual history; findings are tagged `level`.
+    fn compare(
+        &self,
+        level: &str,
+        rp: &Replay,
+        replayed: &History,
+        compare_reads: bool,
+        stats: &mut CheckStats,
+    ) -> Compared {
+        let (case, actual, serial) = (self.case, self.history, &self.serial);
+        let Differences {
+            writes,
+            reads,
+            unique,
+            targets,
+            explained,
+        } = self.differences(rp, replayed, compare_reads, stats);
         // After any of the order-dependent UPDATEs.
         let later: BTreeSet<StmtRef> = unique
             .iter()
