@@ -173,6 +173,37 @@ pub(super) fn evaluate(
             );
         }
     }
+    let (outcome, (writes, written_rows)) = run_on_scratch(ck, &stmt, &p)?;
+    let targets = match recheck_targets {
+        Some(t) => t,
+        None if access == Access::Write => writes
+            .iter()
+            .filter(|w| w.before.is_some())
+            .map(|w| (w.table.clone(), w.rid, LockMode::ForUpdate))
+            .collect(),
+        None if outcome.reads_complete => outcome
+            .reads
+            .iter()
+            .map(|v| (v.table.clone(), v.rid, lock))
+            .collect(),
+        None => Vec::new(),
+    };
+    Ok(Evaluation {
+        outcome,
+        writes,
+        targets,
+        written_rows,
+        view,
+    })
+}
+
+/// Runs the prepared statement on the materialised view: its outcome, and
+/// for a write the rows it changed and the written rows as read back.
+fn run_on_scratch(
+    ck: &mut Checker,
+    stmt: &Stmt,
+    p: &crate::instrument::Prepared,
+) -> Result<(Outcome, WriteEffects), Stop> {
     let before = match &p.shape {
         Shape::Write { table, .. } => Some((
             table.clone(),
@@ -182,8 +213,8 @@ pub(super) fn evaluate(
         )),
         _ => None,
     };
-    let mut outcome = ck.scratch.run(&p);
-    let skipped_row = match &stmt {
+    let mut outcome = ck.scratch.run(p);
+    let skipped_row = match stmt {
         Stmt::Insert(i) => {
             !ck.scratch_foreign_keys
                 && insert_ignore_emulated(ck, i)
@@ -208,27 +239,7 @@ pub(super) fn evaluate(
         }
         _ => (Vec::new(), Vec::new()),
     };
-    let targets = match recheck_targets {
-        Some(t) => t,
-        None if access == Access::Write => writes
-            .iter()
-            .filter(|w| w.before.is_some())
-            .map(|w| (w.table.clone(), w.rid, LockMode::ForUpdate))
-            .collect(),
-        None if outcome.reads_complete => outcome
-            .reads
-            .iter()
-            .map(|v| (v.table.clone(), v.rid, lock))
-            .collect(),
-        None => Vec::new(),
-    };
-    Ok(Evaluation {
-        outcome,
-        writes,
-        targets,
-        written_rows,
-        view,
-    })
+    Ok((outcome, (writes, written_rows)))
 }
 
 /// What a write did to scratch table `table` (`before`: its rows before the
