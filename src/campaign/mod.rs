@@ -1,21 +1,30 @@
 //! Campaigns: generate, execute and check cases until a count or a duration is
 //! reached, writing each finding the moment it is made and `summary.json` as the
-//! campaign goes.
+//! campaign goes. `--jobs N` runs N workers (`worker.rs`), each on its own
+//! engine, feeding one collector (`collect.rs`); `--shard I/N` runs a share
+//! of the case indexes (`shard.rs`), and `merge.rs` joins shards' output.
 
+mod collect;
+pub mod merge;
 mod pattern_stats;
+mod shard;
 mod summary;
+mod worker;
 
+pub use shard::Shard;
 pub use summary::Summary;
 
 use crate::engine::{Engine, EngineError};
 use crate::exec::{execute_checked, ExecOptions};
 use crate::finding::known::KnownIssues;
-use crate::finding::{render_script, write_atomic, FindingRecord, FindingStore};
+use crate::finding::{write_atomic, FindingStore};
 use crate::gen::pattern::Generation;
 use crate::gen::GenConfig;
 use crate::model::{History, Isolation, TestCase};
-use crate::oracle::{self, CheckStats, Finding, OracleKind, Verdict};
+use crate::oracle::{self, CheckStats, Finding, OracleKind};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +51,8 @@ pub struct CampaignConfig {
     /// The share of cases (0..=1) that also get a shadow run without
     /// instrumentation (`oracle::fidelity`); chosen by a hash of seed and index.
     pub shadow: f64,
+    /// The share of the case indexes to run (`--shard I/N`).
+    pub shard: Shard,
 }
 
 /// The default `--shadow` rate.
@@ -63,6 +74,7 @@ impl CampaignConfig {
             recover_wait: Duration::from_secs(1),
             known: KnownIssues::default(),
             shadow: DEFAULT_SHADOW,
+            shard: Shard::WHOLE,
         }
     }
 }
@@ -107,8 +119,10 @@ pub fn run_case(
     exec: &ExecOptions,
     stats: &mut CheckStats,
 ) -> Result<(History, Vec<Finding>), EngineError> {
+    let executing = Instant::now();
     engine.load(case)?;
     let history = execute_checked(engine, case, exec)?;
+    stats.time("execute", executing);
     if history.lost_connection() {
         // The server went away: only the crash oracle can say anything.
         let mut findings = oracle::crash::check(&history);
@@ -123,7 +137,9 @@ pub fn run_case(
     order.sort_by_key(|o| *o == OracleKind::Fidelity);
     order.dedup();
     for o in order {
+        let checking = Instant::now();
         findings.extend(oracle::check(o, engine, case, &history, exec, stats)?);
+        stats.time(o.name(), checking);
     }
     Ok((history, findings))
 }
@@ -144,38 +160,87 @@ pub fn run_campaign_with(
     cfg: &CampaignConfig,
     generation: &Generation,
 ) -> Result<Summary, CampaignError> {
+    run_campaign_jobs(vec![engine], cfg, generation)
+}
+
+/// [`run_campaign_with`] on several engines at once (`--jobs`): one worker
+/// per engine, each with its own database or schema, claiming the next case
+/// index, so the cases run for a seed and count do not depend on the number
+/// of engines. The engines must be of one kind and version (the first one's
+/// profile decides the levels and the SQL generated).
+pub fn run_campaign_jobs(
+    mut engines: Vec<&mut dyn Engine>,
+    cfg: &CampaignConfig,
+    generation: &Generation,
+) -> Result<Summary, CampaignError> {
+    let Some(first) = engines.first() else {
+        return Err(CampaignError::Usage("a campaign needs an engine".into()));
+    };
     let mut oracles = cfg.oracles.clone();
     if !matches!(generation, Generation::Random) {
         oracles.sort_by_key(|o| *o != OracleKind::Crash);
     }
-    let mut hits = pattern_stats::Hits::default();
     let isolations =
-        resolve_isolations(engine, cfg.isolations.as_deref()).map_err(CampaignError::Usage)?;
+        resolve_isolations(&**first, cfg.isolations.as_deref()).map_err(CampaignError::Usage)?;
     let gen_cfg = GenConfig {
         isolations: isolations.clone(),
-        features: engine.profile().features,
+        features: first.profile().features,
         ..GenConfig::default()
     };
+    let mut summary = Summary::new(first.info().clone(), cfg, &isolations);
+    summary.jobs = engines.len();
     let mut store = FindingStore::create(&cfg.out).map_err(|e| output_error(&cfg.out, e))?;
-    // Every round trip of the engine's own connections is bounded too.
-    engine.set_deadline(cfg.exec.hang_timeout);
-    let mut summary = Summary::new(engine.info().clone(), cfg, &isolations);
+    for engine in engines.iter_mut() {
+        // Every round trip of the engine's own connections is bounded too.
+        engine.set_deadline(cfg.exec.hang_timeout);
+    }
     let start = Instant::now();
     // From the start: a run killed early still says what it was.
     write_summary(&cfg.out, &summary)?;
     let progress = progress_bar(cfg);
-    let result = campaign_loop(
-        engine,
+    let mut hits = pattern_stats::Hits::default();
+    let shared = worker::Shared {
         cfg,
         generation,
-        &oracles,
-        (&gen_cfg, &mut store, &mut summary, &mut hits),
-        &progress,
+        oracles: &oracles,
+        gen_cfg: &gen_cfg,
         start,
-    );
+        next: AtomicU64::new(0),
+        stop: AtomicBool::new(false),
+        failure: Mutex::new(None),
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let result = std::thread::scope(|scope| {
+        for engine in engines {
+            let (shared, tx) = (&shared, tx.clone());
+            scope.spawn(move || worker::work(engine, shared, tx));
+        }
+        drop(tx);
+        let mut collector = collect::Collector {
+            cfg,
+            store: &mut store,
+            summary: &mut summary,
+            hits: &mut hits,
+            progress: &progress,
+            start,
+        };
+        let result = collector.run(rx);
+        // An output error: the workers stop after their current case.
+        shared.stop.store(true, Ordering::SeqCst);
+        result
+    });
     progress.finish_and_clear();
+    let failure = shared.failure.into_inner().ok().flatten();
+    let result = result.and(failure.map_or(Ok(()), Err));
     if let Err(e) = &result {
         summary.stopped = Some(e.to_string());
+    }
+    if let (Some(sig), None) = (crate::interrupt::requested(), &summary.stopped) {
+        summary.stopped = Some(format!(
+            "interrupted by {} after {} case(s)",
+            crate::interrupt::name(sig),
+            summary.cases
+        ));
     }
     summary.finish(start.elapsed());
     let written = hits
@@ -206,131 +271,6 @@ fn output_error(out: &std::path::Path, e: std::io::Error) -> CampaignError {
     ))
 }
 
-type LoopState<'a> = (
-    &'a GenConfig,
-    &'a mut FindingStore,
-    &'a mut Summary,
-    &'a mut pattern_stats::Hits,
-);
-
-fn campaign_loop(
-    engine: &mut dyn Engine,
-    cfg: &CampaignConfig,
-    generation: &Generation,
-    oracles: &[OracleKind],
-    (gen_cfg, store, summary, hits): LoopState<'_>,
-    progress: &indicatif::ProgressBar,
-    start: Instant,
-) -> Result<(), CampaignError> {
-    let mut last_flush = Instant::now();
-    let mut index = 0u64;
-    loop {
-        let done = match cfg.limit {
-            Limit::Tests(n) => index >= n,
-            Limit::Time(d) => start.elapsed() >= d,
-        };
-        if done {
-            break;
-        }
-        if let Some(sig) = crate::interrupt::requested() {
-            summary.stopped = Some(format!(
-                "interrupted by {} after {index} case(s)",
-                crate::interrupt::name(sig)
-            ));
-            break;
-        }
-        let (case, pattern) = generation.case(cfg.seed, index, gen_cfg);
-        summary.note_case(&case);
-        let mut stats = CheckStats::default();
-        let case_start = Instant::now();
-        let mut case_oracles = oracles.to_vec();
-        if oracle::fidelity::sampled(cfg.seed, index, cfg.shadow) {
-            case_oracles.push(OracleKind::Fidelity);
-        }
-        let (history, mut findings) =
-            match run_case(engine, &case, &case_oracles, &cfg.exec, &mut stats) {
-                Ok(done) => done,
-                Err(e) if e.is_server_failure() => unreachable_finding(engine, &case, &e),
-                Err(e) => return Err(e.into()),
-            };
-        let crashed = history.lost_connection();
-        if let (Some((p, b)), false) = (&pattern, crashed) {
-            let report = crate::oracle::pattern::check(p, b, &case, &history);
-            hits.note(p, &case, &report);
-            crate::oracle::pattern::annotate(&mut findings, &report, p);
-        }
-        cfg.known
-            .mark(&mut findings, &case, &history, engine.info());
-        tracing::debug!(
-            case = case.index,
-            ms = case_start.elapsed().as_millis() as u64,
-            blocked = history.blocked_events(),
-            "case done"
-        );
-        summary.note_history(&history, &stats);
-        for f in findings {
-            let rec = FindingRecord::new(f, engine.info().clone(), case.clone(), history.clone());
-            let script = render_script(engine.dialect(), &case, Some(&history), &header(&rec));
-            let path = store
-                .write(rec.clone(), &script)
-                .map_err(CampaignError::Output)?;
-            if rec.finding.verdict == Verdict::Violation {
-                let what = match &rec.finding.known {
-                    _ if rec.finding.oracle == crate::oracle::OracleKind::Fidelity => {
-                        "fidelity (txfuzz changed the engine's behaviour)".to_string()
-                    }
-                    Some(k) => format!("known violation ({})", k.id),
-                    None => "violation".to_string(),
-                };
-                say(
-                    progress,
-                    format!(
-                        "{what} [{}:{}] case {}: {} -> {}",
-                        rec.finding.oracle,
-                        rec.finding.kind,
-                        case.index,
-                        rec.finding.summary,
-                        path.display()
-                    ),
-                );
-            }
-            summary.note_finding(&rec.finding, &path);
-            crate::finding::note_distinct(
-                &mut summary.distinct,
-                &rec.finding,
-                &case,
-                engine.info(),
-                &path,
-            );
-        }
-        index += 1;
-        progress.set_position(index);
-        progress.set_message(format!(
-            "{} violation(s), {} known, {} permitted, {} fidelity",
-            summary.violations, summary.known_violations, summary.permitted, summary.fidelity
-        ));
-        if crashed {
-            say(
-                progress,
-                format!(
-                    "the server went away or hung during case {}; waiting up to {:?} for it",
-                    case.index, cfg.recover_wait
-                ),
-            );
-            if let Err(e) = engine.recover(cfg.recover_wait) {
-                summary.stopped = Some(format!("the server did not come back: {e}"));
-                break;
-            }
-        }
-        if last_flush.elapsed() > Duration::from_secs(2) {
-            summary.finish(start.elapsed());
-            write_summary(&cfg.out, summary)?;
-            last_flush = Instant::now();
-        }
-    }
-    Ok(())
-}
-
 /// The tail of the server's log as crash evidence, or why there is none.
 fn attach_server_log(engine: &dyn Engine, evidence: &mut serde_json::Value) {
     match engine.server_log_tail() {
@@ -341,7 +281,7 @@ fn attach_server_log(engine: &dyn Engine, evidence: &mut serde_json::Value) {
 
 /// A crash finding for a case whose execution failed because the server could
 /// not be reached (no history beyond the error).
-fn unreachable_finding(
+pub(super) fn unreachable_finding(
     engine: &dyn Engine,
     case: &TestCase,
     e: &EngineError,
@@ -371,19 +311,6 @@ fn unreachable_finding(
         ),
     };
     (history, vec![finding])
-}
-
-fn header(rec: &FindingRecord) -> String {
-    format!(
-        "txfuzz finding: {} [{}:{}]\nengine: {} {}\nseed {} case {}",
-        rec.finding.summary,
-        rec.finding.oracle,
-        rec.finding.kind,
-        rec.engine.name,
-        rec.engine.version,
-        rec.case.seed,
-        rec.case.index
-    )
 }
 
 fn write_summary(out: &std::path::Path, summary: &Summary) -> std::io::Result<()> {

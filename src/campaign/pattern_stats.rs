@@ -1,9 +1,7 @@
 //! `DIR/patterns.json`: per pattern and isolation level, how many cases ran and
 //! how many produced the pattern's dependency path.
 
-use crate::gen::pattern::Pattern;
-use crate::model::TestCase;
-use crate::oracle::pattern::PatternReport;
+use crate::model::Isolation;
 use std::collections::BTreeMap;
 
 #[derive(Default)]
@@ -13,13 +11,14 @@ pub struct Hits {
 }
 
 impl Hits {
-    pub fn note(&mut self, p: &Pattern, case: &TestCase, r: &PatternReport) {
+    /// A case of pattern `name` at `isolation`, and whether its path was hit.
+    pub fn note(&mut self, name: &str, isolation: Isolation, hit: bool) {
         let e = self
             .counts
-            .entry((p.name.clone(), case.isolation.name().to_string()))
+            .entry((name.to_string(), isolation.name().to_string()))
             .or_default();
         e.0 += 1;
-        e.1 += r.path_hit as u64;
+        e.1 += hit as u64;
     }
 
     pub fn write(&self, out: &std::path::Path, generator: &str) -> std::io::Result<()> {

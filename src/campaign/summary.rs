@@ -1,6 +1,6 @@
 //! The campaign summary: counts a person reads at the end and `summary.json`.
 
-use super::CampaignConfig;
+use super::{CampaignConfig, Shard};
 use crate::model::{EngineInfo, History, Isolation, TestCase};
 use crate::oracle::{CheckStats, Finding, Verdict};
 use serde::{Deserialize, Serialize};
@@ -51,7 +51,21 @@ pub struct Summary {
     pub elapsed_s: f64,
     pub cases_per_s: f64,
     pub transactions_per_hour: f64,
-    /// FNV-1a over every generated case's JSON: equal digests, equal cases.
+    /// Workers that ran cases at once (`--jobs`).
+    #[serde(default = "one")]
+    pub jobs: usize,
+    /// The share of the case indexes this campaign ran (`--shard I/N`);
+    /// absent: all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+    /// Where the time went, in seconds summed over the workers: `generate`,
+    /// `execute` (load and the judged run), one entry per oracle (its
+    /// replays and scratch runs included), and `record` (writing findings).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub phase_s: BTreeMap<String, f64>,
+    /// The wrapping sum over every generated case of a hash of its JSON:
+    /// equal digests, equal sets of cases, whatever the order they ran in
+    /// (`--jobs`) or the shards they ran in (`txfuzz merge` adds them).
     pub case_digest: String,
     /// One entry per distinct finding signature: count and smallest example.
     #[serde(default)]
@@ -62,8 +76,13 @@ pub struct Summary {
     /// Why the campaign stopped early (e.g. the server did not come back).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// `case_digest` as a number (`merge` adds them).
     #[serde(skip)]
-    digest: u64,
+    pub(super) digest: u64,
+}
+
+fn one() -> usize {
+    1
 }
 
 fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
@@ -74,6 +93,16 @@ fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
     h
 }
 
+/// One case's share of `case_digest`: FNV-1a of its JSON, mixed
+/// (SplitMix64's finaliser) so that sums of similar cases do not cancel.
+fn case_hash(case: &TestCase) -> u64 {
+    let json = serde_json::to_vec(case).unwrap_or_default();
+    let mut z = fnv1a(0xcbf2_9ce4_8422_2325, &json);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 impl Summary {
     pub fn new(engine: EngineInfo, cfg: &CampaignConfig, isolations: &[Isolation]) -> Summary {
         Summary {
@@ -82,7 +111,8 @@ impl Summary {
             seed: cfg.seed,
             isolations: isolations.to_vec(),
             oracles: cfg.oracles.iter().map(|o| o.name().to_string()).collect(),
-            digest: 0xcbf2_9ce4_8422_2325,
+            jobs: 1,
+            shard: (!cfg.shard.is_whole()).then_some(cfg.shard),
             ..Summary::default()
         }
     }
@@ -95,9 +125,7 @@ impl Summary {
             .cases_per_isolation
             .entry(case.isolation.name().to_string())
             .or_default() += 1;
-        if let Ok(json) = serde_json::to_vec(case) {
-            self.digest = fnv1a(self.digest, &json);
-        }
+        self.digest = self.digest.wrapping_add(case_hash(case));
     }
 
     pub fn note_history(&mut self, h: &History, stats: &CheckStats) {
@@ -115,6 +143,14 @@ impl Summary {
         for (name, c) in &stats.per_oracle {
             self.oracle_counts.entry(name.clone()).or_default().add(c);
         }
+        for (phase, s) in &stats.seconds {
+            *self.phase_s.entry(phase.clone()).or_default() += s;
+        }
+    }
+
+    /// Adds `seconds` to `phase` (see [`Summary::phase_s`]).
+    pub fn note_phase(&mut self, phase: &str, seconds: f64) {
+        *self.phase_s.entry(phase.to_string()).or_default() += seconds;
     }
 
     pub fn note_finding(&mut self, f: &Finding, path: &Path) {
@@ -160,6 +196,25 @@ impl Summary {
         }
     }
 
+    /// `time per case: execute 4.8 ms, wss 1.6 ms, ...` (busiest first), or
+    /// nothing before the first case.
+    fn phase_line(&self) -> Option<String> {
+        if self.cases == 0 || self.phase_s.is_empty() {
+            return None;
+        }
+        let mut phases: Vec<(&String, &f64)> = self.phase_s.iter().collect();
+        phases.sort_by(|a, b| b.1.total_cmp(a.1));
+        let per_case: Vec<String> = phases
+            .iter()
+            .map(|(p, s)| format!("{p} {:.2}", *s * 1000.0 / self.cases as f64))
+            .collect();
+        Some(format!(
+            "ms per case ({} job(s)): {}\n",
+            self.jobs,
+            per_case.join(", ")
+        ))
+    }
+
     /// Cases the oracles left undecided, summed over the oracles.
     pub fn undecided_cases(&self) -> u64 {
         self.oracle_counts.values().map(|c| c.undecided).sum()
@@ -185,6 +240,9 @@ impl Summary {
             self.transactions_per_hour,
             self.elapsed_s,
         );
+        if let Some(line) = self.phase_line() {
+            s.push_str(&line);
+        }
         for (name, c) in &self.oracle_counts {
             let discarded: Vec<String> = c
                 .discarded

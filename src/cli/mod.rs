@@ -34,6 +34,9 @@ pub enum Command {
     Reduce(reduce::ReduceArgs),
     /// Write DIR/report.html for a campaign output directory.
     Report(report::ReportArgs),
+    /// Join the output directories of a campaign's shards into one (summary.json,
+    /// findings, report.html).
+    Merge(report::MergeArgs),
     /// Measure lock-wait detection latency and reset time on an engine.
     Bench(bench::BenchArgs),
     /// Free-running concurrent sessions for a duration; check the one long history.
@@ -102,6 +105,7 @@ pub fn main() -> ExitCode {
         Command::Replay(a) => replay::replay(a),
         Command::Reduce(a) => reduce::reduce_cmd(a),
         Command::Report(a) => report::report(a),
+        Command::Merge(a) => report::merge(a),
         Command::Bench(a) => bench::bench(a),
         Command::Stress(a) => stress::stress(a),
         Command::Check(a) => check::check(a),
@@ -140,7 +144,16 @@ pub struct EngineArgs {
 
 impl EngineArgs {
     pub fn open(&self, fault: Option<&str>) -> Result<Box<dyn crate::engine::Engine>, UsageError> {
-        let engine = crate::engine::open(self.db.as_deref())?;
+        self.open_for_job(fault, 0)
+    }
+
+    /// The engine of campaign worker `job` (see [`crate::engine::open_for_job`]).
+    pub fn open_for_job(
+        &self,
+        fault: Option<&str>,
+        job: usize,
+    ) -> Result<Box<dyn crate::engine::Engine>, UsageError> {
+        let engine = crate::engine::open_for_job(self.db.as_deref(), job)?;
         match fault.or(self.fault.as_deref()) {
             None => Ok(engine),
             Some(f) => {

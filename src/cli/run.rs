@@ -1,7 +1,7 @@
 //! `txfuzz run`.
 
 use super::{parse_list, EngineArgs, UsageError};
-use crate::campaign::{run_campaign_with, CampaignConfig, Limit};
+use crate::campaign::{run_campaign_jobs, CampaignConfig, Limit, Shard};
 use crate::exec::ExecOptions;
 use crate::model::Isolation;
 use crate::oracle::OracleKind;
@@ -55,12 +55,24 @@ pub struct RunArgs {
     /// change what the engine does: differences are `fidelity` findings.
     #[arg(long, default_value_t = crate::campaign::DEFAULT_SHADOW)]
     pub shadow: f64,
+    /// Workers running cases at once, each with its own sessions and its own
+    /// database (default: the number of cores). The cases of a seed and
+    /// count do not depend on it.
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Run only shard I of N: the case indexes i with i % N == I (e.g. 0/4);
+    /// `txfuzz merge` joins the shards' output directories.
+    #[arg(long)]
+    pub shard: Option<Shard>,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
     #[command(flatten)]
     pub known: super::KnownArgs,
 }
+
+/// The most workers `--jobs` takes (each holds a few connections).
+const MAX_JOBS: usize = 256;
 
 fn limit(args: &RunArgs) -> Result<Limit, UsageError> {
     match (&args.tests, &args.time) {
@@ -111,7 +123,19 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
             args.shadow
         )));
     }
-    let mut engine = args.engine.open(None)?;
+    let jobs = match args.jobs {
+        Some(0) => return Err(UsageError("invalid --jobs 0: at least one worker".into())),
+        Some(n) if n > MAX_JOBS => {
+            return Err(UsageError(format!(
+                "invalid --jobs {n}: at most {MAX_JOBS}"
+            )))
+        }
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let mut engines = (0..jobs)
+        .map(|job| args.engine.open_for_job(None, job))
+        .collect::<Result<Vec<_>, _>>()?;
     let cfg = CampaignConfig {
         seed,
         limit,
@@ -126,19 +150,22 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
         recover_wait: super::parse_duration("--recover-wait", &args.recover_wait, super::WEEK)?,
         known: args.known.load()?,
         shadow: args.shadow,
+        shard: args.shard.unwrap_or(Shard::WHOLE),
     };
     // Ctrl-C (or SIGTERM) stops after the current case, with a summary and
     // the engine's database dropped; a second one exits at once.
     crate::interrupt::install()
         .map_err(|e| UsageError(format!("cannot install signal handlers: {e}")))?;
-    let summary = run_campaign_with(engine.as_mut(), &cfg, &generation)?;
+    let workers: Vec<&mut dyn crate::engine::Engine> =
+        engines.iter_mut().map(|e| &mut **e as _).collect();
+    let summary = run_campaign_jobs(workers, &cfg, &generation)?;
     print!("{}", summary.render());
     let interrupted = crate::interrupt::requested();
     if args.reduce && interrupted.is_none() {
-        super::reduce::after_campaign(engine.as_mut(), &summary, &cfg.exec, &cfg.known)?;
+        super::reduce::after_campaign(engines[0].as_mut(), &summary, &cfg.exec, &cfg.known)?;
     }
     println!("summary: {}", args.out.join("summary.json").display());
-    drop(engine); // drops the engine's database/schema before exiting
+    drop(engines); // drops the engines' databases/schemas before exiting
     if let Some(sig) = interrupted {
         return Ok(ExitCode::from(crate::interrupt::exit_code(sig)));
     }

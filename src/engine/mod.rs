@@ -251,9 +251,24 @@ pub trait Engine: Send {
 
 /// Opens the engine named by a `--db` URL.
 pub fn open(url: Option<&str>) -> Result<Box<dyn Engine>, EngineError> {
+    open_for_job(url, 0)
+}
+
+/// The engine of campaign worker `job` (`--jobs`): server engines each make
+/// their own private database or schema; an embedded database file given by
+/// path is used by job 0, and job `k > 0` uses `PATH-jobK` beside it.
+pub fn open_for_job(url: Option<&str>, job: usize) -> Result<Box<dyn Engine>, EngineError> {
+    let for_job = |path: Option<std::path::PathBuf>| match path {
+        Some(p) if job > 0 => {
+            let mut name = p.file_name().unwrap_or_default().to_owned();
+            name.push(format!("-job{job}"));
+            Some(p.with_file_name(name))
+        }
+        p => p,
+    };
     match url::parse(url)? {
-        url::DbUrl::Sqlite { path } => Ok(Box::new(sqlite::SqliteEngine::open(path)?)),
-        url::DbUrl::Turso { path, mvcc } => turso::open(path, mvcc),
+        url::DbUrl::Sqlite { path } => Ok(Box::new(sqlite::SqliteEngine::open(for_job(path))?)),
+        url::DbUrl::Turso { path, mvcc } => turso::open(for_job(path), mvcc),
         url::DbUrl::Server { scheme, url, .. } => match scheme.as_str() {
             "mysql" | "mariadb" => mysql::open(&url),
             _ => postgres::open(&url),

@@ -118,6 +118,11 @@ pub struct CheckStats {
     /// Per-oracle counts (`sdg`, `view`): cases checked, undecided, discarded by reason.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub per_oracle: BTreeMap<String, OracleCounts>,
+    /// Seconds by phase (`execute`, each oracle by name): where the case's
+    /// time went (`summary.json` `phase_s`). Not serialised: it differs from
+    /// run to run.
+    #[serde(skip)]
+    pub seconds: BTreeMap<String, f64>,
 }
 
 /// What one oracle did with the cases it saw.
@@ -149,6 +154,11 @@ impl OracleCounts {
 }
 
 impl CheckStats {
+    /// Adds the time since `since` to `phase`.
+    pub fn time(&mut self, phase: &str, since: std::time::Instant) {
+        *self.seconds.entry(phase.to_string()).or_default() += since.elapsed().as_secs_f64();
+    }
+
     /// The counts of oracle `name`, created on first use.
     pub fn oracle(&mut self, name: &str) -> &mut OracleCounts {
         self.per_oracle.entry(name.to_string()).or_default()

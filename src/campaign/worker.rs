@@ -1,0 +1,184 @@
+//! One campaign worker (`--jobs N` runs N): it claims the next case index of
+//! its shard, generates the case, runs it on its own engine (its own database
+//! or schema) through every oracle, and hands the result to the collector.
+//! The case of an index does not depend on the worker that runs it.
+
+use super::{run_case, CampaignConfig, CampaignError, Limit};
+use crate::engine::Engine;
+use crate::finding::{render_script, FindingRecord};
+use crate::gen::pattern::Generation;
+use crate::gen::GenConfig;
+use crate::model::{History, TestCase};
+use crate::oracle::{self, CheckStats, Finding, OracleKind};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// What the workers of one campaign share.
+pub(super) struct Shared<'a> {
+    pub cfg: &'a CampaignConfig,
+    pub generation: &'a Generation,
+    pub oracles: &'a [OracleKind],
+    pub gen_cfg: &'a GenConfig,
+    pub start: Instant,
+    /// The next case of the shard to claim (its `k`, not its index).
+    pub next: AtomicU64,
+    /// Set when a worker failed or the collector stopped: claim no more.
+    pub stop: AtomicBool,
+    /// The first error a worker could not go on after.
+    pub failure: Mutex<Option<CampaignError>>,
+}
+
+/// A worker's message to the collector.
+pub(super) enum Report {
+    Case(Box<CaseDone>),
+    /// The server went away or hung during `case`; the worker waits for it.
+    Recovering {
+        case: u64,
+    },
+    /// The worker stopped the campaign early (why).
+    Stopped(String),
+}
+
+/// One executed and checked case.
+pub(super) struct CaseDone {
+    pub case: TestCase,
+    pub history: History,
+    pub stats: CheckStats,
+    /// Each finding as its record and its `.sql` script.
+    pub findings: Vec<(FindingRecord, String)>,
+    /// A pattern case: the pattern's name and whether its path was hit.
+    pub pattern: Option<(String, bool)>,
+}
+
+/// Runs cases until the limit, an interrupt, a stop, or an error (which
+/// stops the other workers too).
+pub(super) fn work(engine: &mut dyn Engine, shared: &Shared, tx: Sender<Report>) {
+    if let Err(e) = work_until_done(engine, shared, &tx) {
+        shared.stop.store(true, Ordering::SeqCst);
+        if let Ok(mut failure) = shared.failure.lock() {
+            failure.get_or_insert(e);
+        }
+    }
+}
+
+fn work_until_done(
+    engine: &mut dyn Engine,
+    shared: &Shared,
+    tx: &Sender<Report>,
+) -> Result<(), CampaignError> {
+    let cfg = shared.cfg;
+    while let Some(index) = claim(shared) {
+        let done = run_index(engine, shared, index)?;
+        let crashed = done.history.lost_connection();
+        if tx.send(Report::Case(Box::new(done))).is_err() {
+            break; // the collector is gone: it stopped the campaign
+        }
+        if crashed {
+            let _ = tx.send(Report::Recovering { case: index });
+            if let Err(e) = engine.recover(cfg.recover_wait) {
+                shared.stop.store(true, Ordering::SeqCst);
+                let _ = tx.send(Report::Stopped(format!(
+                    "the server did not come back: {e}"
+                )));
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The next case index to run, or `None` when the campaign is over.
+fn claim(shared: &Shared) -> Option<u64> {
+    if shared.stop.load(Ordering::SeqCst) || crate::interrupt::requested().is_some() {
+        return None;
+    }
+    let cfg = shared.cfg;
+    if let Limit::Time(d) = cfg.limit {
+        if shared.start.elapsed() >= d {
+            return None;
+        }
+    }
+    let k = shared.next.fetch_add(1, Ordering::SeqCst);
+    let index = cfg.shard.case_index(k)?;
+    match cfg.limit {
+        Limit::Tests(n) if index >= n => None,
+        _ => Some(index),
+    }
+}
+
+fn run_index(
+    engine: &mut dyn Engine,
+    shared: &Shared,
+    index: u64,
+) -> Result<CaseDone, CampaignError> {
+    let cfg = shared.cfg;
+    let mut stats = CheckStats::default();
+    let generating = Instant::now();
+    let (case, pattern) = shared.generation.case(cfg.seed, index, shared.gen_cfg);
+    stats.time("generate", generating);
+    let case_start = Instant::now();
+    let mut case_oracles = shared.oracles.to_vec();
+    if oracle::fidelity::sampled(cfg.seed, index, cfg.shadow) {
+        case_oracles.push(OracleKind::Fidelity);
+    }
+    let (history, mut findings) =
+        match run_case(engine, &case, &case_oracles, &cfg.exec, &mut stats) {
+            Ok(done) => done,
+            Err(e) if e.is_server_failure() => super::unreachable_finding(engine, &case, &e),
+            Err(e) => return Err(e.into()),
+        };
+    let mut hit = None;
+    if let (Some((p, b)), false) = (&pattern, history.lost_connection()) {
+        let report = oracle::pattern::check(p, b, &case, &history);
+        hit = Some((p.name.clone(), report.path_hit));
+        oracle::pattern::annotate(&mut findings, &report, p);
+    }
+    cfg.known
+        .mark(&mut findings, &case, &history, engine.info());
+    tracing::debug!(
+        case = case.index,
+        ms = case_start.elapsed().as_millis() as u64,
+        blocked = history.blocked_events(),
+        "case done"
+    );
+    let findings = records(engine, &case, &history, findings);
+    Ok(CaseDone {
+        case,
+        history,
+        stats,
+        findings,
+        pattern: hit,
+    })
+}
+
+/// The finding records of a case, each with its `.sql` script.
+fn records(
+    engine: &dyn Engine,
+    case: &TestCase,
+    history: &History,
+    findings: Vec<Finding>,
+) -> Vec<(FindingRecord, String)> {
+    findings
+        .into_iter()
+        .map(|f| {
+            let rec = FindingRecord::new(f, engine.info().clone(), case.clone(), history.clone());
+            let script = render_script(engine.dialect(), case, Some(history), &header(&rec));
+            (rec, script)
+        })
+        .collect()
+}
+
+fn header(rec: &FindingRecord) -> String {
+    format!(
+        "txfuzz finding: {} [{}:{}]\nengine: {} {}\nseed {} case {}",
+        rec.finding.summary,
+        rec.finding.oracle,
+        rec.finding.kind,
+        rec.engine.name,
+        rec.engine.version,
+        rec.case.seed,
+        rec.case.index
+    )
+}
