@@ -7,6 +7,7 @@
 mod collect;
 pub mod merge;
 mod pattern_stats;
+mod pin;
 mod shard;
 mod summary;
 mod worker;
@@ -53,6 +54,9 @@ pub struct CampaignConfig {
     pub shadow: f64,
     /// The share of the case indexes to run (`--shard I/N`).
     pub shard: Shard,
+    /// Pin each worker, and the session threads it starts, to one core
+    /// (`pin.rs`; the command line does unless `--no-pin`).
+    pub pin: bool,
 }
 
 /// The default `--shadow` rate.
@@ -75,6 +79,7 @@ impl CampaignConfig {
             known: KnownIssues::default(),
             shadow: DEFAULT_SHADOW,
             shard: Shard::WHOLE,
+            pin: false,
         }
     }
 }
@@ -211,9 +216,9 @@ pub fn run_campaign_jobs(
     };
     let (tx, rx) = std::sync::mpsc::channel();
     let result = std::thread::scope(|scope| {
-        for engine in engines {
+        for (job, engine) in engines.into_iter().enumerate() {
             let (shared, tx) = (&shared, tx.clone());
-            scope.spawn(move || worker::work(engine, shared, tx));
+            scope.spawn(move || worker::work(job, engine, shared, tx));
         }
         drop(tx);
         let mut collector = collect::Collector {

@@ -53,8 +53,15 @@ pub(super) struct CaseDone {
 }
 
 /// Runs cases until the limit, an interrupt, a stop, or an error (which
-/// stops the other workers too).
-pub(super) fn work(engine: &mut dyn Engine, shared: &Shared, tx: Sender<Report>) {
+/// stops the other workers too). Worker `job` is pinned to a core when the
+/// campaign says so: the `job`-th after one chosen by the process id, so
+/// that the workers of one process, and mostly those of processes started
+/// side by side, spread over the cores.
+pub(super) fn work(job: usize, engine: &mut dyn Engine, shared: &Shared, tx: Sender<Report>) {
+    if shared.cfg.pin {
+        let cpu = super::pin::pin_current_thread(job + std::process::id() as usize);
+        tracing::debug!(job, ?cpu, "worker pinned");
+    }
     if let Err(e) = work_until_done(engine, shared, &tx) {
         shared.stop.store(true, Ordering::SeqCst);
         if let Ok(mut failure) = shared.failure.lock() {

@@ -64,6 +64,11 @@ pub struct RunArgs {
     /// `txfuzz merge` joins the shards' output directories.
     #[arg(long)]
     pub shard: Option<Shard>,
+    /// Let the system move workers between cores (default: each worker and
+    /// its session threads stay on one core, which makes hand-offs between
+    /// them cheaper).
+    #[arg(long)]
+    pub no_pin: bool,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -151,6 +156,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
         known: args.known.load()?,
         shadow: args.shadow,
         shard: args.shard.unwrap_or(Shard::WHOLE),
+        pin: !args.no_pin,
     };
     // Ctrl-C (or SIGTERM) stops after the current case, with a summary and
     // the engine's database dropped; a second one exits at once.
