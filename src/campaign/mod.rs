@@ -214,29 +214,52 @@ pub fn run_campaign_jobs(
         stop: AtomicBool::new(false),
         failure: Mutex::new(None),
     };
+    let collector = collect::Collector {
+        cfg,
+        store: &mut store,
+        summary: &mut summary,
+        hits: &mut hits,
+        progress: &progress,
+        start,
+    };
+    let result = run_workers(engines, &shared, collector);
+    progress.finish_and_clear();
+    let failure = shared.failure.into_inner().ok().flatten();
+    let result = result.and(failure.map_or(Ok(()), Err));
+    finish_campaign(cfg, generation, summary, &hits, start, result)
+}
+
+/// One thread per engine running [`worker::work`], and the collector on
+/// this thread until every worker is done.
+fn run_workers(
+    engines: Vec<&mut dyn Engine>,
+    shared: &worker::Shared,
+    mut collector: collect::Collector,
+) -> Result<(), CampaignError> {
     let (tx, rx) = std::sync::mpsc::channel();
-    let result = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         for (job, engine) in engines.into_iter().enumerate() {
-            let (shared, tx) = (&shared, tx.clone());
+            let tx = tx.clone();
             scope.spawn(move || worker::work(job, engine, shared, tx));
         }
         drop(tx);
-        let mut collector = collect::Collector {
-            cfg,
-            store: &mut store,
-            summary: &mut summary,
-            hits: &mut hits,
-            progress: &progress,
-            start,
-        };
         let result = collector.run(rx);
         // An output error: the workers stop after their current case.
         shared.stop.store(true, Ordering::SeqCst);
         result
-    });
-    progress.finish_and_clear();
-    let failure = shared.failure.into_inner().ok().flatten();
-    let result = result.and(failure.map_or(Ok(()), Err));
+    })
+}
+
+/// Says why the campaign stopped early, if it did, and writes the final
+/// `summary.json` and `patterns.json`.
+fn finish_campaign(
+    cfg: &CampaignConfig,
+    generation: &Generation,
+    mut summary: Summary,
+    hits: &pattern_stats::Hits,
+    start: Instant,
+    result: Result<(), CampaignError>,
+) -> Result<Summary, CampaignError> {
     if let Err(e) = &result {
         summary.stopped = Some(e.to_string());
     }

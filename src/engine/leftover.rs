@@ -8,12 +8,30 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// Numbers the private databases/schemas of this process.
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
+/// Where this process's numbers start: a multiple of 1000 drawn from the
+/// host name and the clock, so that processes of different machines with
+/// one process id (every container's first process is pid 1: the pods of
+/// a sharded campaign, docs/kubernetes.md) sharing a server do not collide.
+fn first_number() -> u32 {
+    static FIRST: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *FIRST.get_or_init(|| {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        for b in hostname().bytes().chain(nanos.to_le_bytes()) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        (h % 4_000_000) as u32 * 1000
+    })
+}
+
 /// A new private name for this process: `txfuzz_<pid>_<n>`.
 pub fn private_name() -> String {
     format!(
         "txfuzz_{}_{}",
         std::process::id(),
-        NEXT.fetch_add(1, Ordering::SeqCst)
+        first_number().wrapping_add(NEXT.fetch_add(1, Ordering::SeqCst))
     )
 }
 
