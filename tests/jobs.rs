@@ -18,6 +18,18 @@ fn txfuzz(args: &[&str]) -> Output {
         .expect("run txfuzz")
 }
 
+/// `txfuzz ARGS`, which must exit with `code`.
+fn txfuzz_exits(code: i32, args: &[&str]) -> Output {
+    let o = txfuzz(args);
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
 fn summary(dir: &Path) -> Summary {
     let text = std::fs::read_to_string(dir.join("summary.json")).unwrap();
     serde_json::from_str(&text).unwrap()
@@ -88,13 +100,7 @@ fn the_case_digest_does_not_depend_on_the_order_cases_ran_in() {
         if let Some(s) = shard {
             args.extend(["--shard", s]);
         }
-        let o = txfuzz(&args);
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        txfuzz_exits(0, &args);
     }
     assert_eq!(summary(&dir("s0")).cases, 20);
     assert_ne!(
@@ -102,24 +108,53 @@ fn the_case_digest_does_not_depend_on_the_order_cases_ran_in() {
         summary(&dir("whole")).case_digest
     );
     let merged = dir("merged");
-    let o = txfuzz(&[
-        "merge",
-        "--out",
-        merged.to_str().unwrap(),
-        dir("s1").to_str().unwrap(),
-        dir("s0").to_str().unwrap(),
-    ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+    txfuzz_exits(
+        0,
+        &[
+            "merge",
+            "--out",
+            merged.to_str().unwrap(),
+            dir("s1").to_str().unwrap(),
+            dir("s0").to_str().unwrap(),
+        ],
     );
     let m = summary(&merged);
     assert_eq!(m.cases, 40);
     assert_eq!(m.case_digest, summary(&dir("whole")).case_digest);
     assert_eq!(m.shard, None);
     assert!(merged.join("report.html").exists());
+}
+
+#[test]
+fn merged_pattern_shards_count_the_pattern_cases_of_one_campaign() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = |name: &str| tmp.path().join(name).display().to_string();
+    let run = |out: &str, extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--generator",
+            "mixed",
+            "--tests",
+            "60",
+            "--seed",
+            "5",
+        ];
+        args.extend(["--quiet", "--out", out]);
+        args.extend(extra);
+        txfuzz_exits(0, &args);
+    };
+    run(&dir("whole"), &[]);
+    run(&dir("s0"), &["--shard", "0/2"]);
+    run(&dir("s1"), &["--shard", "1/2"]);
+    txfuzz_exits(
+        0,
+        &["merge", "--out", &dir("merged"), &dir("s0"), &dir("s1")],
+    );
+    let patterns = |d: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(Path::new(d).join("patterns.json")).unwrap())
+            .unwrap()
+    };
+    assert_eq!(patterns(&dir("merged")), patterns(&dir("whole")));
 }
 
 #[test]
@@ -131,14 +166,8 @@ fn shards_merged_give_the_cases_and_findings_of_one_unsharded_run() {
         args.extend(["--fault", "dirty-read", "--shadow", "0"]);
         args.extend(["--out", out.to_str().unwrap()]);
         args.extend(extra);
-        let o = txfuzz(&args);
         // Exit 1: the fault's violations.
-        assert_eq!(
-            o.status.code(),
-            Some(1),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        txfuzz_exits(1, &args);
     };
     run(&dir("whole"), &["--jobs", "1"]);
     // Three shard processes at once, as on three machines.
@@ -155,13 +184,7 @@ fn shards_merged_give_the_cases_and_findings_of_one_unsharded_run() {
         .map(|i| dir(&format!("shard{i}")).display().to_string())
         .collect();
     args.extend(shards.iter().map(String::as_str));
-    let o = txfuzz(&args);
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let o = txfuzz_exits(1, &args);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("merged shard(s) 0/3, 1/3, 2/3"), "{stdout}");
 
@@ -192,23 +215,20 @@ fn merge_refuses_parts_of_different_campaigns() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = |name: &str| tmp.path().join(name).display().to_string();
     for (name, seed, shard) in [("a", "1", "0/2"), ("b", "2", "1/2"), ("c", "1", "1/3")] {
-        let o = txfuzz(&[
-            "run",
-            "--tests",
-            "6",
-            "--seed",
-            seed,
-            "--shard",
-            shard,
-            "--quiet",
-            "--out",
-            &dir(name),
-        ]);
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
+        txfuzz_exits(
+            0,
+            &[
+                "run",
+                "--tests",
+                "6",
+                "--seed",
+                seed,
+                "--shard",
+                shard,
+                "--quiet",
+                "--out",
+                &dir(name),
+            ],
         );
     }
     for (parts, says) in [
@@ -264,25 +284,22 @@ fn a_database_file_given_by_path_gets_one_file_per_job() {
     let db = tmp.path().join("x.db");
     let out = tmp.path().join("out");
     let url = format!("sqlite:{}", db.display());
-    let o = txfuzz(&[
-        "run",
-        "--tests",
-        "10",
-        "--seed",
-        "1",
-        "--jobs",
-        "2",
-        "--quiet",
-        "--db",
-        &url,
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+    txfuzz_exits(
+        0,
+        &[
+            "run",
+            "--tests",
+            "10",
+            "--seed",
+            "1",
+            "--jobs",
+            "2",
+            "--quiet",
+            "--db",
+            &url,
+            "--out",
+            out.to_str().unwrap(),
+        ],
     );
     assert!(db.exists());
     assert!(tmp.path().join("x.db-job1").exists());

@@ -3,7 +3,8 @@
 //! joined into one: every finding copied into `OUT/findings/` (renumbered,
 //! with its `.sql` and reduced files), and one `OUT/summary.json` whose
 //! counts are the sums, whose `case_digest` is the digest of the union of
-//! the cases, and whose distinct signatures are deduplicated across shards.
+//! the cases, and whose distinct signatures are deduplicated across shards
+//! (and `patterns.json`, summed, for pattern campaigns).
 
 use super::{write_summary, Shard, Summary};
 use crate::finding::{note_distinct, FindingRecord, FindingStore};
@@ -49,9 +50,16 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<Merged, String> {
         jobs: 0,
         ..Summary::default()
     };
+    let mut hits = super::pattern_stats::Hits::default();
+    let mut generator = None;
     for (dir, part) in dirs.iter().zip(&parts) {
         add_counts(&mut merged, part);
         copy_findings(dir, &mut store, &mut merged)?;
+        generator = hits.add_file(dir)?.or(generator);
+    }
+    if let Some(g) = generator {
+        hits.write(out, &g)
+            .map_err(|e| format!("cannot write {}/patterns.json: {e}", out.display()))?;
     }
     merged.shard = None;
     merged.case_digest = format!("{:016x}", merged.digest);

@@ -21,6 +21,42 @@ impl Hits {
         e.1 += hit as u64;
     }
 
+    /// Adds the counts of `dir/patterns.json`, if there is one; returns its
+    /// generator (`merge`).
+    pub fn add_file(&mut self, dir: &std::path::Path) -> Result<Option<String>, String> {
+        let path = dir.join("patterns.json");
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        };
+        let bad = |what: &str| format!("{}: {what}", path.display());
+        let json: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
+        let rows = json["patterns"]
+            .as_array()
+            .ok_or_else(|| bad("no patterns"))?;
+        for row in rows {
+            let (Some(p), Some(l), Some(n), Some(h)) = (
+                row["pattern"].as_str(),
+                row["isolation"].as_str(),
+                row["cases"].as_u64(),
+                row["path_hits"].as_u64(),
+            ) else {
+                return Err(bad(
+                    "a pattern row without pattern, isolation, cases, path_hits",
+                ));
+            };
+            let e = self
+                .counts
+                .entry((p.to_string(), l.to_string()))
+                .or_default();
+            e.0 += n;
+            e.1 += h;
+        }
+        Ok(json["generator"].as_str().map(str::to_string))
+    }
+
     pub fn write(&self, out: &std::path::Path, generator: &str) -> std::io::Result<()> {
         if self.counts.is_empty() {
             return Ok(());
