@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Throughput by number of workers (--jobs 1, 2, 4, 8) on SQLite, MariaDB and
 # PostgreSQL, with the per-phase time of a case (summary.json `phase_s`), as a
-# Markdown table for BENCHMARKS.md. Needs a release build (`cargo build
-# --release`) and the local servers (scripts/provision.sh starts them).
+# Markdown table for BENCHMARKS.md (release build; scripts/provision.sh makes
+# the servers reachable; TXFUZZ_BIN=path measures another binary).
 #   scripts/bench-jobs.sh [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+out=${1:-bench-jobs-out}
+mkdir -p "$out"
+eval "$(scripts/provision.sh)"
+if [ -z "${TXFUZZ_BIN:-}" ]; then
+    cargo build --release --quiet
+fi
 bin=${TXFUZZ_BIN:-target/release/txfuzz}
-out=${1:-$(mktemp -d)}
-mysql_url=${TXFUZZ_MYSQL_URL:-mysql://root@127.0.0.1:3306/test}
-pg_url=${TXFUZZ_PG_URL:-postgres://postgres@127.0.0.1:5432/test}
+mysql_url=$TXFUZZ_MYSQL_URL
+pg_url=$TXFUZZ_PG_URL
 runs=(
     "sqlite|1000|"
     "mariadb|400|--db $mysql_url"
