@@ -211,6 +211,33 @@ fn sdg_keeps_its_version_set_reads_observed() {
     assert_eq!(stats.per_oracle["sdg"].checked, 1, "{stats:?}");
 }
 
+/// Model regression (a 5-minute MariaDB campaign with `--jobs 2`, reduced):
+/// T1's UPDATE leaves t1's one row as it was (`c1 = -2` already) and holds
+/// its clustered record; T2's `SELECT c0 FROM t1 LOCK IN SHARE MODE` at READ
+/// UNCOMMITTED runs as written from the index InnoDB made for t1's FOREIGN
+/// KEY (covering: `c0` is the primary key) and does not wait. A foreign
+/// key's index is a secondary index like a declared one: the case is
+/// undecided, not a missed block.
+#[test]
+fn a_share_read_from_a_foreign_key_index_past_a_clustered_lock_is_undecided() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let (findings, stats) = replay_fixture(
+        &url,
+        "read-uncommitted-case3746-view-foreign-key-index.json",
+        OracleKind::View,
+    );
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(
+        stats.per_oracle["view"]
+            .undecided_by
+            .get("covering-index-read"),
+        Some(&1),
+        "{stats:?}"
+    );
+}
+
 /// Model regression (10-minute SERIALIZABLE campaign of BENCHMARKS.md): a
 /// share-mode read that runs as written (`keep_plans`) from a covering
 /// secondary index does not wait for a writer's lock on the clustered
