@@ -277,12 +277,6 @@ fn numbered_txns(stmts: Vec<Vec<Stmt>>) -> Vec<Txn> {
 }
 
 fn read(rng: &mut Rng, plan: &Plan, key: i64) -> Select {
-    let fillers: Vec<i64> = plan
-        .rows
-        .iter()
-        .filter(|r| r.2 == Role::ReadFiller)
-        .map(|r| r.1)
-        .collect();
     let join = plan.join && rng.chance(1, 3);
     let q = |c: &str| {
         if join {
@@ -291,43 +285,7 @@ fn read(rng: &mut Rng, plan: &Plan, key: i64) -> Select {
             Expr::col(c)
         }
     };
-    let id = q("id");
-    let eq = Expr::eq(id.clone(), int(key));
-    let where_ = match rng.below(4) {
-        0 if !fillers.is_empty() => {
-            let mut list = vec![int(key)];
-            list.extend(fillers.iter().map(|f| int(*f)));
-            rng.shuffle(&mut list);
-            Expr::InList {
-                expr: Box::new(id),
-                list,
-                negated: false,
-            }
-        }
-        1 => {
-            // The widest key range around `key` that holds no other item and
-            // no write filler.
-            let mut sorted: Vec<(i64, Role)> = plan.rows.iter().map(|r| (r.1, r.2)).collect();
-            sorted.sort_by_key(|r| r.0);
-            let at = sorted.iter().position(|r| r.0 == key).unwrap_or(0);
-            let (mut lo, mut hi) = (at, at);
-            while lo > 0 && sorted[lo - 1].1 == Role::ReadFiller {
-                lo -= 1;
-            }
-            while hi + 1 < sorted.len() && sorted[hi + 1].1 == Role::ReadFiller {
-                hi += 1;
-            }
-            Expr::Between {
-                expr: Box::new(id),
-                low: Box::new(int(sorted[lo].0)),
-                high: Box::new(int(sorted[hi].0)),
-            }
-        }
-        2 if !fillers.is_empty() => {
-            Expr::bin(BinOp::Or, eq, Expr::eq(id, int(*rng.pick(&fillers))))
-        }
-        _ => eq,
-    };
+    let where_ = read_condition(rng, plan, key, q("id"));
     let mut items: Vec<SelectItem> = ["id", "c0", "c1"]
         .iter()
         .map(|c| SelectItem {
@@ -364,6 +322,58 @@ fn read(rng: &mut Rng, plan: &Plan, key: i64) -> Select {
         limit: None,
         lock: None,
     }
+}
+
+/// A read's WHERE on `id`: `key`'s row alone, or with read fillers (an IN
+/// list, a key range, an OR).
+fn read_condition(rng: &mut Rng, plan: &Plan, key: i64, id: Expr) -> Expr {
+    let fillers: Vec<i64> = plan
+        .rows
+        .iter()
+        .filter(|r| r.2 == Role::ReadFiller)
+        .map(|r| r.1)
+        .collect();
+    let eq = Expr::eq(id.clone(), int(key));
+    match rng.below(4) {
+        0 if !fillers.is_empty() => {
+            let mut list = vec![int(key)];
+            list.extend(fillers.iter().map(|f| int(*f)));
+            rng.shuffle(&mut list);
+            Expr::InList {
+                expr: Box::new(id),
+                list,
+                negated: false,
+            }
+        }
+        1 => {
+            let (lo, hi) = filler_range(plan, key);
+            Expr::Between {
+                expr: Box::new(id),
+                low: Box::new(int(lo)),
+                high: Box::new(int(hi)),
+            }
+        }
+        2 if !fillers.is_empty() => {
+            Expr::bin(BinOp::Or, eq, Expr::eq(id, int(*rng.pick(&fillers))))
+        }
+        _ => eq,
+    }
+}
+
+/// The widest key range around `key` that holds no other item and no write
+/// filler.
+fn filler_range(plan: &Plan, key: i64) -> (i64, i64) {
+    let mut sorted: Vec<(i64, Role)> = plan.rows.iter().map(|r| (r.1, r.2)).collect();
+    sorted.sort_by_key(|r| r.0);
+    let at = sorted.iter().position(|r| r.0 == key).unwrap_or(0);
+    let (mut lo, mut hi) = (at, at);
+    while lo > 0 && sorted[lo - 1].1 == Role::ReadFiller {
+        lo -= 1;
+    }
+    while hi + 1 < sorted.len() && sorted[hi + 1].1 == Role::ReadFiller {
+        hi += 1;
+    }
+    (sorted[lo].0, sorted[hi].0)
 }
 
 fn write(rng: &mut Rng, plan: &Plan, key: i64, txn: u32) -> Update {
