@@ -133,64 +133,7 @@ impl Checker<'_> {
     /// anomaly spec. Returns the number of cyclic SCCs.
     pub(super) fn cycles(&mut self, off: &[u32], adj: &[(u32, u8)]) -> usize {
         let n = off.len() - 1;
-        let mut index = vec![NONE; n];
-        let mut low = vec![0u32; n];
-        let mut on = vec![false; n];
-        let mut comp = vec![NONE; n];
-        let mut stack: Vec<u32> = Vec::new();
-        let mut call: Vec<(u32, u32)> = Vec::new();
-        let mut counter = 0u32;
-        let mut ncomp = 0u32;
-        let mut sccs: Vec<Vec<u32>> = Vec::new();
-        for s in 0..n as u32 {
-            if index[s as usize] != NONE {
-                continue;
-            }
-            index[s as usize] = counter;
-            low[s as usize] = counter;
-            counter += 1;
-            stack.push(s);
-            on[s as usize] = true;
-            call.push((s, off[s as usize]));
-            while let Some(top) = call.last_mut() {
-                let v = top.0;
-                if top.1 < off[v as usize + 1] {
-                    let w = adj[top.1 as usize].0;
-                    top.1 += 1;
-                    if index[w as usize] == NONE {
-                        index[w as usize] = counter;
-                        low[w as usize] = counter;
-                        counter += 1;
-                        stack.push(w);
-                        on[w as usize] = true;
-                        call.push((w, off[w as usize]));
-                    } else if on[w as usize] {
-                        low[v as usize] = low[v as usize].min(index[w as usize]);
-                    }
-                } else {
-                    call.pop();
-                    if let Some(&(p, _)) = call.last() {
-                        low[p as usize] = low[p as usize].min(low[v as usize]);
-                    }
-                    if low[v as usize] == index[v as usize] {
-                        let mut members = Vec::new();
-                        while let Some(x) = stack.pop() {
-                            on[x as usize] = false;
-                            comp[x as usize] = ncomp;
-                            members.push(x);
-                            if x == v {
-                                break;
-                            }
-                        }
-                        if members.len() > 1 {
-                            sccs.push(members);
-                        }
-                        ncomp += 1;
-                    }
-                }
-            }
-        }
-        drop((index, low, on));
+        let (comp, sccs) = tarjan(off, adj);
         let mut bfs = Bfs {
             stamp: vec![0; n],
             parent: vec![NONE; n],
@@ -199,44 +142,9 @@ impl Checker<'_> {
             queue: Default::default(),
         };
         for members in &sccs {
-            let c = comp[members[0] as usize];
             let max_seeds = if members.len() > 10_000 { 4 } else { MAX_SEEDS };
             for spec in &CYCLE_SPECS {
-                let mut best: Option<Vec<CycleEdge>> = None;
-                let mut tried = 0;
-                'seeds: for &a in members {
-                    for &(b, mask) in &adj[off[a as usize] as usize..off[a as usize + 1] as usize] {
-                        if mask & spec.seed == 0 || comp[b as usize] != c {
-                            continue;
-                        }
-                        tried += 1;
-                        if tried > max_seeds {
-                            break 'seeds;
-                        }
-                        let limit = best.as_ref().map(|b| b.len()).unwrap_or(usize::MAX);
-                        if let Some(path) =
-                            bfs_path(&mut bfs, off, adj, &comp, b, a, spec.rest, limit)
-                        {
-                            let mut cyc = vec![CycleEdge {
-                                from: a,
-                                to: b,
-                                kind: spec.seed,
-                            }];
-                            cyc.extend(path);
-                            let rw = cyc.iter().filter(|e| e.kind == RW).count();
-                            if rw >= spec.min_rw
-                                && (spec.name != Anomaly::GSingle || rw == 1)
-                                && best.as_ref().is_none_or(|b| cyc.len() < b.len())
-                            {
-                                let two = cyc.len() == 2;
-                                best = Some(cyc);
-                                if two {
-                                    break 'seeds;
-                                }
-                            }
-                        }
-                    }
-                }
+                let best = shortest_cycle(&mut bfs, off, adj, &comp, members, spec, max_seeds);
                 if let Some(cyc) = best {
                     self.report_cycle(spec, &cyc);
                 }
@@ -244,6 +152,120 @@ impl Checker<'_> {
         }
         sccs.len()
     }
+}
+
+/// Tarjan's strongly connected components (iterative) of the CSR graph: the
+/// component of each node, and the members of each component with a cycle
+/// (more than one node).
+fn tarjan(off: &[u32], adj: &[(u32, u8)]) -> (Vec<u32>, Vec<Vec<u32>>) {
+    let n = off.len() - 1;
+    let mut index = vec![NONE; n];
+    let mut low = vec![0u32; n];
+    let mut on = vec![false; n];
+    let mut comp = vec![NONE; n];
+    let mut stack: Vec<u32> = Vec::new();
+    let mut call: Vec<(u32, u32)> = Vec::new();
+    let mut counter = 0u32;
+    let mut ncomp = 0u32;
+    let mut sccs: Vec<Vec<u32>> = Vec::new();
+    for s in 0..n as u32 {
+        if index[s as usize] != NONE {
+            continue;
+        }
+        index[s as usize] = counter;
+        low[s as usize] = counter;
+        counter += 1;
+        stack.push(s);
+        on[s as usize] = true;
+        call.push((s, off[s as usize]));
+        while let Some(top) = call.last_mut() {
+            let v = top.0;
+            if top.1 < off[v as usize + 1] {
+                let w = adj[top.1 as usize].0;
+                top.1 += 1;
+                if index[w as usize] == NONE {
+                    index[w as usize] = counter;
+                    low[w as usize] = counter;
+                    counter += 1;
+                    stack.push(w);
+                    on[w as usize] = true;
+                    call.push((w, off[w as usize]));
+                } else if on[w as usize] {
+                    low[v as usize] = low[v as usize].min(index[w as usize]);
+                }
+            } else {
+                call.pop();
+                if let Some(&(p, _)) = call.last() {
+                    low[p as usize] = low[p as usize].min(low[v as usize]);
+                }
+                if low[v as usize] == index[v as usize] {
+                    let mut members = Vec::new();
+                    while let Some(x) = stack.pop() {
+                        on[x as usize] = false;
+                        comp[x as usize] = ncomp;
+                        members.push(x);
+                        if x == v {
+                            break;
+                        }
+                    }
+                    if members.len() > 1 {
+                        sccs.push(members);
+                    }
+                    ncomp += 1;
+                }
+            }
+        }
+    }
+    (comp, sccs)
+}
+
+/// A shortest cycle of anomaly `spec` inside the component `members`: one
+/// edge of its seed kind, then a shortest path back over its other kinds
+/// (at most `max_seeds` seed edges tried; a two-edge cycle ends the search).
+fn shortest_cycle(
+    bfs: &mut Bfs,
+    off: &[u32],
+    adj: &[(u32, u8)],
+    comp: &[u32],
+    members: &[u32],
+    spec: &CycleSpec,
+    max_seeds: usize,
+) -> Option<Vec<CycleEdge>> {
+    let c = comp[members[0] as usize];
+    let mut best: Option<Vec<CycleEdge>> = None;
+    let mut tried = 0;
+    for &a in members {
+        for &(b, mask) in &adj[off[a as usize] as usize..off[a as usize + 1] as usize] {
+            if mask & spec.seed == 0 || comp[b as usize] != c {
+                continue;
+            }
+            tried += 1;
+            if tried > max_seeds {
+                return best;
+            }
+            let limit = best.as_ref().map(|b| b.len()).unwrap_or(usize::MAX);
+            if let Some(path) = bfs_path(bfs, off, adj, comp, b, a, spec.rest, limit) {
+                let mut cyc = vec![CycleEdge {
+                    from: a,
+                    to: b,
+                    kind: spec.seed,
+                }];
+                cyc.extend(path);
+                let rw = cyc.iter().filter(|e| e.kind == RW).count();
+                if rw >= spec.min_rw
+                    && (spec.name != Anomaly::GSingle || rw == 1)
+                    && best.as_ref().is_none_or(|b| cyc.len() < b.len())
+                {
+                    let two = cyc.len() == 2;
+                    best = Some(cyc);
+                    if two {
+                        return best;
+                    }
+                }
+            }
+        }
+    }
+    best
 }
 
 /// Shortest path from `from` to `to` over edges with a kind in `mask` inside
