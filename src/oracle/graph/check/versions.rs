@@ -2,6 +2,7 @@
 //! reads of aborted, intermediate or never-existing versions, diverging
 //! orders, own writes and deletes.
 
+use super::super::history::CheckTxn;
 use super::chain_entries::Seen;
 use super::*;
 
@@ -76,58 +77,8 @@ impl<'a> Checker<'a> {
             if t.status != TxnStatus::Committed {
                 continue;
             }
-            let ti = ti as u32;
             own.clear();
-            let check_own = !t.savepoint_rollback;
-            for op in &t.ops {
-                match op {
-                    Op::Read { table, rid, wl, op } => {
-                        let row = self.row(table, *rid);
-                        let len = self.observe(ti, row, wl, Src::Read(op.unwrap_or(0)));
-                        if check_own {
-                            self.own_check(ti, &own, row, wl, *op);
-                        }
-                        if let Some(len) = len {
-                            self.reads.push(ReadRec { row, len });
-                        }
-                    }
-                    Op::Write {
-                        op,
-                        table,
-                        rid,
-                        before,
-                        after,
-                        undone,
-                    } => {
-                        if *undone {
-                            continue;
-                        }
-                        let row = self.row(table, *rid);
-                        if let Some(b) = before {
-                            if check_own {
-                                self.own_check(ti, &own, row, b, Some(*op));
-                            }
-                            let len = self.observe(ti, row, b, Src::Before(*op));
-                            if after.is_none() {
-                                if let Some(len) = len {
-                                    deletes.push((row, len, *op));
-                                }
-                            }
-                        }
-                        if let Some(a) = after {
-                            self.observe(ti, row, a, Src::After(*op));
-                        }
-                        self.writes.push((row, *op));
-                        match own.iter_mut().find(|(r, _)| *r == row) {
-                            Some(e) => e.1 = *op | if after.is_none() { 1 << 31 } else { 0 },
-                            None => {
-                                own.push((row, *op | if after.is_none() { 1 << 31 } else { 0 }))
-                            }
-                        }
-                    }
-                    Op::UnobservedRead { .. } | Op::UnobservedWrite { .. } => {}
-                }
-            }
+            self.observe_txn(ti as u32, t, &mut own, &mut deletes);
             self.read_off.push(self.reads.len() as u32);
             self.write_off.push(self.writes.len() as u32);
         }
@@ -142,35 +93,101 @@ impl<'a> Checker<'a> {
         }
         // The final state must hold the last committed version of each row.
         for (row, len) in final_versions {
-            let clen = self.chains[row as usize].len() as u32;
-            if len < clen && !self.incompatible_rows[row as usize] {
-                self.incompatible_rows[row as usize] = true;
-                let lost: Vec<String> = self.chains[row as usize][len as usize..]
-                    .iter()
-                    .map(|op| {
-                        let t = self
-                            .ops
-                            .get(*op)
-                            .map(|i| self.label(i.txn))
-                            .unwrap_or_default();
-                        format!("op {op} of {t}")
-                    })
-                    .collect();
-                let s = format!(
-                    "the final state holds {} version {}, older than committed version {}: {} lost",
-                    self.row_name(row),
-                    self.version(row, len),
-                    self.version(row, clen),
-                    lost.join(", ")
-                );
-                let txns = self.chains[row as usize][len as usize..]
-                    .iter()
-                    .filter_map(|op| self.ops.get(*op).map(|i| self.label(i.txn)))
-                    .collect();
-                self.simple(Anomaly::IncompatibleOrder, txns, s);
-            }
+            self.final_lost_writes(row, len);
         }
         self.pending_deletes = deletes;
+    }
+
+    /// Observes the reads and writes of committed transaction `ti` (own-write
+    /// checks against `own`, its latest write per row) and collects its
+    /// DELETEs in `deletes`.
+    fn observe_txn(
+        &mut self,
+        ti: u32,
+        t: &'a CheckTxn,
+        own: &mut Vec<(u32, u32)>,
+        deletes: &mut Vec<(u32, u32, u32)>,
+    ) {
+        let check_own = !t.savepoint_rollback;
+        for op in &t.ops {
+            match op {
+                Op::Read { table, rid, wl, op } => {
+                    let row = self.row(table, *rid);
+                    let len = self.observe(ti, row, wl, Src::Read(op.unwrap_or(0)));
+                    if check_own {
+                        self.own_check(ti, own, row, wl, *op);
+                    }
+                    if let Some(len) = len {
+                        self.reads.push(ReadRec { row, len });
+                    }
+                }
+                Op::Write {
+                    op,
+                    table,
+                    rid,
+                    before,
+                    after,
+                    undone,
+                } => {
+                    if *undone {
+                        continue;
+                    }
+                    let row = self.row(table, *rid);
+                    if let Some(b) = before {
+                        if check_own {
+                            self.own_check(ti, own, row, b, Some(*op));
+                        }
+                        let len = self.observe(ti, row, b, Src::Before(*op));
+                        if after.is_none() {
+                            if let Some(len) = len {
+                                deletes.push((row, len, *op));
+                            }
+                        }
+                    }
+                    if let Some(a) = after {
+                        self.observe(ti, row, a, Src::After(*op));
+                    }
+                    self.writes.push((row, *op));
+                    match own.iter_mut().find(|(r, _)| *r == row) {
+                        Some(e) => e.1 = *op | if after.is_none() { 1 << 31 } else { 0 },
+                        None => own.push((row, *op | if after.is_none() { 1 << 31 } else { 0 })),
+                    }
+                }
+                Op::UnobservedRead { .. } | Op::UnobservedWrite { .. } => {}
+            }
+        }
+    }
+
+    /// Records a final state that holds `row` at version `len`, older than
+    /// its last committed version: the later writes were lost.
+    fn final_lost_writes(&mut self, row: u32, len: u32) {
+        let clen = self.chains[row as usize].len() as u32;
+        if len < clen && !self.incompatible_rows[row as usize] {
+            self.incompatible_rows[row as usize] = true;
+            let lost: Vec<String> = self.chains[row as usize][len as usize..]
+                .iter()
+                .map(|op| {
+                    let t = self
+                        .ops
+                        .get(*op)
+                        .map(|i| self.label(i.txn))
+                        .unwrap_or_default();
+                    format!("op {op} of {t}")
+                })
+                .collect();
+            let s = format!(
+                "the final state holds {} version {}, older than committed version {}: {} lost",
+                self.row_name(row),
+                self.version(row, len),
+                self.version(row, clen),
+                lost.join(", ")
+            );
+            let txns = self.chains[row as usize][len as usize..]
+                .iter()
+                .filter_map(|op| self.ops.get(*op).map(|i| self.label(i.txn)))
+                .collect();
+            self.simple(Anomaly::IncompatibleOrder, txns, s);
+        }
     }
 
     pub(super) fn own_check(
