@@ -274,16 +274,7 @@ fn push_ops(
     if failed {
         // A failed statement's effects are rolled back; what it read is not
         // part of the transaction's result.
-        for w in &out.writes {
-            ops.push(Op::Write {
-                op,
-                table: w.table.clone(),
-                rid: w.rid,
-                before: w.before.clone(),
-                after: w.after.clone(),
-                undone: true,
-            });
-        }
+        push_writes(ops, op, &out.writes, true);
         return;
     }
     // Rows an UPDATE matched and left as they were are reads of the version
@@ -300,42 +291,57 @@ fn push_ops(
     if !out.reads_complete {
         ops.push(Op::UnobservedRead { op });
     }
-    for w in &out.writes {
+    push_writes(ops, op, &out.writes, false);
+    if let Stmt::Insert(i) = &cs.stmt {
+        push_skipped_rows(ops, op, i, out);
+    }
+}
+
+/// The row writes of statement `op`, marked `undone` or not.
+fn push_writes(ops: &mut Vec<Op>, op: u32, writes: &[crate::model::RowWrite], undone: bool) {
+    for w in writes {
         ops.push(Op::Write {
             op,
             table: w.table.clone(),
             rid: w.rid,
             before: w.before.clone(),
             after: w.after.clone(),
-            undone: false,
+            undone,
         });
     }
-    // A row INSERT IGNORE / an upsert skipped on a conflict may still have
-    // existed while the statement ran (InnoDB inserts the clustered record
-    // before it checks a secondary unique key, and removes it on the
-    // conflict): a read of it is a read of an undone write, not of a version
-    // that never existed.
-    if let Stmt::Insert(i) = &cs.stmt {
-        if matches!(
-            i.on_conflict,
-            OnConflict::Ignore | OnConflict::Update { .. }
-        ) {
-            for rid in &i.rids {
-                if !out
-                    .writes
-                    .iter()
-                    .any(|w| w.table == i.table && w.rid == *rid)
-                {
-                    ops.push(Op::Write {
-                        op,
-                        table: i.table.clone(),
-                        rid: *rid,
-                        before: None,
-                        after: Some(WriteList::of(op)),
-                        undone: true,
-                    });
-                }
-            }
+}
+
+/// Undone writes for the rows INSERT IGNORE or an upsert (`i`, op `op`)
+/// skipped on a conflict: such a row may still have existed while the
+/// statement ran (InnoDB inserts the clustered record before it checks a
+/// secondary unique key, and removes it on the conflict), so a read of it is
+/// a read of an undone write, not of a version that never existed.
+fn push_skipped_rows(
+    ops: &mut Vec<Op>,
+    op: u32,
+    i: &crate::model::Insert,
+    out: &crate::model::Outcome,
+) {
+    if !matches!(
+        i.on_conflict,
+        OnConflict::Ignore | OnConflict::Update { .. }
+    ) {
+        return;
+    }
+    for rid in &i.rids {
+        if !out
+            .writes
+            .iter()
+            .any(|w| w.table == i.table && w.rid == *rid)
+        {
+            ops.push(Op::Write {
+                op,
+                table: i.table.clone(),
+                rid: *rid,
+                before: None,
+                after: Some(WriteList::of(op)),
+                undone: true,
+            });
         }
     }
 }
