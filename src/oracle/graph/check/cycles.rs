@@ -25,7 +25,24 @@ impl Checker<'_> {
         let n = self.txn_of_node.len();
         let mut edges: Vec<(u32, u32, u8)> =
             Vec::with_capacity(self.reads.len() * 2 + self.writes.len());
-        // ww: consecutive distinct writers on each chain.
+        self.ww_edges(&mut edges);
+        // wr, rw, G1b.
+        for node in 0..n as u32 {
+            self.read_edges(node, &mut edges);
+        }
+        // so: consecutive committed transactions of a session.
+        let mut last: FxMap<u64, u32> = FxMap::default();
+        for node in 0..n as u32 {
+            let s = self.h.txns[self.txn_of_node[node as usize] as usize].session;
+            if let Some(p) = last.insert(s, node) {
+                edges.push((p, node, SO));
+            }
+        }
+        csr(n, edges)
+    }
+
+    /// ww edges: consecutive distinct writers on each chain.
+    fn ww_edges(&self, edges: &mut Vec<(u32, u32, u8)>) {
         for row in 0..self.chains.len() as u32 {
             let clen = self.chains[row as usize].len() as u32;
             let Some(first) = self.entry(row, 0) else {
@@ -47,86 +64,43 @@ impl Checker<'_> {
                 }
             }
         }
-        // wr, rw, G1b.
-        for node in 0..n as u32 {
-            let (lo, hi) = (
-                self.read_off[node as usize] as usize,
-                self.read_off[node as usize + 1] as usize,
-            );
-            for i in lo..hi {
-                let ReadRec { row, len } = self.reads[i];
-                let vop = self.chains[row as usize][len as usize - 1];
-                let w = self.writer_node(vop);
-                if w != NONE && w != node {
-                    edges.push((w, node, WR));
-                    if let Some(nx) = self.entry(row, len) {
-                        if self.writer_node(nx) == w {
-                            let s = format!(
-                                "{} read {} version {} written by {}'s {} (op {vop}), but {} wrote the row again (op {nx}): an intermediate version",
-                                self.node_label(node),
-                                self.row_name(row),
-                                self.version(row, len),
-                                self.node_label(w),
-                                self.op_kind(vop, row),
-                                self.node_label(w)
-                            );
-                            let txns = vec![self.node_label(node), self.node_label(w)];
-                            self.simple(Anomaly::G1b, txns, s);
-                        }
-                    }
-                }
-                if let Some((x, _)) = self.next_writer(row, len, w) {
-                    if x != NONE && x != node {
-                        edges.push((node, x, RW));
+    }
+
+    /// wr and rw edges of the reads of `node`; a read of an intermediate
+    /// version is recorded as G1b.
+    fn read_edges(&mut self, node: u32, edges: &mut Vec<(u32, u32, u8)>) {
+        let (lo, hi) = (
+            self.read_off[node as usize] as usize,
+            self.read_off[node as usize + 1] as usize,
+        );
+        for i in lo..hi {
+            let ReadRec { row, len } = self.reads[i];
+            let vop = self.chains[row as usize][len as usize - 1];
+            let w = self.writer_node(vop);
+            if w != NONE && w != node {
+                edges.push((w, node, WR));
+                if let Some(nx) = self.entry(row, len) {
+                    if self.writer_node(nx) == w {
+                        let s = format!(
+                            "{} read {} version {} written by {}'s {} (op {vop}), but {} wrote the row again (op {nx}): an intermediate version",
+                            self.node_label(node),
+                            self.row_name(row),
+                            self.version(row, len),
+                            self.node_label(w),
+                            self.op_kind(vop, row),
+                            self.node_label(w)
+                        );
+                        let txns = vec![self.node_label(node), self.node_label(w)];
+                        self.simple(Anomaly::G1b, txns, s);
                     }
                 }
             }
-        }
-        // so: consecutive committed transactions of a session.
-        let mut last: FxMap<u64, u32> = FxMap::default();
-        for node in 0..n as u32 {
-            let s = self.h.txns[self.txn_of_node[node as usize] as usize].session;
-            if let Some(p) = last.insert(s, node) {
-                edges.push((p, node, SO));
-            }
-        }
-        // CSR with merged kinds.
-        let mut off = vec![0u32; n + 1];
-        for &(a, _, _) in &edges {
-            off[a as usize + 1] += 1;
-        }
-        for i in 0..n {
-            off[i + 1] += off[i];
-        }
-        let mut pos = off.clone();
-        let mut adj = vec![(0u32, 0u8); edges.len()];
-        for &(a, b, k) in &edges {
-            adj[pos[a as usize] as usize] = (b, k);
-            pos[a as usize] += 1;
-        }
-        drop(edges);
-        let mut out_off = Vec::with_capacity(n + 1);
-        out_off.push(0u32);
-        let mut w = 0usize;
-        for v in 0..n {
-            let (lo, hi) = (off[v] as usize, off[v + 1] as usize);
-            adj[lo..hi].sort_unstable_by_key(|e| e.0);
-            let mut i = lo;
-            while i < hi {
-                let (to, mut mask) = adj[i];
-                i += 1;
-                while i < hi && adj[i].0 == to {
-                    mask |= adj[i].1;
-                    i += 1;
+            if let Some((x, _)) = self.next_writer(row, len, w) {
+                if x != NONE && x != node {
+                    edges.push((node, x, RW));
                 }
-                adj[w] = (to, mask);
-                w += 1;
             }
-            out_off.push(w as u32);
         }
-        adj.truncate(w);
-        adj.shrink_to_fit();
-        (out_off, adj)
     }
 
     /// Tarjan's SCCs (iterative), then per cyclic SCC a shortest cycle per
@@ -152,6 +126,47 @@ impl Checker<'_> {
         }
         sccs.len()
     }
+}
+
+/// The CSR adjacency of `n` nodes' `edges`, with the kinds of parallel edges
+/// merged: (offsets, (to, kinds)), each node's targets sorted.
+fn csr(n: usize, edges: Vec<(u32, u32, u8)>) -> (Vec<u32>, Vec<(u32, u8)>) {
+    let mut off = vec![0u32; n + 1];
+    for &(a, _, _) in &edges {
+        off[a as usize + 1] += 1;
+    }
+    for i in 0..n {
+        off[i + 1] += off[i];
+    }
+    let mut pos = off.clone();
+    let mut adj = vec![(0u32, 0u8); edges.len()];
+    for &(a, b, k) in &edges {
+        adj[pos[a as usize] as usize] = (b, k);
+        pos[a as usize] += 1;
+    }
+    drop(edges);
+    let mut out_off = Vec::with_capacity(n + 1);
+    out_off.push(0u32);
+    let mut w = 0usize;
+    for v in 0..n {
+        let (lo, hi) = (off[v] as usize, off[v + 1] as usize);
+        adj[lo..hi].sort_unstable_by_key(|e| e.0);
+        let mut i = lo;
+        while i < hi {
+            let (to, mut mask) = adj[i];
+            i += 1;
+            while i < hi && adj[i].0 == to {
+                mask |= adj[i].1;
+                i += 1;
+            }
+            adj[w] = (to, mask);
+            w += 1;
+        }
+        out_off.push(w as u32);
+    }
+    adj.truncate(w);
+    adj.shrink_to_fit();
+    (out_off, adj)
 }
 
 /// Tarjan's strongly connected components (iterative) of the CSR graph: the
