@@ -108,6 +108,34 @@ pub(super) fn judge(
         .into_iter()
         .map(|w| (w.rid, w))
         .collect();
+    let written_rows = match judged_rows(&states, &actual_writes, &moved) {
+        Ok(rows) => rows,
+        Err((rid, did)) => return outside_the_rule(ck, r, &table, rid, did, &states, actual),
+    };
+    let eval = Evaluation {
+        outcome: actual.clone(),
+        targets: actual_writes
+            .keys()
+            .map(|rid| (table.clone(), *rid, LockMode::ForUpdate))
+            .collect(),
+        writes: actual_writes.into_values().collect(),
+        written_rows,
+        view: json!({ "resumed_scan_states": states.iter().map(|s| s.before).collect::<Vec<_>>() }),
+    };
+    apply(ck, r, access, pos, &eval, actual)
+}
+
+/// A row whose outcome no state gives: its id and what the statement did to it.
+type Unjudged<'w> = (i64, Option<&'w RowWrite>);
+
+/// The rows a resumed write wrote, as read back in a state that gives each
+/// its outcome; `Err` with the first row whose outcome (`actual_writes`) no
+/// state gives and no move behind the cursor explains.
+fn judged_rows<'w>(
+    states: &[State],
+    actual_writes: &'w BTreeMap<i64, RowWrite>,
+    moved: &BTreeSet<i64>,
+) -> Result<Vec<(i64, Vec<Value>)>, Unjudged<'w>> {
     let rids: BTreeSet<i64> = actual_writes
         .keys()
         .chain(states.iter().flat_map(|s| s.writes.keys()))
@@ -125,20 +153,10 @@ pub(super) fn judge(
             }
             (Some(_), None) => {}
             (None, None) if moved.contains(&rid) => {}
-            (None, _) => return outside_the_rule(ck, r, &table, rid, did, &states, actual),
+            (None, _) => return Err((rid, did)),
         }
     }
-    let eval = Evaluation {
-        outcome: actual.clone(),
-        targets: actual_writes
-            .keys()
-            .map(|rid| (table.clone(), *rid, LockMode::ForUpdate))
-            .collect(),
-        writes: actual_writes.into_values().collect(),
-        written_rows,
-        view: json!({ "resumed_scan_states": states.iter().map(|s| s.before).collect::<Vec<_>>() }),
-    };
-    apply(ck, r, access, pos, &eval, actual)
+    Ok(written_rows)
 }
 
 /// Judges a resumed single-table locking read; on success records its locks.
