@@ -135,9 +135,56 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
         Some(l) => l.parse::<Isolation>()?,
         None => h.isolation.unwrap_or(Isolation::Serializable),
     };
-    // The engine's profile: from the recorded engine (settings included), or
-    // from the history's engine name; without one nothing is permitted.
-    let engine_info = match (&loaded.recorded, &h.engine) {
+    let (engine_info, profile) = engine_profile(&loaded);
+    let known = args.known.load()?;
+    let start = Instant::now();
+    let analysis = graph::analyse(h);
+    let mut findings = graph::to_findings(&analysis, level);
+    if let Some(p) = &profile {
+        crate::oracle::verdict::apply(&mut findings, p, level);
+    }
+    if let (Some((case, history, _)), Some(info)) = (&loaded.recorded, &engine_info) {
+        known.mark(&mut findings, case, history, info);
+    }
+    println!(
+        "checked {} transactions ({} committed, {} rows, {} edges) at {level} in {:.3} s",
+        analysis.stats.txns,
+        analysis.stats.committed,
+        analysis.stats.rows,
+        analysis.stats.edges,
+        start.elapsed().as_secs_f64()
+    );
+    print_findings(&findings);
+    let rechecked = report_recheck(
+        &loaded,
+        &findings,
+        engine_info.as_ref(),
+        profile.as_ref(),
+        level,
+        &known,
+    );
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir)?;
+        for (i, f) in findings.iter().enumerate() {
+            let p = dir.join(format!("{:04}-graph-{}.json", i + 1, f.kind));
+            std::fs::write(&p, serde_json::to_string_pretty(f)?)?;
+        }
+    }
+    let all: Vec<&Finding> = findings.iter().chain(rechecked.iter()).collect();
+    let (new, known_n, permitted) = verdict_counts(&all);
+    println!("{new} violation(s), {known_n} known, {permitted} permitted");
+    Ok(if args.known.fails(new, known_n) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The engine a file names and its profile: from the recorded engine
+/// (settings included), or from the history's engine name; without one
+/// nothing is permitted.
+fn engine_profile(loaded: &Loaded) -> (Option<EngineInfo>, Option<EngineProfile>) {
+    let engine_info = match (&loaded.recorded, &loaded.history.engine) {
         (Some((_, _, Some(info))), _) => Some(info.clone()),
         (_, Some(name)) => Some(EngineInfo {
             name: name.clone(),
@@ -157,25 +204,12 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
         }
         None => None,
     };
-    let known = args.known.load()?;
-    let start = Instant::now();
-    let analysis = graph::analyse(h);
-    let mut findings = graph::to_findings(&analysis, level);
-    if let Some(p) = &profile {
-        crate::oracle::verdict::apply(&mut findings, p, level);
-    }
-    if let (Some((case, history, _)), Some(info)) = (&loaded.recorded, &engine_info) {
-        known.mark(&mut findings, case, history, info);
-    }
-    println!(
-        "checked {} transactions ({} committed, {} rows, {} edges) at {level} in {:.3} s",
-        analysis.stats.txns,
-        analysis.stats.committed,
-        analysis.stats.rows,
-        analysis.stats.edges,
-        start.elapsed().as_secs_f64()
-    );
-    for f in &findings {
+    (engine_info, profile)
+}
+
+/// Prints each graph finding with its explanation and notes.
+fn print_findings(findings: &[Finding]) {
+    for f in findings {
         println!("[graph:{}] {}: {}", f.kind, f.verdict_text(), f.summary);
         if let Some(ex) = f.evidence["explanation"].as_array() {
             for s in ex {
@@ -186,40 +220,53 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
             println!("    note: {n}");
         }
     }
-    let mut rechecked = None;
-    if let (Some(rec), Some((case, history, _))) = (&loaded.finding, &loaded.recorded) {
-        match recheck(rec, &findings, profile.as_ref(), level, case, history) {
-            Rechecked::Finding(mut f) => {
-                if let Some(info) = &engine_info {
-                    known.mark(std::slice::from_mut(&mut *f), case, history, info);
-                }
-                let (now, then) = (f.verdict_text(), rec.verdict_text());
-                let agree = if now == then { "agrees" } else { "DIFFERS" };
-                println!(
-                    "recorded finding [{}:{}]: {now}; the campaign said: {then} ({agree})",
-                    rec.oracle, rec.kind
-                );
-                // A graph finding is already among `findings`.
-                if rec.oracle != crate::oracle::OracleKind::Graph {
-                    rechecked = Some(*f);
-                }
+}
+
+/// For a finding file: re-derives the recorded finding's verdict and prints
+/// it beside the campaign's; the re-derived finding when it is not among the
+/// graph findings already.
+fn report_recheck(
+    loaded: &Loaded,
+    findings: &[Finding],
+    engine_info: Option<&EngineInfo>,
+    profile: Option<&EngineProfile>,
+    level: Isolation,
+    known: &crate::finding::known::KnownIssues,
+) -> Option<Finding> {
+    let (Some(rec), Some((case, history, _))) = (&loaded.finding, &loaded.recorded) else {
+        return None;
+    };
+    match recheck(rec, findings, profile, level, case, history) {
+        Rechecked::Finding(mut f) => {
+            if let Some(info) = engine_info {
+                known.mark(std::slice::from_mut(&mut *f), case, history, info);
             }
-            Rechecked::NotReported(why) => println!(
+            let (now, then) = (f.verdict_text(), rec.verdict_text());
+            let agree = if now == then { "agrees" } else { "DIFFERS" };
+            println!(
+                "recorded finding [{}:{}]: {now}; the campaign said: {then} ({agree})",
+                rec.oracle, rec.kind
+            );
+            // A graph finding is already among `findings`.
+            if rec.oracle != crate::oracle::OracleKind::Graph {
+                return Some(*f);
+            }
+            None
+        }
+        Rechecked::NotReported(why) => {
+            println!(
                 "recorded finding [{}:{}]: {why}; the campaign said: {}",
                 rec.oracle,
                 rec.kind,
                 rec.verdict_text()
-            ),
+            );
+            None
         }
     }
-    if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir)?;
-        for (i, f) in findings.iter().enumerate() {
-            let p = dir.join(format!("{:04}-graph-{}.json", i + 1, f.kind));
-            std::fs::write(&p, serde_json::to_string_pretty(f)?)?;
-        }
-    }
-    let all: Vec<&Finding> = findings.iter().chain(rechecked.iter()).collect();
+}
+
+/// New violations, known violations and permitted findings among `all`.
+fn verdict_counts(all: &[&Finding]) -> (u64, u64, usize) {
     let count = |known: bool| {
         all.iter()
             .filter(|f| {
@@ -236,12 +283,7 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
         .iter()
         .filter(|f| f.verdict == Verdict::Permitted)
         .count();
-    println!("{new} violation(s), {known_n} known, {permitted} permitted");
-    Ok(if args.known.fails(new, known_n) {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    (new, known_n, permitted)
 }
 
 #[derive(clap::Args, Debug)]

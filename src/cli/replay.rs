@@ -28,16 +28,7 @@ pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
         CaseFile::Finding(r) => Some((r.finding.oracle, r.finding.kind.clone())),
         CaseFile::Case(_) => None,
     };
-    let oracles = match (&args.oracle, &expected) {
-        (Some(list), _) => parse_list::<OracleKind>(list)?,
-        (None, Some((o, _))) => vec![*o],
-        (None, None) => OracleKind::defaults(),
-    };
-    // Every replay also runs the case without instrumentation.
-    let mut oracles = oracles;
-    if !oracles.contains(&OracleKind::Fidelity) {
-        oracles.push(OracleKind::Fidelity);
-    }
+    let oracles = replay_oracles(args.oracle.as_deref(), expected.as_ref())?;
     let mut engine = open_for(&args.engine, &file)?;
     let case = file.case();
     let mut stats = CheckStats::default();
@@ -60,20 +51,7 @@ pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
         history.aborts()
     );
     known.mark(&mut findings, case, &history, engine.info());
-    let shadow = stats
-        .per_oracle
-        .get(crate::oracle::fidelity::NAME)
-        .map(|c| match (c.checked, c.undecided_by.keys().next()) {
-            (_, Some(why)) => format!("undecided ({why})"),
-            _ if findings
-                .iter()
-                .any(|f| f.oracle == crate::oracle::OracleKind::Fidelity) =>
-            {
-                "differs (see the fidelity finding)".to_string()
-            }
-            _ => "agrees".to_string(),
-        })
-        .unwrap_or_default();
+    let shadow = shadow_verdict(&stats, &findings);
     println!("shadow run without instrumentation: {shadow}");
     for f in &findings {
         let tag = match (&f.known, &f.permitted_by) {
@@ -114,6 +92,43 @@ pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The oracles a replay runs: `--oracle`, else the finding's oracle, else
+/// the defaults; the shadow run without instrumentation (`fidelity`) always.
+fn replay_oracles(
+    list: Option<&str>,
+    expected: Option<&(OracleKind, String)>,
+) -> Result<Vec<OracleKind>, UsageError> {
+    let mut oracles = match (list, expected) {
+        (Some(list), _) => parse_list::<OracleKind>(list)?,
+        (None, Some((o, _))) => vec![*o],
+        (None, None) => OracleKind::defaults(),
+    };
+    // Every replay also runs the case without instrumentation.
+    if !oracles.contains(&OracleKind::Fidelity) {
+        oracles.push(OracleKind::Fidelity);
+    }
+    Ok(oracles)
+}
+
+/// What the shadow run without instrumentation said: agrees, differs (a
+/// fidelity finding) or undecided (why); empty if it did not run.
+fn shadow_verdict(stats: &CheckStats, findings: &[crate::oracle::Finding]) -> String {
+    stats
+        .per_oracle
+        .get(crate::oracle::fidelity::NAME)
+        .map(|c| match (c.checked, c.undecided_by.keys().next()) {
+            (_, Some(why)) => format!("undecided ({why})"),
+            _ if findings
+                .iter()
+                .any(|f| f.oracle == crate::oracle::OracleKind::Fidelity) =>
+            {
+                "differs (see the fidelity finding)".to_string()
+            }
+            _ => "agrees".to_string(),
+        })
+        .unwrap_or_default()
 }
 
 /// Opens the engine a stored finding or case runs on: `--db` (required for a

@@ -3,10 +3,12 @@
 
 use super::{parse_list, EngineArgs, UsageError};
 use crate::campaign::resolve_isolations;
+use crate::engine::Engine;
 use crate::exec::ExecOptions;
+use crate::finding::known::KnownIssues;
 use crate::finding::{render_script, write_atomic, FindingRecord, FindingStore};
 use crate::gen::{generate_workload, GenConfig};
-use crate::model::{Isolation, TxnEnd};
+use crate::model::{History, Isolation, TestCase, TxnEnd};
 use crate::oracle::{self, CheckStats, OracleKind};
 use crate::stress::{run_stress, StressConfig};
 use std::path::PathBuf;
@@ -38,30 +40,9 @@ pub struct StressArgs {
 
 pub fn stress(args: StressArgs) -> Result<ExitCode, UsageError> {
     let duration = super::parse_duration("--time", &args.time, super::YEAR)?;
-    let oracles: Vec<OracleKind> = match args.oracle.as_deref() {
-        Some(list) => parse_list(list)?,
-        None => OracleKind::defaults()
-            .into_iter()
-            .filter(|o| !o.replays())
-            .collect(),
-    };
-    if let Some(o) = oracles.iter().find(|o| o.replays()) {
-        return Err(UsageError(format!(
-            "oracle {o} re-executes cases and cannot check a free-running history"
-        )));
-    }
+    let oracles = stress_oracles(args.oracle.as_deref())?;
     let mut engine = args.engine.open(None)?;
-    let requested = args
-        .isolation
-        .as_deref()
-        .map(str::parse::<Isolation>)
-        .transpose()?;
-    let levels = resolve_isolations(
-        engine.as_ref(),
-        requested.as_ref().map(std::slice::from_ref),
-    )
-    .map_err(UsageError)?;
-    let level = levels.into_iter().max().unwrap_or(Isolation::Serializable);
+    let level = stress_level(engine.as_ref(), args.isolation.as_deref())?;
     let gen = GenConfig {
         isolations: vec![level],
         features: engine.profile().features,
@@ -82,42 +63,16 @@ pub fn stress(args: StressArgs) -> Result<ExitCode, UsageError> {
         &args.out.join("stress-history.json"),
         &serde_json::to_vec(&record)?,
     )?;
-    let mut stats = CheckStats::default();
     let mut store = FindingStore::create(&args.out)?;
     let known = args.known.load()?;
-    let (mut violations, mut known_violations) = (0, 0);
-    for o in &oracles {
-        let mut found = oracle::check(
-            *o,
-            engine.as_mut(),
-            &case,
-            &history,
-            &ExecOptions::default(),
-            &mut stats,
-        )?;
-        known.mark(&mut found, &case, &history, engine.info());
-        for f in found {
-            violations += u64::from(f.is_new_violation());
-            known_violations += u64::from(f.is_known_violation());
-            let tag = f.known.as_ref().map(|k| format!(" (known: {})", k.id));
-            println!(
-                "  [{}:{}] {:?}{}: {}",
-                f.oracle,
-                f.kind,
-                f.verdict,
-                tag.unwrap_or_default(),
-                f.summary
-            );
-            let rec = FindingRecord::new(f, engine.info().clone(), case.clone(), history.clone());
-            let script = render_script(
-                engine.dialect(),
-                &case,
-                Some(&history),
-                "txfuzz stress finding",
-            );
-            store.write(rec, &script)?;
-        }
-    }
+    let (violations, known_violations) = check_history(
+        &oracles,
+        engine.as_mut(),
+        &case,
+        &history,
+        &mut store,
+        &known,
+    )?;
     let ended = |how| history.txns.iter().filter(|t| t.end == Some(how)).count();
     println!(
         "stress on {} {} at {level}: {} sessions, {:?}, {} transactions ({} committed, {} rolled back, {} aborted, {} autocommit sessions), {} statements; {} violation(s), {} known",
@@ -143,4 +98,78 @@ pub fn stress(args: StressArgs) -> Result<ExitCode, UsageError> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The oracles to run on the history (`--oracle`, default: every default
+/// oracle that does not re-execute cases); an error for one that does.
+fn stress_oracles(list: Option<&str>) -> Result<Vec<OracleKind>, UsageError> {
+    let oracles: Vec<OracleKind> = match list {
+        Some(list) => parse_list(list)?,
+        None => OracleKind::defaults()
+            .into_iter()
+            .filter(|o| !o.replays())
+            .collect(),
+    };
+    if let Some(o) = oracles.iter().find(|o| o.replays()) {
+        return Err(UsageError(format!(
+            "oracle {o} re-executes cases and cannot check a free-running history"
+        )));
+    }
+    Ok(oracles)
+}
+
+/// The level the workload runs at: the highest of the requested (or
+/// supported) levels, SERIALIZABLE if none.
+fn stress_level(engine: &dyn Engine, isolation: Option<&str>) -> Result<Isolation, UsageError> {
+    let requested = isolation.map(str::parse::<Isolation>).transpose()?;
+    let levels = resolve_isolations(engine, requested.as_ref().map(std::slice::from_ref))
+        .map_err(UsageError)?;
+    Ok(levels.into_iter().max().unwrap_or(Isolation::Serializable))
+}
+
+/// Runs each oracle on the history, prints and stores its findings (marked
+/// with the known issues): the new and the known violations.
+fn check_history(
+    oracles: &[OracleKind],
+    engine: &mut dyn Engine,
+    case: &TestCase,
+    history: &History,
+    store: &mut FindingStore,
+    known: &KnownIssues,
+) -> Result<(u64, u64), UsageError> {
+    let mut stats = CheckStats::default();
+    let (mut violations, mut known_violations) = (0, 0);
+    for o in oracles {
+        let mut found = oracle::check(
+            *o,
+            engine,
+            case,
+            history,
+            &ExecOptions::default(),
+            &mut stats,
+        )?;
+        known.mark(&mut found, case, history, engine.info());
+        for f in found {
+            violations += u64::from(f.is_new_violation());
+            known_violations += u64::from(f.is_known_violation());
+            let tag = f.known.as_ref().map(|k| format!(" (known: {})", k.id));
+            println!(
+                "  [{}:{}] {:?}{}: {}",
+                f.oracle,
+                f.kind,
+                f.verdict,
+                tag.unwrap_or_default(),
+                f.summary
+            );
+            let rec = FindingRecord::new(f, engine.info().clone(), case.clone(), history.clone());
+            let script = render_script(
+                engine.dialect(),
+                case,
+                Some(history),
+                "txfuzz stress finding",
+            );
+            store.write(rec, &script)?;
+        }
+    }
+    Ok((violations, known_violations))
 }

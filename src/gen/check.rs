@@ -74,20 +74,7 @@ impl<'a> Checker<'a> {
             Expr::Lit(v) => class_of_value(v),
             Expr::Bin { op, left, right } => {
                 let (l, r) = (self.expr(left, scope, ex), self.expr(right, scope, ex));
-                match op {
-                    BinOp::Add | BinOp::Sub | BinOp::Mul => {
-                        assert!(compat(l, Cl::Num) && compat(r, Cl::Num), "arith {e:?}");
-                        Cl::Num
-                    }
-                    BinOp::And | BinOp::Or => {
-                        assert!(compat(l, Cl::Bool) && compat(r, Cl::Bool));
-                        Cl::Bool
-                    }
-                    _ => {
-                        assert!(compat(l, r), "comparison of {l:?} with {r:?}: {e:?}");
-                        Cl::Bool
-                    }
-                }
+                binary_class(op, l, r, e)
             }
             Expr::Not(x) => {
                 assert!(compat(self.expr(x, scope, ex), Cl::Bool));
@@ -123,18 +110,7 @@ impl<'a> Checker<'a> {
             }
             Expr::Agg { func, arg } => {
                 let a = arg.as_ref().map(|a| self.expr(a, scope, ex));
-                match func {
-                    AggFn::Count => Cl::Num,
-                    AggFn::Sum => {
-                        assert_eq!(a, Some(Cl::Num));
-                        Cl::Num
-                    }
-                    AggFn::Min | AggFn::Max => {
-                        let a = a.expect("MIN/MAX argument");
-                        assert!(a != Cl::Bool, "MIN/MAX(boolean)");
-                        a
-                    }
-                }
+                aggregate_class(func, a)
             }
             Expr::Concat(a, b) => {
                 assert_eq!(self.expr(a, scope, ex), Cl::Str);
@@ -384,4 +360,40 @@ pub(super) fn check_case(case: &TestCase, cfg: &GenConfig) {
     let text = serde_json::to_string(case).expect("serialise");
     assert!(!text.contains("\"name\":\"rid\""));
     assert!(!text.contains("\"name\":\"wl\""));
+}
+
+/// The class of binary expression `e` (`op` on operands of classes `l` and
+/// `r`), asserting the operands fit.
+fn binary_class(op: &BinOp, l: Cl, r: Cl, e: &Expr) -> Cl {
+    match op {
+        BinOp::Add | BinOp::Sub | BinOp::Mul => {
+            assert!(compat(l, Cl::Num) && compat(r, Cl::Num), "arith {e:?}");
+            Cl::Num
+        }
+        BinOp::And | BinOp::Or => {
+            assert!(compat(l, Cl::Bool) && compat(r, Cl::Bool));
+            Cl::Bool
+        }
+        _ => {
+            assert!(compat(l, r), "comparison of {l:?} with {r:?}: {e:?}");
+            Cl::Bool
+        }
+    }
+}
+
+/// The class of aggregate `func` of an argument of class `a`, asserting the
+/// argument fits.
+fn aggregate_class(func: &AggFn, a: Option<Cl>) -> Cl {
+    match func {
+        AggFn::Count => Cl::Num,
+        AggFn::Sum => {
+            assert_eq!(a, Some(Cl::Num));
+            Cl::Num
+        }
+        AggFn::Min | AggFn::Max => {
+            let a = a.expect("MIN/MAX argument");
+            assert!(a != Cl::Bool, "MIN/MAX(boolean)");
+            a
+        }
+    }
 }

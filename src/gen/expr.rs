@@ -128,49 +128,13 @@ impl Gen<'_> {
             sub,                         // 7: subquery
         ];
         match self.rng.weighted(&weights) {
-            1 => {
-                let same: Vec<(usize, usize)> = cols
-                    .iter()
-                    .copied()
-                    .filter(|&(bj, cj)| {
-                        (bj, cj) != (bi, c)
-                            && class(self.col_type(ctx.scope[bj].table, cj)) == class(ty)
-                    })
-                    .collect();
-                match self.rng.try_pick(&same) {
-                    Some(&(bj, cj)) => {
-                        let op = self.cmp_op(ty);
-                        Expr::bin(op, col, self.colref(&ctx.scope[bj], cj))
-                    }
-                    None => self.cmp_lit(col, t, c),
-                }
-            }
+            1 => self.column_cmp_column(ctx, &cols, (bi, c), col),
             2 => Expr::IsNull {
                 expr: Box::new(col),
                 negated: self.rng.chance(1, 2),
             },
-            3 => {
-                let n = self.rng.range(1, 3);
-                let list = (0..n).map(|_| self.lit_for(t, c)).collect();
-                Expr::InList {
-                    expr: Box::new(col),
-                    list,
-                    negated: self.rng.chance(1, 5),
-                }
-            }
-            4 => {
-                let (a, b) = (self.value_for(t, c, 60), self.value_for(t, c, 60));
-                let (low, high) = if a <= b || class(ty) != Class::Str {
-                    (a, b)
-                } else {
-                    (b, a)
-                };
-                Expr::Between {
-                    expr: Box::new(col),
-                    low: Box::new(Expr::lit(low)),
-                    high: Box::new(Expr::lit(high)),
-                }
-            }
+            3 => self.in_list(col, t, c),
+            4 => self.between(col, t, c),
             5 => {
                 let op = if self.rng.chance(1, 2) {
                     BinOp::And
@@ -186,6 +150,60 @@ impl Gen<'_> {
                 .subquery_pred(ctx, bi, c)
                 .unwrap_or_else(|| self.cmp_lit(col, t, c)),
             _ => self.cmp_lit(col, t, c),
+        }
+    }
+
+    /// `col` compared with another column of its type class in scope (`cols`),
+    /// or with a literal if there is none.
+    fn column_cmp_column(
+        &mut self,
+        ctx: Ctx,
+        cols: &[(usize, usize)],
+        (bi, c): (usize, usize),
+        col: Expr,
+    ) -> Expr {
+        let t = ctx.scope[bi].table;
+        let ty = self.col_type(t, c);
+        let same: Vec<(usize, usize)> = cols
+            .iter()
+            .copied()
+            .filter(|&(bj, cj)| {
+                (bj, cj) != (bi, c) && class(self.col_type(ctx.scope[bj].table, cj)) == class(ty)
+            })
+            .collect();
+        match self.rng.try_pick(&same) {
+            Some(&(bj, cj)) => {
+                let op = self.cmp_op(ty);
+                Expr::bin(op, col, self.colref(&ctx.scope[bj], cj))
+            }
+            None => self.cmp_lit(col, t, c),
+        }
+    }
+
+    /// `col` [NOT] IN one to three literals of column `c` of table `t`.
+    fn in_list(&mut self, col: Expr, t: usize, c: usize) -> Expr {
+        let n = self.rng.range(1, 3);
+        let list = (0..n).map(|_| self.lit_for(t, c)).collect();
+        Expr::InList {
+            expr: Box::new(col),
+            list,
+            negated: self.rng.chance(1, 5),
+        }
+    }
+
+    /// `col` BETWEEN two values of column `c` of table `t` (strings in order).
+    fn between(&mut self, col: Expr, t: usize, c: usize) -> Expr {
+        let ty = self.col_type(t, c);
+        let (a, b) = (self.value_for(t, c, 60), self.value_for(t, c, 60));
+        let (low, high) = if a <= b || class(ty) != Class::Str {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        Expr::Between {
+            expr: Box::new(col),
+            low: Box::new(Expr::lit(low)),
+            high: Box::new(Expr::lit(high)),
         }
     }
 

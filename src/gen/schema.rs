@@ -101,6 +101,40 @@ impl Gen<'_> {
 
     fn gen_table(&mut self, i: usize) -> Table {
         let ncols = 1 + self.rng.weighted(&[15, 35, 30, 20]);
+        let mut columns = self.gen_columns(ncols);
+        let fk = self.gen_foreign_key(i, &mut columns);
+        let keyable_cols: Vec<usize> = (0..ncols).filter(|&k| keyable(columns[k].ty)).collect();
+        let pk = self.gen_primary_key(&keyable_cols);
+        for &k in &pk {
+            columns[k].not_null = true;
+        }
+        for (k, col) in columns.iter_mut().enumerate() {
+            if pk.contains(&k) {
+                continue;
+            }
+            col.not_null = self.rng.chance(1, 4);
+            if col.ty != ColType::Text && self.rng.chance(1, 5) {
+                col.default = Some(self.random_value(col.ty));
+            }
+        }
+        let name = |k: usize| columns[k].name.clone();
+        let uniques = self.gen_uniques(&keyable_cols, &pk, &columns);
+        let checks = self.gen_checks(&columns);
+        let indexes = self.gen_indexes(i, &keyable_cols, &pk, &columns);
+        Table {
+            name: format!("t{i}"),
+            primary_key: pk.iter().map(|&k| name(k)).collect(),
+            uniques,
+            checks,
+            indexes,
+            foreign_keys: fk.map(|(_, f)| vec![f]).unwrap_or_default(),
+            columns,
+        }
+    }
+
+    /// `ncols` columns c0.. of random types (the first of a key type),
+    /// nullable and without defaults.
+    fn gen_columns(&mut self, ncols: usize) -> Vec<Column> {
         let mut columns = Vec::with_capacity(ncols);
         for k in 0..ncols {
             let ty = if k == 0 {
@@ -122,59 +156,59 @@ impl Gen<'_> {
                 default: None,
             });
         }
+        columns
+    }
 
-        // A foreign key to an earlier table with a single-column primary key:
-        // the child column takes the parent key's type.
-        let mut fk: Option<(usize, ForeignKey)> = None;
-        if self.cfg.features.foreign_keys && i > 0 && self.rng.chance(3, 10) {
-            let parents: Vec<usize> = (0..i)
-                .filter(|&p| self.schema.tables[p].primary_key.len() == 1)
-                .collect();
-            if let Some(&p) = self.rng.try_pick(&parents) {
-                let parent = &self.schema.tables[p];
-                let pk = parent.primary_key[0].clone();
-                if let Some(pty) = parent.column(&pk).map(|c| c.ty) {
-                    let k = self.rng.below(ncols as u64) as usize;
-                    columns[k].ty = pty;
-                    fk = Some((
-                        k,
-                        ForeignKey {
-                            columns: vec![columns[k].name.clone()],
-                            ref_table: parent.name.clone(),
-                            ref_columns: vec![pk],
-                        },
-                    ));
-                }
-            }
+    /// Maybe a foreign key of table `i` to an earlier table with a
+    /// single-column primary key: the child column takes the parent key's type.
+    fn gen_foreign_key(&mut self, i: usize, columns: &mut [Column]) -> Option<(usize, ForeignKey)> {
+        if !(self.cfg.features.foreign_keys && i > 0 && self.rng.chance(3, 10)) {
+            return None;
         }
+        let parents: Vec<usize> = (0..i)
+            .filter(|&p| self.schema.tables[p].primary_key.len() == 1)
+            .collect();
+        let &p = self.rng.try_pick(&parents)?;
+        let parent = &self.schema.tables[p];
+        let pk = parent.primary_key[0].clone();
+        let pty = parent.column(&pk).map(|c| c.ty)?;
+        let k = self.rng.below(columns.len() as u64) as usize;
+        columns[k].ty = pty;
+        Some((
+            k,
+            ForeignKey {
+                columns: vec![columns[k].name.clone()],
+                ref_table: parent.name.clone(),
+                ref_columns: vec![pk],
+            },
+        ))
+    }
 
-        let keyable_cols: Vec<usize> = (0..ncols).filter(|&k| keyable(columns[k].ty)).collect();
-        let mut pk: Vec<usize> = Vec::new();
-        if !keyable_cols.is_empty() && self.rng.chance(85, 100) {
-            if keyable_cols.len() >= 2 && self.rng.chance(3, 10) {
-                let mut ks = keyable_cols.clone();
-                self.rng.shuffle(&mut ks);
-                pk = ks[..2].to_vec();
-            } else if self.rng.chance(3, 4) {
-                pk = vec![keyable_cols[0]];
-            } else {
-                pk = vec![*self.rng.pick(&keyable_cols)];
-            }
+    /// The primary key's columns (usually one, sometimes two, sometimes none)
+    /// among `keyable_cols`.
+    fn gen_primary_key(&mut self, keyable_cols: &[usize]) -> Vec<usize> {
+        if keyable_cols.is_empty() || !self.rng.chance(85, 100) {
+            return Vec::new();
         }
-        for &k in &pk {
-            columns[k].not_null = true;
+        if keyable_cols.len() >= 2 && self.rng.chance(3, 10) {
+            let mut ks = keyable_cols.to_vec();
+            self.rng.shuffle(&mut ks);
+            ks[..2].to_vec()
+        } else if self.rng.chance(3, 4) {
+            vec![keyable_cols[0]]
+        } else {
+            vec![*self.rng.pick(keyable_cols)]
         }
-        for (k, col) in columns.iter_mut().enumerate() {
-            if pk.contains(&k) {
-                continue;
-            }
-            col.not_null = self.rng.chance(1, 4);
-            if col.ty != ColType::Text && self.rng.chance(1, 5) {
-                col.default = Some(self.random_value(col.ty));
-            }
-        }
-        let name = |k: usize| columns[k].name.clone();
+    }
 
+    /// Maybe one single-column UNIQUE key on a keyable column outside the
+    /// primary key.
+    fn gen_uniques(
+        &mut self,
+        keyable_cols: &[usize],
+        pk: &[usize],
+        columns: &[Column],
+    ) -> Vec<Vec<String>> {
         let mut uniques = Vec::new();
         let non_pk: Vec<usize> = keyable_cols
             .iter()
@@ -183,12 +217,18 @@ impl Gen<'_> {
             .collect();
         if self.rng.chance(1, 4) {
             if let Some(&k) = self.rng.try_pick(&non_pk) {
-                uniques.push(vec![name(k)]);
+                uniques.push(vec![columns[k].name.clone()]);
             }
         }
+        uniques
+    }
 
+    /// Maybe one CHECK on a numeric column that every generated value meets.
+    fn gen_checks(&mut self, columns: &[Column]) -> Vec<Expr> {
         let mut checks = Vec::new();
-        let numeric: Vec<usize> = (0..ncols).filter(|&k| columns[k].ty.is_numeric()).collect();
+        let numeric: Vec<usize> = (0..columns.len())
+            .filter(|&k| columns[k].ty.is_numeric())
+            .collect();
         if self.rng.chance(1, 4) {
             if let Some(&k) = self.rng.try_pick(&numeric) {
                 // Every generated value (and a few hundred decrements) satisfies it.
@@ -199,37 +239,40 @@ impl Gen<'_> {
                 ));
             }
         }
+        checks
+    }
 
+    /// Maybe one or two secondary indexes of table `i` on keyable columns,
+    /// none the same as the primary key or an earlier index.
+    fn gen_indexes(
+        &mut self,
+        i: usize,
+        keyable_cols: &[usize],
+        pk: &[usize],
+        columns: &[Column],
+    ) -> Vec<Index> {
         let mut indexes = Vec::new();
-        if !keyable_cols.is_empty() && self.rng.chance(2, 5) {
-            let nidx = self.rng.range(1, 2);
-            for x in 0..nidx {
-                let mut ks = keyable_cols.clone();
-                self.rng.shuffle(&mut ks);
-                let width = (self.rng.range(1, 2) as usize).min(ks.len());
-                ks.truncate(width);
-                // Skip an index identical to the primary key or an earlier index.
-                let cols: Vec<String> = ks.iter().map(|&k| name(k)).collect();
-                if ks == pk || indexes.iter().any(|i: &Index| i.columns == cols) {
-                    continue;
-                }
-                indexes.push(Index {
-                    name: format!("i_t{i}_{x}"),
-                    columns: cols,
-                    unique: self.rng.chance(15, 100),
-                });
+        if keyable_cols.is_empty() || !self.rng.chance(2, 5) {
+            return indexes;
+        }
+        let nidx = self.rng.range(1, 2);
+        for x in 0..nidx {
+            let mut ks = keyable_cols.to_vec();
+            self.rng.shuffle(&mut ks);
+            let width = (self.rng.range(1, 2) as usize).min(ks.len());
+            ks.truncate(width);
+            // Skip an index identical to the primary key or an earlier index.
+            let cols: Vec<String> = ks.iter().map(|&k| columns[k].name.clone()).collect();
+            if ks == pk || indexes.iter().any(|i: &Index| i.columns == cols) {
+                continue;
             }
+            indexes.push(Index {
+                name: format!("i_t{i}_{x}"),
+                columns: cols,
+                unique: self.rng.chance(15, 100),
+            });
         }
-
-        Table {
-            name: format!("t{i}"),
-            primary_key: pk.iter().map(|&k| name(k)).collect(),
-            uniques,
-            checks,
-            indexes,
-            foreign_keys: fk.map(|(_, f)| vec![f]).unwrap_or_default(),
-            columns,
-        }
+        indexes
     }
 
     /// Column index sets of every unique key of table `t`.

@@ -51,35 +51,8 @@ impl Gen<'_> {
             join: None,
         }];
         if self.rng.chance(1, 4) {
-            let t1 = self.random_table();
-            let b1 = Binding::new(t1, Some("a1"));
-            let pairs: Vec<(usize, usize)> = (0..self.ncols(t0))
-                .flat_map(|x| (0..self.ncols(t1)).map(move |y| (x, y)))
-                .filter(|&(x, y)| class(self.col_type(t0, x)) == class(self.col_type(t1, y)))
-                .collect();
-            if let Some(&(x, y)) = self.rng.try_pick(&pairs) {
-                let mut on = Expr::eq(self.colref(&scope[0], x), self.colref(&b1, y));
-                scope.push(b1);
-                if self.rng.chance(1, 5) {
-                    let extra = self.predicate(Ctx {
-                        subqueries: false,
-                        ..Ctx::new(&scope)
-                    });
-                    on = Expr::and(on, extra);
-                }
-                let kind = if self.rng.chance(2, 5) {
-                    JoinKind::Left
-                } else {
-                    JoinKind::Inner
-                };
-                from.push(FromItem {
-                    table: self.table_name(t1),
-                    alias: "a1".into(),
-                    join: Some(Join { kind, on }),
-                });
-            }
+            self.gen_join(t0, &mut scope, &mut from);
         }
-        let joined = scope.len() > 1;
         let left = from
             .iter()
             .any(|f| matches!(&f.join, Some(j) if j.kind == JoinKind::Left));
@@ -119,32 +92,7 @@ impl Gen<'_> {
                     cols.truncate(self.rng.range(1, 3) as usize);
                 }
                 sel.items = cols.into_iter().map(item).collect();
-                let pk = self.pk_indexes(t0);
-                if !joined && !pk.is_empty() && self.rng.chance(2, 5) {
-                    // ORDER BY [one column,] full primary key [LIMIT n].
-                    let lead: Vec<usize> =
-                        (0..self.ncols(t0)).filter(|c| !pk.contains(c)).collect();
-                    if self.rng.chance(1, 3) {
-                        if let Some(&c) = self.rng.try_pick(&lead) {
-                            sel.order_by.push(self.order(&scope[0], c));
-                        }
-                    }
-                    for &c in &pk {
-                        sel.order_by.push(self.order(&scope[0], c));
-                    }
-                    if self.rng.chance(1, 2) {
-                        sel.limit = Some(self.rng.range(1, 3) as u64);
-                    }
-                } else if self.rng.chance(1, 4) {
-                    let cols: Vec<(usize, usize)> = scope
-                        .iter()
-                        .enumerate()
-                        .flat_map(|(bi, b)| (0..self.ncols(b.table)).map(move |c| (bi, c)))
-                        .collect();
-                    if let Some(&(bi, c)) = self.rng.try_pick(&cols) {
-                        sel.order_by.push(self.order(&scope[bi], c));
-                    }
-                }
+                self.gen_order(&mut sel, &scope);
                 if self.cfg.features.locking_reads && !left && self.rng.chance(1, 4) {
                     sel.lock = Some(if self.rng.chance(1, 2) {
                         LockMode::ForUpdate
@@ -155,6 +103,71 @@ impl Gen<'_> {
             }
         }
         sel
+    }
+
+    /// Maybe joins a second table (alias a1) to `t0` on columns of one type
+    /// class, sometimes with an extra predicate, inner or left.
+    fn gen_join(&mut self, t0: usize, scope: &mut Vec<Binding>, from: &mut Vec<FromItem>) {
+        let t1 = self.random_table();
+        let b1 = Binding::new(t1, Some("a1"));
+        let pairs: Vec<(usize, usize)> = (0..self.ncols(t0))
+            .flat_map(|x| (0..self.ncols(t1)).map(move |y| (x, y)))
+            .filter(|&(x, y)| class(self.col_type(t0, x)) == class(self.col_type(t1, y)))
+            .collect();
+        let Some(&(x, y)) = self.rng.try_pick(&pairs) else {
+            return;
+        };
+        let mut on = Expr::eq(self.colref(&scope[0], x), self.colref(&b1, y));
+        scope.push(b1);
+        if self.rng.chance(1, 5) {
+            let extra = self.predicate(Ctx {
+                subqueries: false,
+                ..Ctx::new(scope)
+            });
+            on = Expr::and(on, extra);
+        }
+        let kind = if self.rng.chance(2, 5) {
+            JoinKind::Left
+        } else {
+            JoinKind::Inner
+        };
+        from.push(FromItem {
+            table: self.table_name(t1),
+            alias: "a1".into(),
+            join: Some(Join { kind, on }),
+        });
+    }
+
+    /// Maybe an ORDER BY of a plain SELECT: without a join, sometimes
+    /// [one column,] the full primary key [LIMIT n]; else maybe one column.
+    fn gen_order(&mut self, sel: &mut Select, scope: &[Binding]) {
+        let t0 = scope[0].table;
+        let joined = scope.len() > 1;
+        let pk = self.pk_indexes(t0);
+        if !joined && !pk.is_empty() && self.rng.chance(2, 5) {
+            // ORDER BY [one column,] full primary key [LIMIT n].
+            let lead: Vec<usize> = (0..self.ncols(t0)).filter(|c| !pk.contains(c)).collect();
+            if self.rng.chance(1, 3) {
+                if let Some(&c) = self.rng.try_pick(&lead) {
+                    sel.order_by.push(self.order(&scope[0], c));
+                }
+            }
+            for &c in &pk {
+                sel.order_by.push(self.order(&scope[0], c));
+            }
+            if self.rng.chance(1, 2) {
+                sel.limit = Some(self.rng.range(1, 3) as u64);
+            }
+        } else if self.rng.chance(1, 4) {
+            let cols: Vec<(usize, usize)> = scope
+                .iter()
+                .enumerate()
+                .flat_map(|(bi, b)| (0..self.ncols(b.table)).map(move |c| (bi, c)))
+                .collect();
+            if let Some(&(bi, c)) = self.rng.try_pick(&cols) {
+                sel.order_by.push(self.order(&scope[bi], c));
+            }
+        }
     }
 
     fn order(&mut self, b: &Binding, c: usize) -> OrderBy {

@@ -134,86 +134,95 @@ pub(crate) fn interpret(p: &Prepared, rows: Vec<Vec<Value>>, affected: u64) -> O
             complete,
         } => {
             out.reads_complete = *complete;
-            for mut row in rows {
-                let extra = row.split_off((*user_cols).min(row.len()));
-                for (i, table) in instances.iter().enumerate() {
-                    let (r, w) = match version(extra.get(2 * i), extra.get(2 * i + 1)) {
-                        Ok(Some(v)) => v,
-                        Ok(None) => continue, // the unmatched side of an outer join
-                        Err(e) => {
-                            tracing::warn!(op = p.op, "unreadable instrumentation: {e}");
-                            out.reads_complete = false;
-                            continue;
-                        }
-                    };
-                    out.reads.push(RowVersion {
-                        table: table.clone(),
-                        rid: r,
-                        wl: w,
-                    });
-                }
-                out.rows.push(row);
-            }
-            out.reads.sort();
-            out.reads.dedup();
+            read_rows(p, &mut out, rows, *user_cols, instances);
         }
         Shape::Write { table, complete } => {
             out.reads_complete = false;
             out.writes_complete = *complete;
-            let own = WriteList::of(p.op);
-            for row in rows {
-                let (r, w) = match version(row.first(), row.get(1)) {
-                    Ok(Some(v)) => v,
-                    Ok(None) | Err(_) => {
-                        tracing::warn!(op = p.op, "a written row without its rid and wl: {row:?}");
-                        out.writes_complete = false;
-                        continue;
-                    }
-                };
-                // Matched but unchanged: `wl` is appended to only where a
-                // value changes (`UpdateCapture::ReturningWhereChanged`).
-                if p.kind == StmtKind::Update && w.last() != p.op {
-                    out.unchanged.push(RowVersion {
-                        table: table.clone(),
-                        rid: r,
-                        wl: w,
-                    });
-                    continue;
-                }
-                let write = match p.kind {
-                    StmtKind::Delete => RowWrite {
-                        table: table.clone(),
-                        rid: r,
-                        before: Some(w),
-                        after: None,
-                    },
-                    _ if w == own => RowWrite {
-                        table: table.clone(),
-                        rid: r,
-                        before: None,
-                        after: Some(w),
-                    },
-                    _ => RowWrite {
-                        table: table.clone(),
-                        rid: r,
-                        before: w.previous(),
-                        after: Some(w),
-                    },
-                };
-                if let Some(before) = &write.before {
-                    out.reads.push(RowVersion {
-                        table: table.clone(),
-                        rid: r,
-                        wl: before.clone(),
-                    });
-                }
-                out.writes.push(write);
-            }
-            out.writes.sort();
-            out.unchanged.sort();
+            written_rows(p, &mut out, rows, table);
         }
     }
     out
+}
+
+/// A SELECT's result rows without their instrumentation columns (after
+/// `user_cols`), and the row versions those say each table instance read.
+fn read_rows(
+    p: &Prepared,
+    out: &mut Outcome,
+    rows: Vec<Vec<Value>>,
+    user_cols: usize,
+    instances: &[String],
+) {
+    for mut row in rows {
+        let extra = row.split_off(user_cols.min(row.len()));
+        for (i, table) in instances.iter().enumerate() {
+            let (r, w) = match version(extra.get(2 * i), extra.get(2 * i + 1)) {
+                Ok(Some(v)) => v,
+                Ok(None) => continue, // the unmatched side of an outer join
+                Err(e) => {
+                    tracing::warn!(op = p.op, "unreadable instrumentation: {e}");
+                    out.reads_complete = false;
+                    continue;
+                }
+            };
+            out.reads.push(RowVersion {
+                table: table.clone(),
+                rid: r,
+                wl: w,
+            });
+        }
+        out.rows.push(row);
+    }
+    out.reads.sort();
+    out.reads.dedup();
+}
+
+/// A write's returned rows (`rid, wl`) of `table`: the row writes, the
+/// versions they overwrote (as reads), and matched rows it left unchanged.
+fn written_rows(p: &Prepared, out: &mut Outcome, rows: Vec<Vec<Value>>, table: &str) {
+    let own = WriteList::of(p.op);
+    for row in rows {
+        let (r, w) = match version(row.first(), row.get(1)) {
+            Ok(Some(v)) => v,
+            Ok(None) | Err(_) => {
+                tracing::warn!(op = p.op, "a written row without its rid and wl: {row:?}");
+                out.writes_complete = false;
+                continue;
+            }
+        };
+        // Matched but unchanged: `wl` is appended to only where a
+        // value changes (`UpdateCapture::ReturningWhereChanged`).
+        if p.kind == StmtKind::Update && w.last() != p.op {
+            out.unchanged.push(RowVersion {
+                table: table.to_string(),
+                rid: r,
+                wl: w,
+            });
+            continue;
+        }
+        let (before, after) = match p.kind {
+            StmtKind::Delete => (Some(w), None),
+            _ if w == own => (None, Some(w)),
+            _ => (w.previous(), Some(w)),
+        };
+        let write = RowWrite {
+            table: table.to_string(),
+            rid: r,
+            before,
+            after,
+        };
+        if let Some(before) = &write.before {
+            out.reads.push(RowVersion {
+                table: table.to_string(),
+                rid: r,
+                wl: before.clone(),
+            });
+        }
+        out.writes.push(write);
+    }
+    out.writes.sort();
+    out.unchanged.sort();
 }
 
 #[cfg(test)]

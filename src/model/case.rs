@@ -153,60 +153,49 @@ impl TestCase {
             if t.stmts.is_empty() {
                 return Err(format!("transaction T{} has no statements", t.id));
             }
-            for s in &t.stmts {
-                if !ops.insert(s.op) || s.op == 0 {
-                    return Err(format!("operation id {} is zero or used twice", s.op));
-                }
-                if let Stmt::Insert(ins) = &s.stmt {
-                    if ins.rids.len() != ins.rows.len() {
-                        return Err(format!(
-                            "T{} op {}: INSERT of {} row(s) with {} row id(s)",
-                            t.id,
-                            s.op,
-                            ins.rows.len(),
-                            ins.rids.len()
-                        ));
-                    }
-                }
-                for table in crate::model::walk::tables(&s.stmt) {
-                    if self.schema.table(&table).is_none() {
-                        return Err(format!(
-                            "T{} op {} uses table {table}, which the schema does not define",
-                            t.id, s.op
-                        ));
-                    }
+            self.validate_stmts(t, &mut ops)?;
+            validate_framing(t)?;
+        }
+        self.validate_data()?;
+        self.validate_submit_order()
+    }
+
+    /// Statements of `t`: operation ids (unique and nonzero, `ops` holds those
+    /// seen so far), INSERT row ids, and tables the schema defines.
+    fn validate_stmts(
+        &self,
+        t: &Txn,
+        ops: &mut std::collections::HashSet<u32>,
+    ) -> Result<(), String> {
+        for s in &t.stmts {
+            if !ops.insert(s.op) || s.op == 0 {
+                return Err(format!("operation id {} is zero or used twice", s.op));
+            }
+            if let Stmt::Insert(ins) = &s.stmt {
+                if ins.rids.len() != ins.rows.len() {
+                    return Err(format!(
+                        "T{} op {}: INSERT of {} row(s) with {} row id(s)",
+                        t.id,
+                        s.op,
+                        ins.rows.len(),
+                        ins.rids.len()
+                    ));
                 }
             }
-            let kinds: Vec<StmtKind> = t.stmts.iter().map(|s| s.stmt.kind()).collect();
-            if t.autocommit {
-                if kinds.iter().any(|k| k.is_control()) {
+            for table in crate::model::walk::tables(&s.stmt) {
+                if self.schema.table(&table).is_none() {
                     return Err(format!(
-                        "autocommit session T{} contains a transaction-control statement",
-                        t.id
-                    ));
-                }
-            } else {
-                let n = kinds.len();
-                if kinds[0] != StmtKind::Begin
-                    || n < 2
-                    || !matches!(kinds[n - 1], StmtKind::Commit | StmtKind::Rollback)
-                {
-                    return Err(format!(
-                        "transaction T{} must start with BEGIN and end with COMMIT or ROLLBACK",
-                        t.id
-                    ));
-                }
-                if kinds[1..n - 1]
-                    .iter()
-                    .any(|k| matches!(k, StmtKind::Begin | StmtKind::Commit | StmtKind::Rollback))
-                {
-                    return Err(format!(
-                        "transaction T{} has BEGIN/COMMIT/ROLLBACK inside",
-                        t.id
+                        "T{} op {} uses table {table}, which the schema does not define",
+                        t.id, s.op
                     ));
                 }
             }
         }
+        Ok(())
+    }
+
+    /// One data section per table, for a defined table, with rows of its width.
+    fn validate_data(&self) -> Result<(), String> {
         for t in &self.schema.tables {
             if self.data.iter().filter(|d| d.table == t.name).count() > 1 {
                 return Err(format!("table {} has two data sections", t.name));
@@ -226,6 +215,12 @@ impl TestCase {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// The submit order names every statement exactly once, each
+    /// transaction's in order.
+    fn validate_submit_order(&self) -> Result<(), String> {
         let mut seen = std::collections::HashSet::new();
         for r in &self.submit_order {
             if self.stmt(*r).is_none() {
@@ -254,4 +249,39 @@ impl TestCase {
         }
         Ok(())
     }
+}
+
+/// Transaction framing: an autocommit session holds no transaction control;
+/// an explicit transaction is BEGIN ... COMMIT or ROLLBACK with none inside.
+fn validate_framing(t: &Txn) -> Result<(), String> {
+    let kinds: Vec<StmtKind> = t.stmts.iter().map(|s| s.stmt.kind()).collect();
+    if t.autocommit {
+        if kinds.iter().any(|k| k.is_control()) {
+            return Err(format!(
+                "autocommit session T{} contains a transaction-control statement",
+                t.id
+            ));
+        }
+        return Ok(());
+    }
+    let n = kinds.len();
+    if kinds[0] != StmtKind::Begin
+        || n < 2
+        || !matches!(kinds[n - 1], StmtKind::Commit | StmtKind::Rollback)
+    {
+        return Err(format!(
+            "transaction T{} must start with BEGIN and end with COMMIT or ROLLBACK",
+            t.id
+        ));
+    }
+    if kinds[1..n - 1]
+        .iter()
+        .any(|k| matches!(k, StmtKind::Begin | StmtKind::Commit | StmtKind::Rollback))
+    {
+        return Err(format!(
+            "transaction T{} has BEGIN/COMMIT/ROLLBACK inside",
+            t.id
+        ));
+    }
+    Ok(())
 }

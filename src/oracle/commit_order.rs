@@ -28,7 +28,7 @@
 
 use crate::engine::profile::{SnapshotPoint, ViewRule};
 use crate::engine::EngineProfile;
-use crate::model::{walk, EventKind, History, Schema, StmtRef, TestCase, TxnEnd};
+use crate::model::{walk, EventKind, History, Schema, StmtRef, TestCase, Txn, TxnEnd};
 use std::collections::{BTreeSet, HashMap};
 
 /// Why the commit-order replay is not sound for a case (it is undecided).
@@ -125,24 +125,69 @@ pub fn unsound_reason(
     let mut writes = Vec::new();
     let mut all_writes = Vec::new();
     for t in &case.txns {
-        let committed = !t.autocommit && history.txn_end(t.id) == Some(TxnEnd::Committed);
         // A snapshot taken at the first data statement (PostgreSQL: "the
         // first non-transaction-control statement") or, for other snapshot
         // points, conservatively at BEGIN.
         let first_data = rule.snapshot == SnapshotPoint::FirstStatementStart;
-        let begin = t
-            .stmts
-            .iter()
-            .enumerate()
-            .filter(|(_, cs)| !first_data || cs.stmt.kind().is_data())
-            .filter_map(|(i, _)| {
-                marks.submitted.get(&StmtRef {
-                    txn: t.id,
-                    index: i as u32,
-                })
+        let begin = snapshot_start(t, &marks, first_data);
+        let ctx = TxnMarks {
+            case,
+            history,
+            marks: &marks,
+            snapshot_writes,
+            begin,
+        };
+        if let Some(u) = ctx.writes_of(t, &mut writes, &mut all_writes) {
+            return Some(u);
+        }
+    }
+    overlap_reason(&writes, &all_writes, &marks, uncommitted_visible)
+}
+
+/// Where a transaction's snapshot starts: the first submitted statement
+/// (with `first_data`, the first data statement) of `t`.
+fn snapshot_start(t: &Txn, marks: &Marks, first_data: bool) -> Option<usize> {
+    t.stmts
+        .iter()
+        .enumerate()
+        .filter(|(_, cs)| !first_data || cs.stmt.kind().is_data())
+        .filter_map(|(i, _)| {
+            marks.submitted.get(&StmtRef {
+                txn: t.id,
+                index: i as u32,
             })
-            .min()
-            .copied();
+        })
+        .min()
+        .copied()
+}
+
+/// A write's span: statement, tables it depends on, submit and end of its
+/// unit (event indexes).
+type WriteSpan = (StmtRef, BTreeSet<String>, usize, usize);
+
+/// What the writes of one transaction are judged against.
+struct TxnMarks<'a> {
+    case: &'a TestCase,
+    history: &'a History,
+    marks: &'a Marks,
+    /// Writes see the transaction's snapshot.
+    snapshot_writes: bool,
+    /// Where the transaction's snapshot starts.
+    begin: Option<usize>,
+}
+
+impl TxnMarks<'_> {
+    /// Adds the submitted writes of `t` to `all_writes`, and those of a
+    /// committed unit to `writes`; `Some` when a write waited and failed on
+    /// a concurrency error.
+    fn writes_of(
+        &self,
+        t: &Txn,
+        writes: &mut Vec<Write>,
+        all_writes: &mut Vec<WriteSpan>,
+    ) -> Option<Unsound> {
+        let (history, marks) = (self.history, self.marks);
+        let committed = !t.autocommit && history.txn_end(t.id) == Some(TxnEnd::Committed);
         let commit = marks.last.get(&t.id).copied();
         for (i, cs) in t.stmts.iter().enumerate() {
             let r = StmtRef {
@@ -155,7 +200,7 @@ pub fn unsound_reason(
             let Some(&start) = marks.submitted.get(&r) else {
                 continue;
             };
-            let tables = depends_on(&cs.stmt, &case.schema);
+            let tables = depends_on(&cs.stmt, &self.case.schema);
             let end = marks.completed.get(&r).copied();
             let txn_end = if t.autocommit { end } else { commit };
             all_writes.push((r, tables.clone(), start, txn_end.unwrap_or(usize::MAX)));
@@ -177,7 +222,7 @@ pub fn unsound_reason(
             if waited && failed_by_concurrency {
                 return Some(Unsound::WriteWaited);
             }
-            let from = match (snapshot_writes && !t.autocommit, begin) {
+            let from = match (self.snapshot_writes && !t.autocommit, self.begin) {
                 (true, Some(b)) => b,
                 _ => start,
             };
@@ -191,8 +236,20 @@ pub fn unsound_reason(
                 waited,
             });
         }
+        None
     }
-    for w in &writes {
+}
+
+/// Why overlapping writes make the replay unsound: another unit's commit
+/// during a write (of tables it depends on), or, where uncommitted rows are
+/// visible, another transaction's write running at the same time.
+fn overlap_reason(
+    writes: &[Write],
+    all_writes: &[WriteSpan],
+    marks: &Marks,
+    uncommitted_visible: bool,
+) -> Option<Unsound> {
+    for w in writes {
         let conflicting_commit = writes.iter().any(|o| {
             o.unit != w.unit && o.to > w.from && o.to < w.to && !o.tables.is_disjoint(&w.tables)
         });

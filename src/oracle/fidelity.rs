@@ -33,6 +33,10 @@ use crate::sql::{Dialect, Layout};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 
+mod differences;
+
+use differences::{plan_dependent, stmt_differences, txn_end_differences};
+
 pub const NAME: &str = "fidelity";
 
 /// Shadow runs of a case whose comparison is undecided for a race, until
@@ -188,46 +192,8 @@ pub fn compare(
         return Comparison::Undecided(Undecided::TimedOut);
     }
     let mut diffs = Vec::new();
-    for r in case.all_refs() {
-        let (a, b) = (seen(history, r), seen(shadow, r));
-        let mut differ = |what, x: serde_json::Value, y: serde_json::Value| {
-            if x != y {
-                diffs.push(Difference {
-                    what,
-                    stmt: Some(r),
-                    instrumented: x,
-                    plain: y,
-                });
-            }
-        };
-        differ("wait", json!(a.waited), json!(b.waited));
-        differ("ran", json!(a.ran), json!(b.ran));
-        let (Some(x), Some(y)) = (a.outcome, b.outcome) else {
-            continue;
-        };
-        differ("error", error_of(x), error_of(y));
-        // Control statements report whatever count the session had last.
-        let Some(cs) = case.stmt(r).filter(|cs| cs.stmt.kind().is_data()) else {
-            continue;
-        };
-        if x.ok() && y.ok() {
-            differ("result", bag(&x.rows), bag(&y.rows));
-            if instrument::reports_affected(d, &cs.stmt) {
-                differ("affected", json!(x.affected), json!(y.affected));
-            }
-        }
-    }
-    for t in &case.txns {
-        let (x, y) = (history.txn_end(t.id), shadow.txn_end(t.id));
-        if x != y {
-            diffs.push(Difference {
-                what: "txn-end",
-                stmt: None,
-                instrumented: json!({ "txn": t.id, "end": x }),
-                plain: json!({ "txn": t.id, "end": y }),
-            });
-        }
-    }
+    stmt_differences(d, case, history, shadow, &mut diffs);
+    txn_end_differences(case, history, shadow, &mut diffs);
     if history.final_state_error.is_some() || shadow.final_state_error.is_some() {
         return undecided_or(diffs, Undecided::FinalStateUnread, history, shadow);
     }
@@ -247,17 +213,7 @@ pub fn compare(
     if let Some(reason) = race(history).or_else(|| race(shadow)) {
         return Comparison::Undecided(reason);
     }
-    let class_of =
-        |h: &History, r: StmtRef| h.outcome(r).and_then(|o| o.error.as_ref()).map(|e| e.class);
-    let plan_dependent = aborts_anywhere.is_some()
-        && diffs.iter().any(|d| {
-            d.what == "error"
-                && d.stmt.is_some_and(|r| {
-                    class_of(history, r) == aborts_anywhere
-                        || class_of(shadow, r) == aborts_anywhere
-                })
-        });
-    if plan_dependent {
+    if plan_dependent(aborts_anywhere, &diffs, history, shadow) {
         return Comparison::Undecided(Undecided::PlanDependentAbort);
     }
     Comparison::Differ(diffs)

@@ -35,6 +35,10 @@ use serde::Serialize;
 use serde_json::json;
 use std::collections::{BTreeSet, HashMap};
 
+mod findings;
+
+use findings::{final_state_finding, read_result_finding, write_outcome_finding, Explainer};
+
 /// One unit of the serial order: a whole explicit transaction, or one autocommit statement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -452,100 +456,28 @@ impl Actual<'_> {
             .filter_map(|r| case.stmt(*r).map(|s| &s.stmt))
             .filter(|s| s.kind().is_data())
             .collect();
-        let mut out = Compared::default();
-        // `Some(claim)` keeps a finding; `None` drops it as undecided.
-        let mut decide = |scope: Scope, rows_ok: Option<bool>| match (scope, rows_ok) {
-            (Scope::Explained, Some(true)) => Some(Some(Claim::UniqueCheckOrder)),
-            (Scope::Explained, None) => {
-                out.dropped = Some(Undecided::UniqueOrderUnobservedRows);
-                None
-            }
-            (Scope::Cascade, _) => {
-                out.dropped = Some(Undecided::UniqueOrderCascade);
-                None
-            }
-            _ => Some(None),
+        let mut ex = Explainer {
+            case,
+            targets,
+            explained,
+            later,
+            later_stmts,
+            dropped: None,
         };
         let mut findings = Vec::new();
         if let Some(diff) = state_diff(&actual.final_state, &replayed.final_state) {
-            let scope =
-                unique_order::scope(&targets, &unique_order::diff_tables(&diff), &later_stmts);
-            // Beyond the tables: only rows the UPDATEs wrote are explained.
-            let rows_ok = unique_order::rows_explained(explained.as_ref(), &diff);
-            if let Some(claim) = decide(scope, rows_ok) {
-                let mut f = Finding::new(
-                    crate::oracle::OracleKind::Wss,
-                    &format!("{level}-final-state"),
-                    format!(
-                        "final state differs from the {level}-level serial replay in order {}",
-                        serial.join(" -> ")
-                    ),
-                    json!({ "serial_order": serial, "tables": diff }),
-                )
-                // Only writes change a final state.
-                .about(
-                    case.all_refs()
-                        .filter(|r| case.stmt(*r).is_some_and(|cs| cs.stmt.kind().is_write())),
-                );
-                f.claim = claim;
-                findings.push(f);
-            }
+            findings.extend(final_state_finding(&mut ex, level, serial, diff));
         }
-        // Differing statements other than the UPDATEs are never explained by
-        // them; one that ran after them may be their cascade.
-        let effects = |refs: &mut dyn Iterator<Item = StmtRef>| {
-            unique_order::combine(refs.filter_map(|r| Some((r, &case.stmt(r)?.stmt))).map(
-                |(r, stmt)| {
-                    unique_order::effect_scope(&targets, stmt, &later_stmts, later.contains(&r))
-                },
-            ))
-        };
         if !writes.is_empty() {
-            let others = effects(&mut writes.iter().filter(|w| !w.1).map(|w| w.0));
-            let claim = match others {
-                None => Some(Some(Claim::UniqueCheckOrder)),
-                Some(scope) => decide(scope, Some(false)),
-            };
-            if let Some(claim) = claim {
-                let mut f = Finding::new(
-                    crate::oracle::OracleKind::Wss,
-                    &format!("{level}-write-outcome"),
-                    format!(
-                        "{} write(s) succeeded or failed differently than in the {level}-level serial replay",
-                        writes.len()
-                    ),
-                    json!({
-                        "serial_order": serial,
-                        "writes": writes.iter().map(|w| w.2.clone()).collect::<Vec<_>>(),
-                    }),
-                )
-                .about(writes.iter().map(|w| w.0));
-                f.claim = claim;
-                findings.push(f);
-            }
+            findings.extend(write_outcome_finding(&mut ex, level, serial, &writes));
         }
         if !reads.is_empty() {
-            let scope = effects(&mut reads.iter().map(|r| r.0)).unwrap_or(Scope::Unexplained);
-            if let Some(claim) = decide(scope, Some(false)) {
-                let mut f = Finding::new(
-                    crate::oracle::OracleKind::Wss,
-                    &format!("{level}-read-result"),
-                    format!(
-                        "{} read(s) at SERIALIZABLE returned other rows than in the serial replay",
-                        reads.len()
-                    ),
-                    json!({
-                        "serial_order": serial,
-                        "reads": reads.iter().map(|r| r.1.clone()).collect::<Vec<_>>(),
-                    }),
-                )
-                .about(reads.iter().map(|r| r.0));
-                f.claim = claim;
-                findings.push(f);
-            }
+            findings.extend(read_result_finding(&mut ex, level, serial, &reads));
         }
-        out.findings = findings;
-        out
+        Compared {
+            findings,
+            dropped: ex.dropped,
+        }
     }
 }
 

@@ -120,26 +120,7 @@ pub fn reduce(
     r.accepted = 0;
     let mut cur = rec.case.clone();
     while r.budget_left() {
-        let mut changed = false;
-        changed |= r.ddmin(
-            &mut cur,
-            &|c| c.txns.iter().map(|t| t.id).collect(),
-            &|c, x| edit::remove_txns(c, x),
-        )?;
-        changed |= r.ddmin(&mut cur, &edit::removable_ops, &edit::remove_ops)?;
-        changed |= r.ddmin(
-            &mut cur,
-            &|c| c.schema.tables.iter().map(|t| t.name.clone()).collect(),
-            &|c, x: &[String]| {
-                x.iter()
-                    .try_fold(c.clone(), |c, t| edit::remove_table(&c, t))
-            },
-        )?;
-        changed |= r.ddmin(&mut cur, &edit::rows, &edit::remove_rows)?;
-        changed |= r.simplify(&mut cur)?;
-        changed |= r.ddmin(&mut cur, &edit::unreferenced_columns, &edit::remove_columns)?;
-        changed |= r.ddmin(&mut cur, &edit::constraints, &edit::remove_constraints)?;
-        if !changed {
+        if !r.pass(&mut cur)? {
             break;
         }
     }
@@ -170,6 +151,31 @@ pub fn reduce(
         exhausted,
         record,
     })
+}
+
+impl Reducer<'_> {
+    /// One pass of every reduction (transactions, statements, tables, rows,
+    /// simplifications, columns, constraints) on `cur`: whether any applied.
+    fn pass(&mut self, cur: &mut TestCase) -> Result<bool, ReduceError> {
+        let mut changed = false;
+        changed |= self.ddmin(cur, &|c| c.txns.iter().map(|t| t.id).collect(), &|c, x| {
+            edit::remove_txns(c, x)
+        })?;
+        changed |= self.ddmin(cur, &edit::removable_ops, &edit::remove_ops)?;
+        changed |= self.ddmin(
+            cur,
+            &|c| c.schema.tables.iter().map(|t| t.name.clone()).collect(),
+            &|c, x: &[String]| {
+                x.iter()
+                    .try_fold(c.clone(), |c, t| edit::remove_table(&c, t))
+            },
+        )?;
+        changed |= self.ddmin(cur, &edit::rows, &edit::remove_rows)?;
+        changed |= self.simplify(cur)?;
+        changed |= self.ddmin(cur, &edit::unreferenced_columns, &edit::remove_columns)?;
+        changed |= self.ddmin(cur, &edit::constraints, &edit::remove_constraints)?;
+        Ok(changed)
+    }
 }
 
 type Items<T> = dyn Fn(&TestCase) -> Vec<T>;

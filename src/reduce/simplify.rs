@@ -4,38 +4,13 @@
 //! alternative is smaller than the original; the reducer keeps one only when
 //! the finding still reproduces.
 
-use crate::model::{BinOp, Expr, OnConflict, Stmt};
+use crate::model::{BinOp, Expr, Insert, OnConflict, Select, Stmt};
 
 /// Alternatives to `stmt`, each one step simpler.
 pub fn simplifications(stmt: &Stmt) -> Vec<Stmt> {
     let mut out = Vec::new();
     match stmt {
-        Stmt::Select(s) => {
-            for w in where_alternatives(&s.where_) {
-                let mut x = s.clone();
-                x.where_ = w;
-                out.push(Stmt::Select(x));
-            }
-            if s.items.len() > 1 {
-                for i in 0..s.items.len() {
-                    let mut x = s.clone();
-                    x.items.remove(i);
-                    out.push(Stmt::Select(x));
-                }
-            }
-            let mut x = s.clone();
-            x.order_by.clear();
-            x.limit = None;
-            x.distinct = false;
-            if x != *s {
-                out.push(Stmt::Select(x));
-            }
-            if s.lock.is_some() {
-                let mut x = s.clone();
-                x.lock = None;
-                out.push(Stmt::Select(x));
-            }
-        }
+        Stmt::Select(s) => select_simplifications(s, &mut out),
         Stmt::Update(u) => {
             for w in where_alternatives(&u.where_) {
                 let mut x = u.clone();
@@ -57,39 +32,71 @@ pub fn simplifications(stmt: &Stmt) -> Vec<Stmt> {
                 out.push(Stmt::Delete(x));
             }
         }
-        Stmt::Insert(i) => {
-            if i.rows.len() > 1 {
-                for r in 0..i.rows.len() {
-                    let mut x = i.clone();
-                    x.rows.remove(r);
-                    if r < x.rids.len() {
-                        x.rids.remove(r);
-                    }
-                    out.push(Stmt::Insert(x));
-                }
-            }
-            if let OnConflict::Update {
-                target,
-                assignments,
-            } = &i.on_conflict
-            {
-                if assignments.len() > 1 {
-                    for a in 0..assignments.len() {
-                        let mut x = i.clone();
-                        let mut asg = assignments.clone();
-                        asg.remove(a);
-                        x.on_conflict = OnConflict::Update {
-                            target: target.clone(),
-                            assignments: asg,
-                        };
-                        out.push(Stmt::Insert(x));
-                    }
-                }
-            }
-        }
+        Stmt::Insert(i) => insert_simplifications(i, &mut out),
         _ => {}
     }
     out
+}
+
+/// A SELECT's alternatives: each smaller WHERE, one item fewer, no ORDER
+/// BY/LIMIT/DISTINCT, no locking clause.
+fn select_simplifications(s: &Select, out: &mut Vec<Stmt>) {
+    for w in where_alternatives(&s.where_) {
+        let mut x = s.clone();
+        x.where_ = w;
+        out.push(Stmt::Select(x));
+    }
+    if s.items.len() > 1 {
+        for i in 0..s.items.len() {
+            let mut x = s.clone();
+            x.items.remove(i);
+            out.push(Stmt::Select(x));
+        }
+    }
+    let mut x = s.clone();
+    x.order_by.clear();
+    x.limit = None;
+    x.distinct = false;
+    if x != *s {
+        out.push(Stmt::Select(x));
+    }
+    if s.lock.is_some() {
+        let mut x = s.clone();
+        x.lock = None;
+        out.push(Stmt::Select(x));
+    }
+}
+
+/// An INSERT's alternatives: one row fewer, one upsert assignment fewer.
+fn insert_simplifications(i: &Insert, out: &mut Vec<Stmt>) {
+    if i.rows.len() > 1 {
+        for r in 0..i.rows.len() {
+            let mut x = i.clone();
+            x.rows.remove(r);
+            if r < x.rids.len() {
+                x.rids.remove(r);
+            }
+            out.push(Stmt::Insert(x));
+        }
+    }
+    if let OnConflict::Update {
+        target,
+        assignments,
+    } = &i.on_conflict
+    {
+        if assignments.len() > 1 {
+            for a in 0..assignments.len() {
+                let mut x = i.clone();
+                let mut asg = assignments.clone();
+                asg.remove(a);
+                x.on_conflict = OnConflict::Update {
+                    target: target.clone(),
+                    assignments: asg,
+                };
+                out.push(Stmt::Insert(x));
+            }
+        }
+    }
 }
 
 /// No WHERE at all, then every one-step smaller predicate.

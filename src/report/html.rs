@@ -130,6 +130,45 @@ fn group(s: &mut String, g: &Group) {
         esc(&sig.key()),
         esc(&rec.finding.summary)
     );
+    known_and_permitted(s, g);
+    let _ = write!(
+        s,
+        "<p class=\"muted\">smallest example: {}",
+        esc(&g.example.display().to_string())
+    );
+    match g.reduced {
+        Some((b, a)) => {
+            let _ = write!(
+                s,
+                "; reduced from {b} to {a} data statement(s), {} transaction(s)",
+                rec.case.txns.len()
+            );
+        }
+        None => s.push_str("; not reduced"),
+    }
+    s.push_str("</p>\n");
+    explanation(s, g);
+    let header = format!(
+        "txfuzz finding: {} [{}:{}]\nengine: {} {}",
+        rec.finding.summary,
+        rec.finding.oracle,
+        rec.finding.kind,
+        rec.engine.name,
+        rec.engine.version
+    );
+    let script = render_script(
+        dialect_of(&rec.engine.name),
+        &rec.case,
+        Some(&rec.history),
+        &header,
+    );
+    let _ = write!(s, "<pre class=\"sql\">{}</pre>\n</section>\n", esc(&script));
+}
+
+/// The known issue a group's finding matches and the fact that permits it,
+/// where there are.
+fn known_and_permitted(s: &mut String, g: &Group) {
+    let rec = &g.shown;
     if let Some(k) = &rec.finding.known {
         let _ = writeln!(
             s,
@@ -148,22 +187,12 @@ fn group(s: &mut String, g: &Group) {
             esc(&p.test)
         );
     }
-    let _ = write!(
-        s,
-        "<p class=\"muted\">smallest example: {}",
-        esc(&g.example.display().to_string())
-    );
-    match g.reduced {
-        Some((b, a)) => {
-            let _ = write!(
-                s,
-                "; reduced from {b} to {a} data statement(s), {} transaction(s)",
-                rec.case.txns.len()
-            );
-        }
-        None => s.push_str("; not reduced"),
-    }
-    s.push_str("</p>\n");
+}
+
+/// The explanation of a group's finding as a list, and its cycle as SVG,
+/// where the evidence has them.
+fn explanation(s: &mut String, g: &Group) {
+    let rec = &g.shown;
     if let Some(ex) = rec
         .finding
         .evidence
@@ -182,19 +211,4 @@ fn group(s: &mut String, g: &Group) {
             s.push('\n');
         }
     }
-    let header = format!(
-        "txfuzz finding: {} [{}:{}]\nengine: {} {}",
-        rec.finding.summary,
-        rec.finding.oracle,
-        rec.finding.kind,
-        rec.engine.name,
-        rec.engine.version
-    );
-    let script = render_script(
-        dialect_of(&rec.engine.name),
-        &rec.case,
-        Some(&rec.history),
-        &header,
-    );
-    let _ = write!(s, "<pre class=\"sql\">{}</pre>\n</section>\n", esc(&script));
 }

@@ -58,6 +58,37 @@ pub fn load(dir: &Path) -> Result<Report, String> {
         ),
         Err(_) => None,
     };
+    let mut groups = group_findings(finding_files(dir));
+    for g in &mut groups {
+        // Prefer a reduced case of any member; the example's own first.
+        let red = reduced_path(&g.example);
+        if let Ok(r) = read_record(&red) {
+            g.reduced = Some((data_stmts(&g.shown.case), data_stmts(&r.case)));
+            g.shown = r;
+        }
+    }
+    // New violations first, then known ones, then permitted; then by count.
+    let rank = |g: &Group| match (g.signature.verdict.as_str(), &g.shown.finding.known) {
+        ("violation", None) => 0,
+        ("violation", Some(_)) => 1,
+        _ => 2,
+    };
+    groups.sort_by(|a, b| {
+        (rank(a), std::cmp::Reverse(a.count), a.signature.key()).cmp(&(
+            rank(b),
+            std::cmp::Reverse(b.count),
+            b.signature.key(),
+        ))
+    });
+    Ok(Report {
+        dir: dir.to_path_buf(),
+        summary,
+        groups,
+    })
+}
+
+/// The finding files of `DIR/findings` (not the reduced ones), sorted.
+fn finding_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = match std::fs::read_dir(dir.join("findings")) {
         Ok(rd) => rd
             .filter_map(|e| e.ok().map(|e| e.path()))
@@ -69,6 +100,12 @@ pub fn load(dir: &Path) -> Result<Report, String> {
         Err(_) => Vec::new(),
     };
     files.sort();
+    files
+}
+
+/// The findings of `files` grouped by signature (known and new violations
+/// apart), each shown by its smallest case; unreadable files are skipped.
+fn group_findings(files: Vec<PathBuf>) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
     for path in files {
         // One unreadable file (a run killed mid-write by an older txfuzz, a
@@ -105,32 +142,7 @@ pub fn load(dir: &Path) -> Result<Report, String> {
             }),
         }
     }
-    for g in &mut groups {
-        // Prefer a reduced case of any member; the example's own first.
-        let red = reduced_path(&g.example);
-        if let Ok(r) = read_record(&red) {
-            g.reduced = Some((data_stmts(&g.shown.case), data_stmts(&r.case)));
-            g.shown = r;
-        }
-    }
-    // New violations first, then known ones, then permitted; then by count.
-    let rank = |g: &Group| match (g.signature.verdict.as_str(), &g.shown.finding.known) {
-        ("violation", None) => 0,
-        ("violation", Some(_)) => 1,
-        _ => 2,
-    };
-    groups.sort_by(|a, b| {
-        (rank(a), std::cmp::Reverse(a.count), a.signature.key()).cmp(&(
-            rank(b),
-            std::cmp::Reverse(b.count),
-            b.signature.key(),
-        ))
-    });
-    Ok(Report {
-        dir: dir.to_path_buf(),
-        summary,
-        groups,
-    })
+    groups
 }
 
 /// Writes `DIR/report.html`; returns its path.

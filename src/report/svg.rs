@@ -54,20 +54,7 @@ pub fn throughput(timeline: &[(f64, u64, u64)]) -> String {
 /// `table`, `rid`): transactions on a circle, one labelled arrow per edge.
 /// `None` when there are no edges.
 pub fn cycle(edges: &serde_json::Value) -> Option<String> {
-    let edges: Vec<(String, String, String)> = edges
-        .as_array()?
-        .iter()
-        .map(|e| {
-            let s = |k: &str| e.get(k).and_then(|v| v.as_str()).unwrap_or("?").to_string();
-            let mut label = s("kind");
-            if let (Some(t), Some(r)) = (e.get("table").and_then(|v| v.as_str()), e.get("rid")) {
-                if !r.is_null() {
-                    let _ = write!(label, " {t}#{r}");
-                }
-            }
-            (s("from"), s("to"), label)
-        })
-        .collect();
+    let edges = cycle_edges(edges)?;
     if edges.is_empty() {
         return None;
     }
@@ -93,41 +80,7 @@ pub fn cycle(edges: &serde_json::Value) -> Option<String> {
     for (k, (a, b, label)) in edges.iter().enumerate() {
         let ia = nodes.iter().position(|n| n == a).unwrap_or(0);
         let ib = nodes.iter().position(|n| n == b).unwrap_or(0);
-        let ((x1, y1), (x2, y2)) = (pos(ia), pos(ib));
-        // Bend each edge to one side, so a->b and b->a do not overlap.
-        let (dx, dy) = (x2 - x1, y2 - y1);
-        let len = (dx * dx + dy * dy).sqrt().max(1.0);
-        let bend = 40.0 + 8.0 * (k % 3) as f64;
-        let (mx, my) = (
-            (x1 + x2) / 2.0 - dy / len * bend,
-            (y1 + y2) / 2.0 + dx / len * bend,
-        );
-        // Start and end on the node circles, towards the control point.
-        let shorten = |x: f64, y: f64| {
-            let (ux, uy) = (mx - x, my - y);
-            let l = (ux * ux + uy * uy).sqrt().max(1.0);
-            (x + ux / l * node_r, y + uy / l * node_r)
-        };
-        let ((sx, sy), (ex, ey)) = if ia == ib {
-            ((x1, y1 - node_r), (x1 + node_r, y1))
-        } else {
-            (shorten(x1, y1), shorten(x2, y2))
-        };
-        // The label sits at the curve's midpoint, on its outer side.
-        let (tx, ty) = ((x1 + x2) / 4.0 + mx / 2.0, (y1 + y2) / 4.0 + my / 2.0);
-        let side = mx - (x1 + x2) / 2.0;
-        let (anchor, tx) = if side < -1.0 {
-            ("end", tx - 5.0)
-        } else if side > 1.0 {
-            ("start", tx + 5.0)
-        } else {
-            ("middle", tx)
-        };
-        let _ = write!(
-            s,
-            r##"<path d="M {sx:.1} {sy:.1} Q {mx:.1} {my:.1} {ex:.1} {ey:.1}" fill="none" stroke="#444" stroke-width="1.5" marker-end="url(#arrow)"/><text x="{tx:.1}" y="{ty:.1}" font-size="12" text-anchor="{anchor}" fill="#8250df">{}</text>"##,
-            esc(label),
-        );
+        edge(&mut s, k, (pos(ia), pos(ib)), ia == ib, node_r, label);
     }
     for (i, n) in nodes.iter().enumerate() {
         let (x, y) = pos(i);
@@ -140,6 +93,74 @@ pub fn cycle(edges: &serde_json::Value) -> Option<String> {
     }
     s.push_str("</svg>");
     Some(s)
+}
+
+/// A cycle's edges from the evidence: from, to and label (kind, and the row
+/// where known).
+fn cycle_edges(edges: &serde_json::Value) -> Option<Vec<(String, String, String)>> {
+    Some(
+        edges
+            .as_array()?
+            .iter()
+            .map(|e| {
+                let s = |k: &str| e.get(k).and_then(|v| v.as_str()).unwrap_or("?").to_string();
+                let mut label = s("kind");
+                if let (Some(t), Some(r)) = (e.get("table").and_then(|v| v.as_str()), e.get("rid"))
+                {
+                    if !r.is_null() {
+                        let _ = write!(label, " {t}#{r}");
+                    }
+                }
+                (s("from"), s("to"), label)
+            })
+            .collect(),
+    )
+}
+
+/// Edge `k` of a cycle between node centres `from` and `to` (the same node:
+/// `self_loop`) as a curve bent to one side, with its label.
+fn edge(
+    s: &mut String,
+    k: usize,
+    ((x1, y1), (x2, y2)): ((f64, f64), (f64, f64)),
+    self_loop: bool,
+    node_r: f64,
+    label: &str,
+) {
+    // Bend each edge to one side, so a->b and b->a do not overlap.
+    let (dx, dy) = (x2 - x1, y2 - y1);
+    let len = (dx * dx + dy * dy).sqrt().max(1.0);
+    let bend = 40.0 + 8.0 * (k % 3) as f64;
+    let (mx, my) = (
+        (x1 + x2) / 2.0 - dy / len * bend,
+        (y1 + y2) / 2.0 + dx / len * bend,
+    );
+    // Start and end on the node circles, towards the control point.
+    let shorten = |x: f64, y: f64| {
+        let (ux, uy) = (mx - x, my - y);
+        let l = (ux * ux + uy * uy).sqrt().max(1.0);
+        (x + ux / l * node_r, y + uy / l * node_r)
+    };
+    let ((sx, sy), (ex, ey)) = if self_loop {
+        ((x1, y1 - node_r), (x1 + node_r, y1))
+    } else {
+        (shorten(x1, y1), shorten(x2, y2))
+    };
+    // The label sits at the curve's midpoint, on its outer side.
+    let (tx, ty) = ((x1 + x2) / 4.0 + mx / 2.0, (y1 + y2) / 4.0 + my / 2.0);
+    let side = mx - (x1 + x2) / 2.0;
+    let (anchor, tx) = if side < -1.0 {
+        ("end", tx - 5.0)
+    } else if side > 1.0 {
+        ("start", tx + 5.0)
+    } else {
+        ("middle", tx)
+    };
+    let _ = write!(
+        s,
+        r##"<path d="M {sx:.1} {sy:.1} Q {mx:.1} {my:.1} {ex:.1} {ey:.1}" fill="none" stroke="#444" stroke-width="1.5" marker-end="url(#arrow)"/><text x="{tx:.1}" y="{ty:.1}" font-size="12" text-anchor="{anchor}" fill="#8250df">{}</text>"##,
+        esc(label),
+    );
 }
 
 #[cfg(test)]

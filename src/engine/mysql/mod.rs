@@ -8,6 +8,7 @@
 //! around mysql_async, each with its own current-thread tokio runtime
 //! ([`link::Link`]), so sessions can run on the executor's threads.
 
+mod connect;
 mod errors;
 mod link;
 mod monitor;
@@ -26,6 +27,7 @@ use crate::model::{
     DbState, EngineInfo, ErrorClass, Isolation, Schema, Stmt, StmtRef, TableData, TestCase, Value,
 };
 use crate::sql::{self, Dialect, Layout};
+use connect::{base_opts, check_sql_mode, log_error_path, status_output_locks_on};
 use link::Link;
 use monitor::{Activity, InnodbProbe};
 use mysql_async::{Opts, OptsBuilder};
@@ -133,19 +135,7 @@ impl MysqlEngine {
             url: redacted.clone(),
             reason,
         };
-        let driver_url = match url.split_once("://") {
-            Some(("mariadb", rest)) => format!("mysql://{rest}"),
-            _ => url.to_string(),
-        };
-        // The parser's message may quote the URL, password included: not shown.
-        let base = Opts::from_url(&driver_url).map_err(|_| {
-            connect_err("invalid URL (expected mysql://user[:password]@host:port/db)".into())
-        })?;
-        // Like the mysql client, take the password from MYSQL_PWD when the URL has none.
-        let base: Opts = match (base.pass(), std::env::var("MYSQL_PWD")) {
-            (None, Ok(p)) if !p.is_empty() => OptsBuilder::from_opts(base).pass(Some(p)).into(),
-            _ => base,
-        };
+        let base = base_opts(url, &connect_err)?;
         let scrub = |reason: String| match base.pass() {
             Some(p) if !p.is_empty() => reason.replace(p, "***"),
             _ => reason,
@@ -156,16 +146,7 @@ impl MysqlEngine {
         let mut admin = Link::connect(&base).map_err(|e| connect_err(scrub(e)))?;
         let deadline = super::DEFAULT_ADMIN_DEADLINE;
         admin.set_deadline(Some(deadline));
-        // The UPDATE instrumentation relies on MariaDB's left-to-right SET
-        // assignments (docs/design.md §2).
-        let sql_mode = scalar(&mut admin, "SELECT @@GLOBAL.sql_mode")?;
-        if sql_mode.contains("SIMULTANEOUS_ASSIGNMENT") {
-            return Err(EngineError::Setup(
-                "sql_mode SIMULTANEOUS_ASSIGNMENT is set: txfuzz's UPDATE instrumentation needs \
-                 left-to-right SET assignments (remove it from the server's sql_mode)"
-                    .into(),
-            ));
-        }
+        check_sql_mode(&mut admin)?;
         let database = super::leftover::private_name();
         create_database(&mut admin, &database)
             .map_err(|e| setup("creating the private database", e))?;
@@ -175,33 +156,10 @@ impl MysqlEngine {
         let opts: Opts = OptsBuilder::from_opts(base)
             .db_name(Some(database.clone()))
             .into();
-        // Lets the monitor name the blocker of a lock wait (best effort: needs
-        // SUPER; only changes what SHOW ENGINE INNODB STATUS prints). A
-        // global setting: txfuzz turns it back OFF when it is done, if it was
-        // OFF (docs/reliability.md).
-        let was_on = scalar(&mut admin, "SELECT @@GLOBAL.innodb_status_output_locks")?;
-        let restore_status_locks = matches!(was_on.as_str(), "0" | "OFF")
-            && admin
-                .batch("SET GLOBAL innodb_status_output_locks = ON")
-                .is_ok();
+        let restore_status_locks = status_output_locks_on(&mut admin)?;
         let version = scalar(&mut admin, "SELECT VERSION()")?;
         let settings = read_settings(&mut admin)?;
-        let log_error = match scalar(&mut admin, "SELECT @@log_error") {
-            _ if !local => {
-                Err("the server is not on this machine; its log is not readable here".into())
-            }
-            Ok(p) if p.is_empty() || p == "stderr" => Err(
-                "the server writes no error log file (log_error is empty: its log goes to the \
-                 stderr of whoever started it)"
-                    .into(),
-            ),
-            Ok(p) if p.starts_with('/') => Ok(p),
-            Ok(p) => {
-                let datadir = scalar(&mut admin, "SELECT @@datadir").unwrap_or_default();
-                Ok(format!("{}/{}", datadir.trim_end_matches('/'), p))
-            }
-            Err(e) => Err(format!("the server does not say where it logs: {e}")),
-        };
+        let log_error = log_error_path(&mut admin, local);
         let name = if version.to_ascii_lowercase().contains("mariadb") {
             "mariadb"
         } else {

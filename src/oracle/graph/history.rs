@@ -36,6 +36,8 @@ use crate::model::{
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod from_case;
+
 pub const CHECK_FORMAT: u32 = 1;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -224,115 +226,21 @@ impl CheckHistory {
         let mut next_id = 1u64;
         // One index instead of a linear `History::outcome` per statement: stress
         // histories hold tens of thousands of statements.
-        let outcomes: std::collections::HashMap<crate::model::StmtRef, &crate::model::Outcome> =
-            history
-                .outcomes
-                .iter()
-                .map(|o| (o.stmt, &o.outcome))
-                .collect();
+        let outcomes: from_case::Outcomes = history
+            .outcomes
+            .iter()
+            .map(|o| (o.stmt, &o.outcome))
+            .collect();
         for t in &case.txns {
             if t.autocommit {
-                for (i, cs) in t.stmts.iter().enumerate() {
-                    let r = crate::model::StmtRef {
-                        txn: t.id,
-                        index: i as u32,
-                    };
-                    let Some(&out) = outcomes.get(&r) else {
-                        continue;
-                    };
-                    let committed = out.autocommit_committed();
-                    let mut ops = Vec::new();
-                    push_ops(&mut ops, cs, out, out.error.is_some());
-                    txns.push(CheckTxn {
-                        id: next_id,
-                        session: t.id as u64,
-                        status: if committed {
-                            TxnStatus::Committed
-                        } else {
-                            TxnStatus::Aborted
-                        },
-                        label: Some(autocommit_label(t.id, i)),
-                        savepoint_rollback: false,
-                        ops,
-                    });
-                    next_id += 1;
-                }
+                from_case::autocommit_txns(t, &outcomes, &mut next_id, &mut txns);
             } else {
-                let status = match history.txn_end(t.id) {
-                    Some(TxnEnd::Committed) => TxnStatus::Committed,
-                    _ => TxnStatus::Aborted,
-                };
-                let mut ops: Vec<Op> = Vec::new();
-                let mut savepoints: Vec<(String, usize)> = Vec::new();
-                let mut rolled_back = false;
-                for (i, cs) in t.stmts.iter().enumerate() {
-                    let r = crate::model::StmtRef {
-                        txn: t.id,
-                        index: i as u32,
-                    };
-                    let Some(&out) = outcomes.get(&r) else {
-                        continue;
-                    };
-                    match &cs.stmt {
-                        Stmt::Savepoint(name) if out.ok() => {
-                            savepoints.retain(|(n, _)| n != name);
-                            savepoints.push((name.clone(), ops.len()));
-                        }
-                        Stmt::RollbackTo(name) if out.ok() => {
-                            if let Some(p) = savepoints.iter().position(|(n, _)| n == name) {
-                                let start = savepoints[p].1;
-                                savepoints.truncate(p + 1);
-                                rolled_back = true;
-                                for op in &mut ops[start..] {
-                                    if let Op::Write { undone, .. }
-                                    | Op::UnobservedWrite { undone, .. } = op
-                                    {
-                                        *undone = true;
-                                    }
-                                }
-                            }
-                        }
-                        _ => {}
-                    }
-                    if matches!(
-                        cs.stmt.kind(),
-                        StmtKind::Select | StmtKind::Insert | StmtKind::Update | StmtKind::Delete
-                    ) {
-                        push_ops(&mut ops, cs, out, out.error.is_some());
-                    }
-                }
-                txns.push(CheckTxn {
-                    id: next_id,
-                    session: t.id as u64,
-                    status,
-                    label: Some(txn_label(t.id)),
-                    savepoint_rollback: rolled_back,
-                    ops,
-                });
+                txns.push(from_case::explicit_txn(t, history, &outcomes, next_id));
                 next_id += 1;
             }
         }
         // Sessions are the case's transaction/session ids (unique per case).
-        let final_state = if history.final_state_error.is_some() {
-            None
-        } else {
-            history
-                .final_versions()
-                .map(|vs| {
-                    vs.into_iter()
-                        .map(|v| FinalRow {
-                            table: v.table,
-                            rid: v.rid,
-                            wl: v.wl,
-                        })
-                        .collect()
-                })
-                .map_err(|e| {
-                    // Unknown, not partial: no row is left out silently.
-                    tracing::warn!("final state without instrumentation columns: {e}");
-                })
-                .ok()
-        };
+        let final_state = from_case::final_rows(history);
         CheckHistory {
             format: CHECK_FORMAT,
             isolation: Some(case.isolation),
@@ -366,16 +274,7 @@ fn push_ops(
     if failed {
         // A failed statement's effects are rolled back; what it read is not
         // part of the transaction's result.
-        for w in &out.writes {
-            ops.push(Op::Write {
-                op,
-                table: w.table.clone(),
-                rid: w.rid,
-                before: w.before.clone(),
-                after: w.after.clone(),
-                undone: true,
-            });
-        }
+        push_writes(ops, op, &out.writes, true);
         return;
     }
     // Rows an UPDATE matched and left as they were are reads of the version
@@ -392,42 +291,57 @@ fn push_ops(
     if !out.reads_complete {
         ops.push(Op::UnobservedRead { op });
     }
-    for w in &out.writes {
+    push_writes(ops, op, &out.writes, false);
+    if let Stmt::Insert(i) = &cs.stmt {
+        push_skipped_rows(ops, op, i, out);
+    }
+}
+
+/// The row writes of statement `op`, marked `undone` or not.
+fn push_writes(ops: &mut Vec<Op>, op: u32, writes: &[crate::model::RowWrite], undone: bool) {
+    for w in writes {
         ops.push(Op::Write {
             op,
             table: w.table.clone(),
             rid: w.rid,
             before: w.before.clone(),
             after: w.after.clone(),
-            undone: false,
+            undone,
         });
     }
-    // A row INSERT IGNORE / an upsert skipped on a conflict may still have
-    // existed while the statement ran (InnoDB inserts the clustered record
-    // before it checks a secondary unique key, and removes it on the
-    // conflict): a read of it is a read of an undone write, not of a version
-    // that never existed.
-    if let Stmt::Insert(i) = &cs.stmt {
-        if matches!(
-            i.on_conflict,
-            OnConflict::Ignore | OnConflict::Update { .. }
-        ) {
-            for rid in &i.rids {
-                if !out
-                    .writes
-                    .iter()
-                    .any(|w| w.table == i.table && w.rid == *rid)
-                {
-                    ops.push(Op::Write {
-                        op,
-                        table: i.table.clone(),
-                        rid: *rid,
-                        before: None,
-                        after: Some(WriteList::of(op)),
-                        undone: true,
-                    });
-                }
-            }
+}
+
+/// Undone writes for the rows INSERT IGNORE or an upsert (`i`, op `op`)
+/// skipped on a conflict: such a row may still have existed while the
+/// statement ran (InnoDB inserts the clustered record before it checks a
+/// secondary unique key, and removes it on the conflict), so a read of it is
+/// a read of an undone write, not of a version that never existed.
+fn push_skipped_rows(
+    ops: &mut Vec<Op>,
+    op: u32,
+    i: &crate::model::Insert,
+    out: &crate::model::Outcome,
+) {
+    if !matches!(
+        i.on_conflict,
+        OnConflict::Ignore | OnConflict::Update { .. }
+    ) {
+        return;
+    }
+    for rid in &i.rids {
+        if !out
+            .writes
+            .iter()
+            .any(|w| w.table == i.table && w.rid == *rid)
+        {
+            ops.push(Op::Write {
+                op,
+                table: i.table.clone(),
+                rid: *rid,
+                before: None,
+                after: Some(WriteList::of(op)),
+                undone: true,
+            });
         }
     }
 }

@@ -18,6 +18,8 @@ use crate::rng::Rng;
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+mod findings;
+
 /// The statements of `order` as one autocommit session.
 pub fn replay_case(v: &VsrCase, order: &[u32]) -> TestCase {
     let by_op: HashMap<u32, &CaseStmt> = v
@@ -145,85 +147,11 @@ pub fn check_refined(
     if m.rows.is_empty() && state.is_none() {
         return Ok(Vec::new());
     }
-    let later_ops = after_unique_updates(r, &order, &m.unique);
-    let later: Vec<&Stmt> = later_ops
-        .iter()
-        .filter_map(|op| stmt_of.get(op).copied())
-        .collect();
-    let mut undecided_by_cascade = false;
-    let mut rows_unobserved = false;
-    // Differing statements other than the UPDATEs are never explained by
-    // them; one that ran after them may be their cascade.
-    let stmt_scope = unique_order::combine(
-        m.other_ops
-            .iter()
-            .filter_map(|op| Some((op, *stmt_of.get(op)?)))
-            .map(|(op, stmt)| {
-                unique_order::effect_scope(&m.targets, stmt, &later, later_ops.contains(op))
-            }),
-    );
-    let stmt_claim = match (m.unique.is_empty(), stmt_scope) {
-        (true, _) => Some(None),
-        (false, None) => Some(Some(Claim::UniqueCheckOrder)),
-        (false, Some(Scope::Cascade)) => {
-            undecided_by_cascade = true;
-            None
-        }
-        (false, Some(_)) => Some(None),
-    };
-    let state_claim = state.as_ref().and_then(|d| {
-        let scope = unique_order::scope(&m.targets, &unique_order::diff_tables(d), &later);
-        // Beyond the tables: only rows the UPDATEs wrote are explained.
-        match (scope, unique_order::rows_explained(m.explained.as_ref(), d)) {
-            (Scope::Explained, Some(true)) => Some(Some(Claim::UniqueCheckOrder)),
-            (Scope::Explained, None) => {
-                rows_unobserved = true;
-                None
-            }
-            (Scope::Cascade, _) => {
-                undecided_by_cascade = true;
-                None
-            }
-            _ => Some(None),
-        }
-    });
+    let claims = findings::claims(r, &order, &m, state.as_ref(), &stmt_of);
     let order_labels: Vec<String> = order.iter().map(label).collect();
-    let evidence = |extra: serde_json::Value| replay_evidence(r, &order_labels, &label, extra);
-    let mut out = Vec::new();
-    if let (false, Some(claim)) = (m.rows.is_empty(), stmt_claim) {
-        let mut f = Finding::new(
-            crate::oracle::OracleKind::Sdg,
-            "stmt-result",
-            format!(
-                "{} statement(s) gave other results without transactions, in dependency order {}",
-                m.rows.len(),
-                order_labels.join(" -> ")
-            ),
-            evidence(json!({ "statements": m.rows })),
-        );
-        f.claim = claim;
-        out.push(f);
-    }
-    if let (Some(diff), Some(claim)) = (state, state_claim) {
-        let mut f = Finding::new(
-            crate::oracle::OracleKind::Sdg,
-            "final-state",
-            format!(
-                "final state differs from the non-transactional replay in dependency order {}",
-                order_labels.join(" -> ")
-            ),
-            evidence(json!({ "tables": diff })),
-        );
-        f.claim = claim;
-        out.push(f);
-    }
+    let out = findings::replay_findings(r, &order_labels, &label, &m, state, &claims);
     // A comparison whose every difference was dropped is undecided, not checked.
-    let reason = match (undecided_by_cascade, rows_unobserved) {
-        (true, _) => Some("unique-order-cascade"),
-        (false, true) => Some("unique-order-unobserved-rows"),
-        _ => None,
-    };
-    if let (Some(reason), true) = (reason, out.is_empty()) {
+    if let (Some(reason), true) = (claims.undecided, out.is_empty()) {
         let counts = stats.oracle(NAME);
         *counts.undecided_by.entry(reason.into()).or_default() += 1;
         counts.checked = counts.checked.saturating_sub(1);

@@ -18,11 +18,13 @@ use serde_json::json;
 
 mod evaluate;
 mod expect;
+mod judge;
 mod resumed;
 mod uncertain;
 
 use evaluate::{evaluate, sorted_writes, Evaluation};
 use expect::{expect, Expect};
+use judge::{judge_abort, judge_block, judge_run};
 use uncertain::{partial_write_visible, release_unobserved, subquery_read_view};
 
 /// Where this statement's snapshot is, and whether the transaction had one before.
@@ -132,6 +134,22 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
     };
     let was_blocked = ck.blocked.contains(&r);
     subquery_read_view(ck, r, access, pos)?;
+    set_undecided_instead(ck, r, access);
+    if let Some(judged) = judge_resumed_scan(ck, r, access, pos, was_blocked, &actual) {
+        return judged;
+    }
+    let snap = take_snapshot(ck, r, access, pos, &actual)?;
+    let eval = evaluate(ck, r, access, &snap, pos)?;
+    match expect(ck, r, access, &eval, &snap, pos, !was_blocked) {
+        Expect::Block(holder) => judge_block(ck, r, access, pos, holder, &eval, &actual),
+        Expect::Abort(class, why) => judge_abort(ck, r, class, why, &eval, &actual),
+        Expect::Run => judge_run(ck, r, access, pos, was_blocked, &eval, &actual),
+    }
+}
+
+/// Sets the reason a difference leaves the case undecided instead of being a
+/// violation, where the statement's view may hide rows the engine saw.
+fn set_undecided_instead(ck: &mut Checker, r: StmtRef, access: Access) {
     // A waiting multi-row write may have written part of its rows, which a
     // read-uncommitted view of its table would show; a deadlock victim's rows
     // may already be gone. The statement is compared on the view without
@@ -146,112 +164,33 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
             ck.undecided_instead = Some(Undecided::DoomedTransaction);
         }
     }
+}
+
+/// The judgement of a statement that resumed a scan after waiting, where
+/// the engine skips rows behind its cursor; `None` for other statements.
+fn judge_resumed_scan(
+    ck: &mut Checker,
+    r: StmtRef,
+    access: Access,
+    pos: Pos,
+    was_blocked: bool,
+    actual: &Outcome,
+) -> Option<Result<(), Stop>> {
     // InnoDB READ COMMITTED/UNCOMMITTED scans without gap locks and skips rows
     // whose newest committed version does not match: a statement that waited
     // halfway through its scan may miss rows committed behind its cursor.
-    if was_blocked
+    if !(was_blocked
         && ck.rule.resumed_scan_skips_passed_rows
-        && view_rule(ck, r, access) == ViewRule::LatestCommitted
+        && view_rule(ck, r, access) == ViewRule::LatestCommitted)
     {
-        if let Some(cs) = ck.case.stmt(r) {
-            match cs.stmt {
-                Stmt::Update(_) | Stmt::Delete(_) => {
-                    return resumed::judge(ck, r, access, pos, &actual)
-                }
-                // An INSERT reads nothing: its key checks after the wait see
-                // the newest committed rows, as modelled below.
-                Stmt::Insert(_) => {}
-                _ => return resumed::judge_locking_read(ck, r, access, pos, &actual),
-            }
-        }
+        return None;
     }
-    let snap = take_snapshot(ck, r, access, pos, &actual)?;
-    let eval = evaluate(ck, r, access, &snap, pos)?;
-    let exp = expect(ck, r, access, &eval, &snap, pos, !was_blocked);
-    let actual_class = actual.error.as_ref().map(|e| e.class);
-    match (&exp, actual_class) {
-        (Expect::Block(_), None) if covering_share_read(ck, r, access, &actual) => {
-            Err(undecided(Undecided::CoveringIndexRead))
-        }
-        (Expect::Block(holder), None) => {
-            let summary = format!(
-                "{} must wait for T{holder}'s lock but completed without blocking",
-                label(ck, r)
-            );
-            violation(
-                ck,
-                r,
-                "missed-block",
-                summary,
-                json!({ "holder": holder }),
-                &eval,
-                &actual,
-            )
-        }
-        (Expect::Block(_), Some(ErrorClass::Deadlock | ErrorClass::LockWaitTimeout)) => Ok(()),
-        // It waited without the probe seeing it (a short wait), and failed
-        // once the holder finished: judged on the state after the wait.
-        (Expect::Block(_), Some(c)) if ck.rule.aborts_anywhere == Some(c) => Ok(()),
-        (Expect::Block(_), Some(c)) => {
-            if eval.outcome.error.as_ref().map(|e| e.class) == Some(c) {
-                if access == Access::Write {
-                    lock_database(ck, r, pos);
-                }
-                Ok(())
-            } else {
-                Err(undecided(Undecided::ErrorInsteadOfBlock))
-            }
-        }
-        (Expect::Abort(class, why), None) => {
-            let summary = format!("{} must fail ({why}) but succeeded", label(ck, r));
-            violation(
-                ck,
-                r,
-                "missed-abort",
-                summary,
-                json!({ "expected_error": class, "why": why }),
-                &eval,
-                &actual,
-            )
-        }
-        (Expect::Abort(..), Some(c)) if c.is_concurrency() => Ok(()),
-        // The statement's own error on its view (a constraint the engine
-        // checked before the conflict): it wrote nothing and its transaction
-        // goes on, as for any statement that fails.
-        (Expect::Abort(..), Some(c)) if eval.outcome.error.as_ref().map(|e| e.class) == Some(c) => {
-            Ok(())
-        }
-        (Expect::Abort(..), Some(_)) => Err(undecided(Undecided::ErrorInsteadOfAbort)),
-        (Expect::Run, Some(c)) if c.is_concurrency() => {
-            // A deadlock or lock wait timeout proves a wait (one too short for
-            // the probe to report); the statement and, for a deadlock, its
-            // transaction are undone. Statements that take no lock cannot wait.
-            let waits = ck.rule.lock_of(access, in_txn(ck, r)).is_some();
-            if ((was_blocked || waits)
-                && matches!(c, ErrorClass::Deadlock | ErrorClass::LockWaitTimeout))
-                || ck.rule.aborts_anywhere == Some(c)
-            {
-                Ok(())
-            } else {
-                Err(undecided(Undecided::UnpredictedError(c)))
-            }
-        }
-        (Expect::Run, Some(c)) => {
-            if eval.outcome.error.as_ref().map(|e| e.class) == Some(c) {
-                if access == Access::Write {
-                    lock_database(ck, r, pos);
-                }
-                Ok(())
-            } else {
-                Err(error_mismatch(Some(c), &eval))
-            }
-        }
-        (Expect::Run, None) => {
-            if eval.outcome.error.is_some() {
-                return Err(error_mismatch(None, &eval));
-            }
-            compare_and_apply(ck, r, access, pos, &eval, &actual)
-        }
+    match ck.case.stmt(r)?.stmt {
+        Stmt::Update(_) | Stmt::Delete(_) => Some(resumed::judge(ck, r, access, pos, actual)),
+        // An INSERT reads nothing: its key checks after the wait see
+        // the newest committed rows, as modelled below.
+        Stmt::Insert(_) => None,
+        _ => Some(resumed::judge_locking_read(ck, r, access, pos, actual)),
     }
 }
 

@@ -3,87 +3,18 @@
 use super::cycles::CycleEdge;
 use super::*;
 
+/// An edge's explanation: sentence, row and version.
+type Explained = (String, Option<u32>, Option<String>);
+
 impl Checker<'_> {
     /// Sentence, row and version for one cycle edge.
-    pub(super) fn explain(&self, e: &CycleEdge) -> (String, Option<u32>, Option<String>) {
+    pub(super) fn explain(&self, e: &CycleEdge) -> Explained {
         let (a, b) = (e.from, e.to);
         let (la, lb) = (self.node_label(a), self.node_label(b));
-        match e.kind {
-            WW => {
-                let (lo, hi) = (self.write_off[b as usize], self.write_off[b as usize + 1]);
-                for &(row, op) in &self.writes[lo as usize..hi as usize] {
-                    let c = &self.chains[row as usize];
-                    let Some(j) = c
-                        .iter()
-                        .position(|&x| x == op)
-                        .or_else(|| (self.deleted[row as usize] == op).then_some(c.len()))
-                    else {
-                        continue;
-                    };
-                    let mut k = j as u32;
-                    while k > 0 && self.writer_node(self.entry(row, k - 1).unwrap_or(0)) == b {
-                        k -= 1;
-                    }
-                    if k == 0 {
-                        continue;
-                    }
-                    let prev = self.entry(row, k - 1).unwrap_or(0);
-                    if self.writer_node(prev) != a {
-                        continue;
-                    }
-                    let mine = self.entry(row, k).unwrap_or(op);
-                    let v = self.version(row, k);
-                    return (
-                        format!(
-                            "{lb}'s {} (op {mine}) overwrote {} version {v} written by {la}'s {} (op {prev}) (ww)",
-                            self.op_kind(mine, row),
-                            self.row_name(row),
-                            self.op_kind(prev, row)
-                        ),
-                        Some(row),
-                        Some(v),
-                    );
-                }
-            }
-            WR => {
-                let (lo, hi) = (self.read_off[b as usize], self.read_off[b as usize + 1]);
-                for r in &self.reads[lo as usize..hi as usize] {
-                    let vop = self.chains[r.row as usize][r.len as usize - 1];
-                    if self.writer_node(vop) == a {
-                        let v = self.version(r.row, r.len);
-                        return (
-                            format!(
-                                "{lb} read {} version {v} written by {la}'s {} (op {vop}) (wr)",
-                                self.row_name(r.row),
-                                self.op_kind(vop, r.row)
-                            ),
-                            Some(r.row),
-                            Some(v),
-                        );
-                    }
-                }
-            }
-            RW => {
-                let (lo, hi) = (self.read_off[a as usize], self.read_off[a as usize + 1]);
-                for r in &self.reads[lo as usize..hi as usize] {
-                    let vop = self.chains[r.row as usize][r.len as usize - 1];
-                    let w = self.writer_node(vop);
-                    if let Some((x, op)) = self.next_writer(r.row, r.len, w) {
-                        if x == b {
-                            let v = self.version(r.row, r.len);
-                            return (
-                                format!(
-                                    "{lb}'s {} (op {op}) overwrote {} version {v} that {la} read (rw)",
-                                    self.op_kind(op, r.row),
-                                    self.row_name(r.row)
-                                ),
-                                Some(r.row),
-                                Some(v),
-                            );
-                        }
-                    }
-                }
-            }
+        let found = match e.kind {
+            WW => self.explain_ww(a, b, &la, &lb),
+            WR => self.explain_wr(a, b, &la, &lb),
+            RW => self.explain_rw(a, b, &la, &lb),
             _ => {
                 let s = self.h.txns[self.txn_of_node[a as usize] as usize].session;
                 return (
@@ -92,8 +23,93 @@ impl Checker<'_> {
                     None,
                 );
             }
+        };
+        found.unwrap_or_else(|| (format!("{la} -> {lb} ({})", kind_name(e.kind)), None, None))
+    }
+
+    /// A ww edge `a` -> `b` (labels `la`, `lb`): a write of `b` that overwrote
+    /// a version `a` wrote.
+    fn explain_ww(&self, a: u32, b: u32, la: &str, lb: &str) -> Option<Explained> {
+        let (lo, hi) = (self.write_off[b as usize], self.write_off[b as usize + 1]);
+        for &(row, op) in &self.writes[lo as usize..hi as usize] {
+            let c = &self.chains[row as usize];
+            let Some(j) = c
+                .iter()
+                .position(|&x| x == op)
+                .or_else(|| (self.deleted[row as usize] == op).then_some(c.len()))
+            else {
+                continue;
+            };
+            let mut k = j as u32;
+            while k > 0 && self.writer_node(self.entry(row, k - 1).unwrap_or(0)) == b {
+                k -= 1;
+            }
+            if k == 0 {
+                continue;
+            }
+            let prev = self.entry(row, k - 1).unwrap_or(0);
+            if self.writer_node(prev) != a {
+                continue;
+            }
+            let mine = self.entry(row, k).unwrap_or(op);
+            let v = self.version(row, k);
+            return Some((
+                format!(
+                    "{lb}'s {} (op {mine}) overwrote {} version {v} written by {la}'s {} (op {prev}) (ww)",
+                    self.op_kind(mine, row),
+                    self.row_name(row),
+                    self.op_kind(prev, row)
+                ),
+                Some(row),
+                Some(v),
+            ));
         }
-        (format!("{la} -> {lb} ({})", kind_name(e.kind)), None, None)
+        None
+    }
+
+    /// A wr edge `a` -> `b`: a read of `b` of a version `a` wrote.
+    fn explain_wr(&self, a: u32, b: u32, la: &str, lb: &str) -> Option<Explained> {
+        let (lo, hi) = (self.read_off[b as usize], self.read_off[b as usize + 1]);
+        for r in &self.reads[lo as usize..hi as usize] {
+            let vop = self.chains[r.row as usize][r.len as usize - 1];
+            if self.writer_node(vop) == a {
+                let v = self.version(r.row, r.len);
+                return Some((
+                    format!(
+                        "{lb} read {} version {v} written by {la}'s {} (op {vop}) (wr)",
+                        self.row_name(r.row),
+                        self.op_kind(vop, r.row)
+                    ),
+                    Some(r.row),
+                    Some(v),
+                ));
+            }
+        }
+        None
+    }
+
+    /// An rw edge `a` -> `b`: a write of `b` that overwrote a version `a` read.
+    fn explain_rw(&self, a: u32, b: u32, la: &str, lb: &str) -> Option<Explained> {
+        let (lo, hi) = (self.read_off[a as usize], self.read_off[a as usize + 1]);
+        for r in &self.reads[lo as usize..hi as usize] {
+            let vop = self.chains[r.row as usize][r.len as usize - 1];
+            let w = self.writer_node(vop);
+            if let Some((x, op)) = self.next_writer(r.row, r.len, w) {
+                if x == b {
+                    let v = self.version(r.row, r.len);
+                    return Some((
+                        format!(
+                            "{lb}'s {} (op {op}) overwrote {} version {v} that {la} read (rw)",
+                            self.op_kind(op, r.row),
+                            self.row_name(r.row)
+                        ),
+                        Some(r.row),
+                        Some(v),
+                    ));
+                }
+            }
+        }
+        None
     }
 
     pub(super) fn report_cycle(&mut self, spec: &CycleSpec, cyc: &[CycleEdge]) {

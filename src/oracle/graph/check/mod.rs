@@ -7,6 +7,7 @@
 //! integers; only entries beyond the known chain are validated. Edges live in a
 //! CSR adjacency; explanations are derived lazily for the few edges of a cycle.
 
+mod chain_entries;
 mod cycles;
 mod explain;
 mod versions;

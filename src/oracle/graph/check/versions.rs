@@ -2,6 +2,8 @@
 //! reads of aborted, intermediate or never-existing versions, diverging
 //! orders, own writes and deletes.
 
+use super::super::history::CheckTxn;
+use super::chain_entries::Seen;
 use super::*;
 
 impl<'a> Checker<'a> {
@@ -22,23 +24,23 @@ impl<'a> Checker<'a> {
         src: Src,
         buf: &mut Vec<u32>,
     ) -> Option<u32> {
-        let who = match src {
-            Src::Final => "the final state".to_string(),
-            Src::Read(_) | Src::Before(_) | Src::After(_) => self.label(txn),
-        };
-        let how = match src {
-            Src::Read(0) => "read".to_string(),
-            Src::Read(op) => format!("read (op {op})"),
-            Src::Before(op) => format!("overwrote (op {op})"),
-            Src::After(op) => format!("wrote (op {op})"),
-            Src::Final => "holds".to_string(),
+        let (who, how) = self.observer(txn, src);
+        let seen = Seen {
+            txn,
+            row,
+            wl,
+            src,
+            who,
+            how,
         };
         if !parse_wl(wl, buf) {
             let s = format!(
-                "{who} {how} {} with write list '{wl}', which is not a list of operation ids",
+                "{} {} {} with write list '{wl}', which is not a list of operation ids",
+                seen.who,
+                seen.how,
                 self.row_name(row)
             );
-            self.simple(Anomaly::NeverExisted, vec![who], s);
+            self.simple(Anomaly::NeverExisted, vec![seen.who], s);
             return None;
         }
         let chain = &self.chains[row as usize];
@@ -52,100 +54,13 @@ impl<'a> Checker<'a> {
         }
         // Validate the entries not yet on the chain.
         for (pos, &op) in buf.iter().enumerate().skip(common) {
-            let valid_kind = if op == 0 {
-                if pos == 0 {
-                    continue;
-                }
-                None
-            } else {
-                let key = ((op as u64) << 32) | row as u64;
-                // Observed writes of `op` on this row, plus what it may have
-                // written unobserved (a MariaDB upsert that inserts a row and
-                // updates it again in the same statement shows only the update).
-                let seen = self.wrote.get(&key).copied();
-                match (seen, self.unobserved_write(op, row)) {
-                    (Some(a), Some(b)) => Some((a | b) & !(K_ABORTED & !(a & b))),
-                    (a, b) => a.or(b),
-                }
-            };
-            let Some(k) = valid_kind else {
-                let why = if op == 0 {
-                    "the initial version 0 in the middle".to_string()
-                } else {
-                    match self.ops.get(op) {
-                        None => format!("op {op}, which is not a write of this history"),
-                        Some(i) => format!(
-                            "op {op} of {}, which did not write this row",
-                            self.label(i.txn)
-                        ),
-                    }
-                };
-                let s = format!(
-                    "{who} {how} {} version {wl}, which never existed: it names {why}",
-                    self.row_name(row)
-                );
-                self.simple(Anomaly::NeverExisted, vec![who], s);
-                return None;
-            };
-            if k & K_ABORTED != 0 {
-                let w = self.ops.get(op).map(|i| i.txn).unwrap_or(0);
-                if w == txn && !matches!(src, Src::Final) {
-                    // Its own write, later undone by ROLLBACK TO SAVEPOINT: a
-                    // legitimate read, but not a version of the chain.
-                    return None;
-                }
-                let wlabel = self.label(w);
-                let aborted_why = if self.h.txns[w as usize].status == TxnStatus::Aborted {
-                    format!("aborted transaction {wlabel}")
-                } else {
-                    format!("{wlabel}, whose write was undone")
-                };
-                if let Src::Final = src {
-                    let s = format!(
-                        "the final state holds {} version {wl}, which contains op {op} of {aborted_why}",
-                        self.row_name(row)
-                    );
-                    self.simple(Anomaly::AbortedWriteSurvives, vec![wlabel], s);
-                } else {
-                    let s = format!(
-                        "{who} {how} {} version {wl}, which contains op {op} of {aborted_why}",
-                        self.row_name(row)
-                    );
-                    self.simple(Anomaly::G1a, vec![who, wlabel], s);
-                }
-                return None;
-            }
-            if pos == 0 && k & K_INSERT == 0 {
-                let s = format!(
-                    "{who} {how} {} version {wl}, which never existed: op {op} did not insert the row",
-                    self.row_name(row)
-                );
-                self.simple(Anomaly::NeverExisted, vec![who], s);
+            if !self.entry_valid(&seen, pos, op) {
                 return None;
             }
         }
         let chain = &self.chains[row as usize];
         if common < chain.len() || (self.deleted[row as usize] != 0) {
-            if !self.incompatible_rows[row as usize] {
-                self.incompatible_rows[row as usize] = true;
-                let known = chain
-                    .iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",");
-                let s = format!(
-                    "{who} {how} {} version {wl}, incompatible with version {known} seen elsewhere: neither extends the other, so a write was lost or overwritten",
-                    self.row_name(row)
-                );
-                let mut txns = vec![who];
-                for &op in buf[common..].iter().chain(chain[common..].iter()) {
-                    if let Some(i) = self.ops.get(op) {
-                        txns.push(self.label(i.txn));
-                    }
-                }
-                txns.dedup();
-                self.simple(Anomaly::IncompatibleOrder, txns, s);
-            }
+            self.diverging(&seen, buf, common);
             return None;
         }
         self.chains[row as usize].extend_from_slice(&buf[common..]);
@@ -162,58 +77,8 @@ impl<'a> Checker<'a> {
             if t.status != TxnStatus::Committed {
                 continue;
             }
-            let ti = ti as u32;
             own.clear();
-            let check_own = !t.savepoint_rollback;
-            for op in &t.ops {
-                match op {
-                    Op::Read { table, rid, wl, op } => {
-                        let row = self.row(table, *rid);
-                        let len = self.observe(ti, row, wl, Src::Read(op.unwrap_or(0)));
-                        if check_own {
-                            self.own_check(ti, &own, row, wl, *op);
-                        }
-                        if let Some(len) = len {
-                            self.reads.push(ReadRec { row, len });
-                        }
-                    }
-                    Op::Write {
-                        op,
-                        table,
-                        rid,
-                        before,
-                        after,
-                        undone,
-                    } => {
-                        if *undone {
-                            continue;
-                        }
-                        let row = self.row(table, *rid);
-                        if let Some(b) = before {
-                            if check_own {
-                                self.own_check(ti, &own, row, b, Some(*op));
-                            }
-                            let len = self.observe(ti, row, b, Src::Before(*op));
-                            if after.is_none() {
-                                if let Some(len) = len {
-                                    deletes.push((row, len, *op));
-                                }
-                            }
-                        }
-                        if let Some(a) = after {
-                            self.observe(ti, row, a, Src::After(*op));
-                        }
-                        self.writes.push((row, *op));
-                        match own.iter_mut().find(|(r, _)| *r == row) {
-                            Some(e) => e.1 = *op | if after.is_none() { 1 << 31 } else { 0 },
-                            None => {
-                                own.push((row, *op | if after.is_none() { 1 << 31 } else { 0 }))
-                            }
-                        }
-                    }
-                    Op::UnobservedRead { .. } | Op::UnobservedWrite { .. } => {}
-                }
-            }
+            self.observe_txn(ti as u32, t, &mut own, &mut deletes);
             self.read_off.push(self.reads.len() as u32);
             self.write_off.push(self.writes.len() as u32);
         }
@@ -228,35 +93,101 @@ impl<'a> Checker<'a> {
         }
         // The final state must hold the last committed version of each row.
         for (row, len) in final_versions {
-            let clen = self.chains[row as usize].len() as u32;
-            if len < clen && !self.incompatible_rows[row as usize] {
-                self.incompatible_rows[row as usize] = true;
-                let lost: Vec<String> = self.chains[row as usize][len as usize..]
-                    .iter()
-                    .map(|op| {
-                        let t = self
-                            .ops
-                            .get(*op)
-                            .map(|i| self.label(i.txn))
-                            .unwrap_or_default();
-                        format!("op {op} of {t}")
-                    })
-                    .collect();
-                let s = format!(
-                    "the final state holds {} version {}, older than committed version {}: {} lost",
-                    self.row_name(row),
-                    self.version(row, len),
-                    self.version(row, clen),
-                    lost.join(", ")
-                );
-                let txns = self.chains[row as usize][len as usize..]
-                    .iter()
-                    .filter_map(|op| self.ops.get(*op).map(|i| self.label(i.txn)))
-                    .collect();
-                self.simple(Anomaly::IncompatibleOrder, txns, s);
-            }
+            self.final_lost_writes(row, len);
         }
         self.pending_deletes = deletes;
+    }
+
+    /// Observes the reads and writes of committed transaction `ti` (own-write
+    /// checks against `own`, its latest write per row) and collects its
+    /// DELETEs in `deletes`.
+    fn observe_txn(
+        &mut self,
+        ti: u32,
+        t: &'a CheckTxn,
+        own: &mut Vec<(u32, u32)>,
+        deletes: &mut Vec<(u32, u32, u32)>,
+    ) {
+        let check_own = !t.savepoint_rollback;
+        for op in &t.ops {
+            match op {
+                Op::Read { table, rid, wl, op } => {
+                    let row = self.row(table, *rid);
+                    let len = self.observe(ti, row, wl, Src::Read(op.unwrap_or(0)));
+                    if check_own {
+                        self.own_check(ti, own, row, wl, *op);
+                    }
+                    if let Some(len) = len {
+                        self.reads.push(ReadRec { row, len });
+                    }
+                }
+                Op::Write {
+                    op,
+                    table,
+                    rid,
+                    before,
+                    after,
+                    undone,
+                } => {
+                    if *undone {
+                        continue;
+                    }
+                    let row = self.row(table, *rid);
+                    if let Some(b) = before {
+                        if check_own {
+                            self.own_check(ti, own, row, b, Some(*op));
+                        }
+                        let len = self.observe(ti, row, b, Src::Before(*op));
+                        if after.is_none() {
+                            if let Some(len) = len {
+                                deletes.push((row, len, *op));
+                            }
+                        }
+                    }
+                    if let Some(a) = after {
+                        self.observe(ti, row, a, Src::After(*op));
+                    }
+                    self.writes.push((row, *op));
+                    match own.iter_mut().find(|(r, _)| *r == row) {
+                        Some(e) => e.1 = *op | if after.is_none() { 1 << 31 } else { 0 },
+                        None => own.push((row, *op | if after.is_none() { 1 << 31 } else { 0 })),
+                    }
+                }
+                Op::UnobservedRead { .. } | Op::UnobservedWrite { .. } => {}
+            }
+        }
+    }
+
+    /// Records a final state that holds `row` at version `len`, older than
+    /// its last committed version: the later writes were lost.
+    fn final_lost_writes(&mut self, row: u32, len: u32) {
+        let clen = self.chains[row as usize].len() as u32;
+        if len < clen && !self.incompatible_rows[row as usize] {
+            self.incompatible_rows[row as usize] = true;
+            let lost: Vec<String> = self.chains[row as usize][len as usize..]
+                .iter()
+                .map(|op| {
+                    let t = self
+                        .ops
+                        .get(*op)
+                        .map(|i| self.label(i.txn))
+                        .unwrap_or_default();
+                    format!("op {op} of {t}")
+                })
+                .collect();
+            let s = format!(
+                "the final state holds {} version {}, older than committed version {}: {} lost",
+                self.row_name(row),
+                self.version(row, len),
+                self.version(row, clen),
+                lost.join(", ")
+            );
+            let txns = self.chains[row as usize][len as usize..]
+                .iter()
+                .filter_map(|op| self.ops.get(*op).map(|i| self.label(i.txn)))
+                .collect();
+            self.simple(Anomaly::IncompatibleOrder, txns, s);
+        }
     }
 
     pub(super) fn own_check(

@@ -73,23 +73,7 @@ pub(super) fn evaluate(
         return Err(undecided(Undecided::UnknownStatement));
     };
     let reader = Writer::Txn(r.txn);
-    let rule = view_rule(ck, r, access);
-    let start = ck.submitted_at.get(&r).copied().unwrap_or(pos);
-    // Inserts read nothing: on the servers their unique checks see the newest
-    // committed rows (they wait for uncommitted ones); where keys are checked
-    // at COMMIT (turso MVCC), the snapshot's.
-    let rule = match stmt {
-        Stmt::Insert(_) if ck.rule.row_locks && !ck.rule.keys_checked_at_commit => {
-            ViewRule::LatestCommitted
-        }
-        _ => rule,
-    };
-    let sight = match rule {
-        ViewRule::Uncommitted => Sight::Uncommitted,
-        ViewRule::LatestCommitted => Sight::CommittedBefore(pos),
-        ViewRule::Snapshot => Sight::CommittedBefore(snap.at.unwrap_or(pos)),
-        ViewRule::SnapshotThenLatest => Sight::CommittedBefore(start),
-    };
+    let (rule, sight) = statement_sight(ck, r, access, &stmt, snap, pos);
     let mut view = materialise(ck, reader, sight)?;
     let lock = ck
         .rule
@@ -97,81 +81,17 @@ pub(super) fn evaluate(
         .unwrap_or(LockMode::ForShare);
     let mut recheck_targets = None;
     if rule == ViewRule::SnapshotThenLatest {
-        let (table, alias, where_, mode) = match &stmt {
-            Stmt::Update(u) => (
-                u.table.clone(),
-                u.table.clone(),
-                u.where_.clone(),
-                LockMode::ForUpdate,
-            ),
-            Stmt::Delete(d) => (
-                d.table.clone(),
-                d.table.clone(),
-                d.where_.clone(),
-                LockMode::ForUpdate,
-            ),
-            // A single-table locking read re-checks its rows like a write
-            // (13.2.1: "the same as UPDATE ... in terms of searching for
-            // target rows"); LIMIT counts rows after the re-check.
-            Stmt::Select(sel) if single_table_rows(sel) => (
-                sel.from[0].table.clone(),
-                sel.from[0].alias.clone(),
-                sel.where_.clone(),
-                lock,
-            ),
-            _ => return locking_read_on_snapshot(ck, r, reader, sight, pos, lock, view),
+        let Some(scope) = recheck_scope(&stmt, lock) else {
+            return locking_read_on_snapshot(ck, r, reader, sight, pos, lock, view);
         };
-        let candidates = ck
-            .scratch
-            .matching_as(&table, &alias, where_.as_ref())
-            .map_err(|_| undecided(Undecided::ScratchFailed))?;
-        let latest = Sight::CommittedBefore(pos);
-        let changed = candidates.iter().any(|rid| {
-            let then = ck.store.visible(&table, *rid, reader, sight).map(|v| &v.wl);
-            let now = ck.store.visible(&table, *rid, reader, latest);
-            then != now.map(|v| &v.wl) || now.is_none_or(|v| v.deleted)
-        });
-        if changed {
-            if has_subquery(&stmt) {
-                return Err(undecided(Undecided::RecheckWithSubquery));
-            }
-            let rows: Vec<Vec<Value>> = candidates
-                .iter()
-                .filter_map(|rid| ck.store.visible(&table, *rid, reader, latest))
-                .filter(|v| !v.deleted)
-                .map(|v| v.row.clone())
-                .collect();
-            ck.scratch
-                .fill(&table, &rows)
-                .map_err(|_| undecided(Undecided::ViewNotMaterialisable))?;
-            view = json!({ table.clone(): rows, "rechecked_from_snapshot": true });
-        }
-        recheck_targets = Some(
-            candidates
-                .into_iter()
-                .map(|rid| (table.clone(), rid, mode))
-                .collect::<Vec<_>>(),
-        );
+        recheck_targets = Some(recheck_on_latest(
+            ck, &stmt, scope, reader, sight, pos, &mut view,
+        )?);
     }
     // Rows an UPDATE/DELETE matches on its view: it writes (and locks) each of
     // them when it succeeds, also when the scratch run fails on a constraint.
     if recheck_targets.is_none() {
-        let matched = match &stmt {
-            Stmt::Update(u) => Some((u.table.clone(), u.where_.clone())),
-            Stmt::Delete(d) => Some((d.table.clone(), d.where_.clone())),
-            _ => None,
-        };
-        if let Some((table, where_)) = matched {
-            let rids = ck
-                .scratch
-                .matching(&table, where_.as_ref())
-                .map_err(|_| undecided(Undecided::ScratchFailed))?;
-            recheck_targets = Some(
-                rids.into_iter()
-                    .map(|rid| (table.clone(), rid, LockMode::ForUpdate))
-                    .collect(),
-            );
-        }
+        recheck_targets = matched_targets(ck, &stmt)?;
     }
     let (outcome, (writes, written_rows)) = run_on_scratch(ck, &stmt, &p)?;
     let targets = match recheck_targets {
@@ -195,6 +115,136 @@ pub(super) fn evaluate(
         written_rows,
         view,
     })
+}
+
+/// The view rule statement `r` reads by, and the sight it gives.
+fn statement_sight(
+    ck: &Checker,
+    r: StmtRef,
+    access: Access,
+    stmt: &Stmt,
+    snap: &SnapshotInfo,
+    pos: Pos,
+) -> (ViewRule, Sight) {
+    let rule = view_rule(ck, r, access);
+    let start = ck.submitted_at.get(&r).copied().unwrap_or(pos);
+    // Inserts read nothing: on the servers their unique checks see the newest
+    // committed rows (they wait for uncommitted ones); where keys are checked
+    // at COMMIT (turso MVCC), the snapshot's.
+    let rule = match stmt {
+        Stmt::Insert(_) if ck.rule.row_locks && !ck.rule.keys_checked_at_commit => {
+            ViewRule::LatestCommitted
+        }
+        _ => rule,
+    };
+    let sight = match rule {
+        ViewRule::Uncommitted => Sight::Uncommitted,
+        ViewRule::LatestCommitted => Sight::CommittedBefore(pos),
+        ViewRule::Snapshot => Sight::CommittedBefore(snap.at.unwrap_or(pos)),
+        ViewRule::SnapshotThenLatest => Sight::CommittedBefore(start),
+    };
+    (rule, sight)
+}
+
+/// Rows a statement locks or writes, with the lock mode.
+type Targets = Vec<(String, i64, LockMode)>;
+
+/// The rows a statement re-checks on the newest versions: table, alias,
+/// condition and lock mode.
+type RecheckScope = (String, String, Option<Expr>, LockMode);
+
+/// What a statement re-checks after reading its snapshot (an UPDATE, a
+/// DELETE, a single-table locking read); `None` for other locking reads.
+fn recheck_scope(stmt: &Stmt, lock: LockMode) -> Option<RecheckScope> {
+    match stmt {
+        Stmt::Update(u) => Some((
+            u.table.clone(),
+            u.table.clone(),
+            u.where_.clone(),
+            LockMode::ForUpdate,
+        )),
+        Stmt::Delete(d) => Some((
+            d.table.clone(),
+            d.table.clone(),
+            d.where_.clone(),
+            LockMode::ForUpdate,
+        )),
+        // A single-table locking read re-checks its rows like a write
+        // (13.2.1: "the same as UPDATE ... in terms of searching for
+        // target rows"); LIMIT counts rows after the re-check.
+        Stmt::Select(sel) if single_table_rows(sel) => Some((
+            sel.from[0].table.clone(),
+            sel.from[0].alias.clone(),
+            sel.where_.clone(),
+            lock,
+        )),
+        _ => None,
+    }
+}
+
+/// The rows a statement matched on its snapshot, as targets; where any of
+/// them changed since, its table refilled with their newest versions (and
+/// `view` says so).
+fn recheck_on_latest(
+    ck: &mut Checker,
+    stmt: &Stmt,
+    (table, alias, where_, mode): RecheckScope,
+    reader: Writer,
+    sight: Sight,
+    pos: Pos,
+    view: &mut serde_json::Value,
+) -> Result<Targets, Stop> {
+    let candidates = ck
+        .scratch
+        .matching_as(&table, &alias, where_.as_ref())
+        .map_err(|_| undecided(Undecided::ScratchFailed))?;
+    let latest = Sight::CommittedBefore(pos);
+    let changed = candidates.iter().any(|rid| {
+        let then = ck.store.visible(&table, *rid, reader, sight).map(|v| &v.wl);
+        let now = ck.store.visible(&table, *rid, reader, latest);
+        then != now.map(|v| &v.wl) || now.is_none_or(|v| v.deleted)
+    });
+    if changed {
+        if has_subquery(stmt) {
+            return Err(undecided(Undecided::RecheckWithSubquery));
+        }
+        let rows: Vec<Vec<Value>> = candidates
+            .iter()
+            .filter_map(|rid| ck.store.visible(&table, *rid, reader, latest))
+            .filter(|v| !v.deleted)
+            .map(|v| v.row.clone())
+            .collect();
+        ck.scratch
+            .fill(&table, &rows)
+            .map_err(|_| undecided(Undecided::ViewNotMaterialisable))?;
+        *view = json!({ table.clone(): rows, "rechecked_from_snapshot": true });
+    }
+    Ok(candidates
+        .into_iter()
+        .map(|rid| (table.clone(), rid, mode))
+        .collect())
+}
+
+/// The rows an UPDATE or DELETE matches on the materialised view, as
+/// targets locked for update; `None` for other statements.
+fn matched_targets(ck: &mut Checker, stmt: &Stmt) -> Result<Option<Targets>, Stop> {
+    let matched = match stmt {
+        Stmt::Update(u) => Some((u.table.clone(), u.where_.clone())),
+        Stmt::Delete(d) => Some((d.table.clone(), d.where_.clone())),
+        _ => None,
+    };
+    let Some((table, where_)) = matched else {
+        return Ok(None);
+    };
+    let rids = ck
+        .scratch
+        .matching(&table, where_.as_ref())
+        .map_err(|_| undecided(Undecided::ScratchFailed))?;
+    Ok(Some(
+        rids.into_iter()
+            .map(|rid| (table.clone(), rid, LockMode::ForUpdate))
+            .collect(),
+    ))
 }
 
 /// Runs the prepared statement on the materialised view: its outcome, and

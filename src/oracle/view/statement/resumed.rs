@@ -30,6 +30,10 @@ use super::*;
 use evaluate::{materialise, single_table, write_effects};
 use std::collections::{BTreeMap, BTreeSet};
 
+mod locking_read;
+
+use locking_read::{misread_row, reads_per_state};
+
 /// How the rule reads in findings.
 const RULE: &str = "InnoDB READ COMMITTED/UNCOMMITTED (MySQL 17.7.2.1, semi-consistent read): \
 each row is judged once, on its latest committed version at the moment the scan meets it \
@@ -104,6 +108,34 @@ pub(super) fn judge(
         .into_iter()
         .map(|w| (w.rid, w))
         .collect();
+    let written_rows = match judged_rows(&states, &actual_writes, &moved) {
+        Ok(rows) => rows,
+        Err((rid, did)) => return outside_the_rule(ck, r, &table, rid, did, &states, actual),
+    };
+    let eval = Evaluation {
+        outcome: actual.clone(),
+        targets: actual_writes
+            .keys()
+            .map(|rid| (table.clone(), *rid, LockMode::ForUpdate))
+            .collect(),
+        writes: actual_writes.into_values().collect(),
+        written_rows,
+        view: json!({ "resumed_scan_states": states.iter().map(|s| s.before).collect::<Vec<_>>() }),
+    };
+    apply(ck, r, access, pos, &eval, actual)
+}
+
+/// A row whose outcome no state gives: its id and what the statement did to it.
+type Unjudged<'w> = (i64, Option<&'w RowWrite>);
+
+/// The rows a resumed write wrote, as read back in a state that gives each
+/// its outcome; `Err` with the first row whose outcome (`actual_writes`) no
+/// state gives and no move behind the cursor explains.
+fn judged_rows<'w>(
+    states: &[State],
+    actual_writes: &'w BTreeMap<i64, RowWrite>,
+    moved: &BTreeSet<i64>,
+) -> Result<Vec<(i64, Vec<Value>)>, Unjudged<'w>> {
     let rids: BTreeSet<i64> = actual_writes
         .keys()
         .chain(states.iter().flat_map(|s| s.writes.keys()))
@@ -121,20 +153,10 @@ pub(super) fn judge(
             }
             (Some(_), None) => {}
             (None, None) if moved.contains(&rid) => {}
-            (None, _) => return outside_the_rule(ck, r, &table, rid, did, &states, actual),
+            (None, _) => return Err((rid, did)),
         }
     }
-    let eval = Evaluation {
-        outcome: actual.clone(),
-        targets: actual_writes
-            .keys()
-            .map(|rid| (table.clone(), *rid, LockMode::ForUpdate))
-            .collect(),
-        writes: actual_writes.into_values().collect(),
-        written_rows,
-        view: json!({ "resumed_scan_states": states.iter().map(|s| s.before).collect::<Vec<_>>() }),
-    };
-    apply(ck, r, access, pos, &eval, actual)
+    Ok(written_rows)
 }
 
 /// Judges a resumed single-table locking read; on success records its locks.
@@ -161,28 +183,11 @@ pub(super) fn judge_locking_read(
     if !actual.reads_complete {
         return Err(undecided(Undecided::ResumedScanReadsUnknown));
     }
-    let (table, alias) = (sel.from[0].table.clone(), sel.from[0].alias.clone());
-    let own = Writer::Txn(r.txn);
+    let table = sel.from[0].table.clone();
     let start = ck.submitted_at.get(&r).copied().unwrap_or(pos);
     // Per state, the versions of the rows matching the WHERE (ORDER BY and
     // LIMIT apply to the mix of states the scan read, not to one state).
-    let mut reads_per_state: Vec<(Pos, BTreeMap<i64, WriteList>)> = Vec::new();
-    for before in state_points(ck, r, start, pos) {
-        let sight = Sight::CommittedBefore(before);
-        materialise(ck, own, sight)?;
-        let rids = ck
-            .scratch
-            .matching_as(&table, &alias, sel.where_.as_ref())
-            .map_err(|_| undecided(Undecided::ResumedScanStateError))?;
-        let reads = rids
-            .into_iter()
-            .filter_map(|rid| {
-                let v = ck.store.visible(&table, rid, own, sight)?;
-                Some((rid, v.wl.clone()))
-            })
-            .collect();
-        reads_per_state.push((before, reads));
-    }
+    let reads_per_state = reads_per_state(ck, r, &sel, start, pos)?;
     let moved = moved_rows(
         ck,
         r,
@@ -201,31 +206,12 @@ pub(super) fn judge_locking_read(
             .map(|(before, reads)| json!({ "committed_before": before, "returns_version": reads.get(&rid) }))
             .collect()
     };
-    for (rid, wl) in &read {
-        if !reads_per_state
-            .iter()
-            .any(|(_, reads)| reads.get(rid) == Some(wl))
-        {
-            let summary = format!(
-                "{} (after a lock wait) returned row {rid} of {table} at version {wl}, which matched in no committed state it could have read",
-                label(ck, r)
-            );
-            return read_violation(ck, r, &table, *rid, summary, could(*rid), actual);
-        }
-    }
-    if sel.limit.is_none() {
-        for rid in reads_per_state[0].1.keys() {
-            let everywhere = reads_per_state
-                .iter()
-                .all(|(_, reads)| reads.contains_key(rid));
-            if everywhere && !moved.contains(rid) && !read.contains_key(rid) {
-                let summary = format!(
-                    "{} (after a lock wait) skipped row {rid} of {table}, which matched in every committed state it could have read",
-                    label(ck, r)
-                );
-                return read_violation(ck, r, &table, *rid, summary, could(*rid), actual);
-            }
-        }
+    let who = label(ck, r);
+    let limited = sel.limit.is_some();
+    if let Some((rid, summary)) =
+        misread_row(&who, &table, &reads_per_state, &moved, &read, limited)
+    {
+        return read_violation(ck, r, &table, rid, summary, could(rid), actual);
     }
     let eval = Evaluation {
         outcome: actual.clone(),

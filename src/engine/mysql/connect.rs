@@ -1,0 +1,73 @@
+//! Connecting: the driver's options for a URL and what the server must be
+//! or is asked before txfuzz works on it (sql_mode, lock output, error log).
+
+use super::*;
+
+/// The driver's options for `url` (mariadb:// read as mysql://), with the
+/// password from MYSQL_PWD when the URL has none, like the mysql client.
+pub(super) fn base_opts(
+    url: &str,
+    connect_err: &dyn Fn(String) -> EngineError,
+) -> Result<Opts, EngineError> {
+    let driver_url = match url.split_once("://") {
+        Some(("mariadb", rest)) => format!("mysql://{rest}"),
+        _ => url.to_string(),
+    };
+    // The parser's message may quote the URL, password included: not shown.
+    let base = Opts::from_url(&driver_url).map_err(|_| {
+        connect_err("invalid URL (expected mysql://user[:password]@host:port/db)".into())
+    })?;
+    // Like the mysql client, take the password from MYSQL_PWD when the URL has none.
+    Ok(match (base.pass(), std::env::var("MYSQL_PWD")) {
+        (None, Ok(p)) if !p.is_empty() => OptsBuilder::from_opts(base).pass(Some(p)).into(),
+        _ => base,
+    })
+}
+
+/// A setup error when the server's sql_mode has SIMULTANEOUS_ASSIGNMENT: the
+/// UPDATE instrumentation relies on MariaDB's left-to-right SET assignments
+/// (docs/design.md §2).
+pub(super) fn check_sql_mode(admin: &mut Link) -> Result<(), EngineError> {
+    let sql_mode = scalar(admin, "SELECT @@GLOBAL.sql_mode")?;
+    if sql_mode.contains("SIMULTANEOUS_ASSIGNMENT") {
+        return Err(EngineError::Setup(
+            "sql_mode SIMULTANEOUS_ASSIGNMENT is set: txfuzz's UPDATE instrumentation needs \
+             left-to-right SET assignments (remove it from the server's sql_mode)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Turns innodb_status_output_locks ON if it was OFF, so that the monitor can
+/// name the blocker of a lock wait (best effort: needs SUPER; only changes
+/// what SHOW ENGINE INNODB STATUS prints); whether txfuzz must turn it back
+/// OFF when it is done (a global setting, docs/reliability.md).
+pub(super) fn status_output_locks_on(admin: &mut Link) -> Result<bool, EngineError> {
+    let was_on = scalar(admin, "SELECT @@GLOBAL.innodb_status_output_locks")?;
+    Ok(matches!(was_on.as_str(), "0" | "OFF")
+        && admin
+            .batch("SET GLOBAL innodb_status_output_locks = ON")
+            .is_ok())
+}
+
+/// The server's error log file, or why it cannot be read here (not on this
+/// machine, no log file, or not said).
+pub(super) fn log_error_path(admin: &mut Link, local: bool) -> Result<String, String> {
+    match scalar(admin, "SELECT @@log_error") {
+        _ if !local => {
+            Err("the server is not on this machine; its log is not readable here".into())
+        }
+        Ok(p) if p.is_empty() || p == "stderr" => Err(
+            "the server writes no error log file (log_error is empty: its log goes to the \
+             stderr of whoever started it)"
+                .into(),
+        ),
+        Ok(p) if p.starts_with('/') => Ok(p),
+        Ok(p) => {
+            let datadir = scalar(admin, "SELECT @@datadir").unwrap_or_default();
+            Ok(format!("{}/{}", datadir.trim_end_matches('/'), p))
+        }
+        Err(e) => Err(format!("the server does not say where it logs: {e}")),
+    }
+}

@@ -1,0 +1,140 @@
+//! Judging a completed statement: what the engine did against what its
+//! evaluation expects (block, abort or run).
+
+use super::*;
+
+/// Judges a statement expected to wait for `holder`'s lock.
+pub(super) fn judge_block(
+    ck: &mut Checker,
+    r: StmtRef,
+    access: Access,
+    pos: Pos,
+    holder: u32,
+    eval: &Evaluation,
+    actual: &Outcome,
+) -> Result<(), Stop> {
+    match actual.error.as_ref().map(|e| e.class) {
+        None if covering_share_read(ck, r, access, actual) => {
+            Err(undecided(Undecided::CoveringIndexRead))
+        }
+        None => {
+            let summary = format!(
+                "{} must wait for T{holder}'s lock but completed without blocking",
+                label(ck, r)
+            );
+            violation(
+                ck,
+                r,
+                "missed-block",
+                summary,
+                json!({ "holder": holder }),
+                eval,
+                actual,
+            )
+        }
+        Some(ErrorClass::Deadlock | ErrorClass::LockWaitTimeout) => Ok(()),
+        // It waited without the probe seeing it (a short wait), and failed
+        // once the holder finished: judged on the state after the wait.
+        Some(c) if ck.rule.aborts_anywhere == Some(c) => Ok(()),
+        Some(c) => {
+            if own_error(ck, r, access, pos, eval, c) {
+                Ok(())
+            } else {
+                Err(undecided(Undecided::ErrorInsteadOfBlock))
+            }
+        }
+    }
+}
+
+/// Judges a statement expected to fail with `class` (`why`) and abort.
+pub(super) fn judge_abort(
+    ck: &mut Checker,
+    r: StmtRef,
+    class: ErrorClass,
+    why: &str,
+    eval: &Evaluation,
+    actual: &Outcome,
+) -> Result<(), Stop> {
+    match actual.error.as_ref().map(|e| e.class) {
+        None => {
+            let summary = format!("{} must fail ({why}) but succeeded", label(ck, r));
+            violation(
+                ck,
+                r,
+                "missed-abort",
+                summary,
+                json!({ "expected_error": class, "why": why }),
+                eval,
+                actual,
+            )
+        }
+        Some(c) if c.is_concurrency() => Ok(()),
+        // The statement's own error on its view (a constraint the engine
+        // checked before the conflict): it wrote nothing and its transaction
+        // goes on, as for any statement that fails.
+        Some(c) if eval.outcome.error.as_ref().map(|e| e.class) == Some(c) => Ok(()),
+        Some(_) => Err(undecided(Undecided::ErrorInsteadOfAbort)),
+    }
+}
+
+/// Judges a statement expected to run: its error or result against the
+/// evaluation's, applied when they agree.
+pub(super) fn judge_run(
+    ck: &mut Checker,
+    r: StmtRef,
+    access: Access,
+    pos: Pos,
+    was_blocked: bool,
+    eval: &Evaluation,
+    actual: &Outcome,
+) -> Result<(), Stop> {
+    match actual.error.as_ref().map(|e| e.class) {
+        Some(c) if c.is_concurrency() => {
+            // A deadlock or lock wait timeout proves a wait (one too short for
+            // the probe to report); the statement and, for a deadlock, its
+            // transaction are undone. Statements that take no lock cannot wait.
+            let waits = ck.rule.lock_of(access, in_txn(ck, r)).is_some();
+            if ((was_blocked || waits)
+                && matches!(c, ErrorClass::Deadlock | ErrorClass::LockWaitTimeout))
+                || ck.rule.aborts_anywhere == Some(c)
+            {
+                Ok(())
+            } else {
+                Err(undecided(Undecided::UnpredictedError(c)))
+            }
+        }
+        Some(c) => {
+            if own_error(ck, r, access, pos, eval, c) {
+                Ok(())
+            } else {
+                Err(error_mismatch(Some(c), eval))
+            }
+        }
+        None => {
+            if eval.outcome.error.is_some() {
+                return Err(error_mismatch(None, eval));
+            }
+            compare_and_apply(ck, r, access, pos, eval, actual)
+        }
+    }
+}
+
+/// Whether error `c` is the one the statement gives on its own view (as
+/// for any statement that fails); if so, a write still locks the database
+/// where the engine locks whole databases.
+fn own_error(
+    ck: &mut Checker,
+    r: StmtRef,
+    access: Access,
+    pos: Pos,
+    eval: &Evaluation,
+    c: ErrorClass,
+) -> bool {
+    if eval.outcome.error.as_ref().map(|e| e.class) != Some(c) {
+        return false;
+    }
+    if access == Access::Write {
+        lock_database(ck, r, pos);
+    }
+    true
+}
