@@ -7,7 +7,7 @@
 //! (and `patterns.json`, summed, for pattern campaigns).
 
 use super::{write_summary, Shard, Summary};
-use crate::finding::{note_distinct, FindingRecord, FindingStore};
+use crate::finding::{finding_files, note_distinct, read_record, FindingStore};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -195,24 +195,10 @@ fn add_counts(s: &mut Summary, p: &Summary) {
 /// pointing at the copies), with its `.sql` script and reduced files, and
 /// counts it under its signature in `s.distinct`.
 fn copy_findings(dir: &Path, store: &mut FindingStore, s: &mut Summary) -> Result<(), String> {
-    let findings = dir.join("findings");
-    let mut files: Vec<PathBuf> = match std::fs::read_dir(&findings) {
-        Ok(rd) => rd
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-                name.is_some_and(|n| n.ends_with(".json") && !n.ends_with("-reduced.json"))
-            })
-            .collect(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(format!("cannot read {}: {e}", findings.display())),
-    };
-    files.sort();
+    let files =
+        finding_files(dir).map_err(|e| format!("cannot read {}/findings: {e}", dir.display()))?;
     for path in files {
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let rec: FindingRecord = serde_json::from_str(&text)
-            .map_err(|e| format!("{} is not a finding file: {e}", path.display()))?;
+        let rec = read_record(&path)?;
         let script = std::fs::read_to_string(path.with_extension("sql")).unwrap_or_default();
         let new = store
             .write(rec.clone(), &script)

@@ -47,6 +47,32 @@ impl FindingRecord {
     }
 }
 
+/// Reads a finding file.
+pub fn read_record(path: &Path) -> Result<FindingRecord, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not a finding file: {e}", path.display()))
+}
+
+/// The finding files of `DIR/findings` (not the reduced ones), sorted; none
+/// when there is no such directory.
+pub fn finding_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(dir.join("findings")) {
+        Ok(rd) => rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+                name.is_some_and(|n| n.ends_with(".json") && !n.ends_with("-reduced.json"))
+            })
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    files.sort();
+    Ok(files)
+}
+
 /// What a case file may hold: a finding record or a bare test case.
 pub enum CaseFile {
     Finding(Box<FindingRecord>),

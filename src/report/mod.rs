@@ -9,7 +9,7 @@ pub mod html;
 pub mod svg;
 
 use crate::campaign::Summary;
-use crate::finding::{data_stmts, signature, FindingRecord, Signature};
+use crate::finding::{data_stmts, finding_files, read_record, signature, FindingRecord, Signature};
 use std::path::{Path, PathBuf};
 
 /// Findings that share a signature.
@@ -39,13 +39,6 @@ pub fn reduced_path(finding: &Path) -> PathBuf {
     finding.with_file_name(format!("{stem}-reduced.json"))
 }
 
-fn read_record(path: &Path) -> Result<FindingRecord, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    serde_json::from_str(&text)
-        .map_err(|e| format!("{} is not a finding file: {e}", path.display()))
-}
-
 /// Reads `DIR/summary.json` (if any) and every finding under `DIR/findings/`.
 pub fn load(dir: &Path) -> Result<Report, String> {
     if !dir.is_dir() {
@@ -58,7 +51,7 @@ pub fn load(dir: &Path) -> Result<Report, String> {
         ),
         Err(_) => None,
     };
-    let mut groups = group_findings(finding_files(dir));
+    let mut groups = group_findings(finding_files(dir).unwrap_or_default());
     for g in &mut groups {
         // Prefer a reduced case of any member; the example's own first.
         let red = reduced_path(&g.example);
@@ -85,22 +78,6 @@ pub fn load(dir: &Path) -> Result<Report, String> {
         summary,
         groups,
     })
-}
-
-/// The finding files of `DIR/findings` (not the reduced ones), sorted.
-fn finding_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = match std::fs::read_dir(dir.join("findings")) {
-        Ok(rd) => rd
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-                name.is_some_and(|n| n.ends_with(".json") && !n.ends_with("-reduced.json"))
-            })
-            .collect(),
-        Err(_) => Vec::new(),
-    };
-    files.sort();
-    files
 }
 
 /// The findings of `files` grouped by signature (known and new violations
