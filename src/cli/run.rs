@@ -93,7 +93,41 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
         args.pattern.as_deref(),
     )
     .map_err(UsageError)?;
-    let limit = limit(&args)?;
+    let cfg = config(&args)?;
+    let mut engines = (0..jobs(&args)?)
+        .map(|job| args.engine.open_for_job(None, job))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Ctrl-C (or SIGTERM) stops after the current case, with a summary and
+    // the engine's database dropped; a second one exits at once.
+    crate::interrupt::install()
+        .map_err(|e| UsageError(format!("cannot install signal handlers: {e}")))?;
+    let workers: Vec<&mut dyn crate::engine::Engine> =
+        engines.iter_mut().map(|e| &mut **e as _).collect();
+    let summary = run_campaign_jobs(workers, &cfg, &generation)?;
+    print!("{}", summary.render());
+    let interrupted = crate::interrupt::requested();
+    if args.reduce && interrupted.is_none() {
+        super::reduce::after_campaign(engines[0].as_mut(), &summary, &cfg.exec, &cfg.known)?;
+    }
+    println!("summary: {}", args.out.join("summary.json").display());
+    drop(engines); // drops the engines' databases/schemas before exiting
+    if let Some(sig) = interrupted {
+        return Ok(ExitCode::from(crate::interrupt::exit_code(sig)));
+    }
+    Ok(
+        if args.known.fails(
+            summary.violations + summary.fidelity,
+            summary.known_violations,
+        ) {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
+}
+
+/// The campaign the flags describe, checked before any engine is opened.
+fn config(args: &RunArgs) -> Result<CampaignConfig, UsageError> {
     let isolations = args
         .isolation
         .as_deref()
@@ -128,22 +162,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
             args.shadow
         )));
     }
-    let jobs = match args.jobs {
-        Some(0) => return Err(UsageError("invalid --jobs 0: at least one worker".into())),
-        Some(n) if n > MAX_JOBS => {
-            return Err(UsageError(format!(
-                "invalid --jobs {n}: at most {MAX_JOBS}"
-            )))
-        }
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
-    let mut engines = (0..jobs)
-        .map(|job| args.engine.open_for_job(None, job))
-        .collect::<Result<Vec<_>, _>>()?;
-    let cfg = CampaignConfig {
+    Ok(CampaignConfig {
         seed,
-        limit,
+        limit: limit(args)?,
         isolations,
         oracles,
         out: args.out.clone(),
@@ -157,32 +178,17 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
         shadow: args.shadow,
         shard: args.shard.unwrap_or(Shard::WHOLE),
         pin: !args.no_pin,
-    };
-    // Ctrl-C (or SIGTERM) stops after the current case, with a summary and
-    // the engine's database dropped; a second one exits at once.
-    crate::interrupt::install()
-        .map_err(|e| UsageError(format!("cannot install signal handlers: {e}")))?;
-    let workers: Vec<&mut dyn crate::engine::Engine> =
-        engines.iter_mut().map(|e| &mut **e as _).collect();
-    let summary = run_campaign_jobs(workers, &cfg, &generation)?;
-    print!("{}", summary.render());
-    let interrupted = crate::interrupt::requested();
-    if args.reduce && interrupted.is_none() {
-        super::reduce::after_campaign(engines[0].as_mut(), &summary, &cfg.exec, &cfg.known)?;
+    })
+}
+
+/// `--jobs`, or the number of cores.
+fn jobs(args: &RunArgs) -> Result<usize, UsageError> {
+    match args.jobs {
+        Some(0) => Err(UsageError("invalid --jobs 0: at least one worker".into())),
+        Some(n) if n > MAX_JOBS => Err(UsageError(format!(
+            "invalid --jobs {n}: at most {MAX_JOBS}"
+        ))),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
     }
-    println!("summary: {}", args.out.join("summary.json").display());
-    drop(engines); // drops the engines' databases/schemas before exiting
-    if let Some(sig) = interrupted {
-        return Ok(ExitCode::from(crate::interrupt::exit_code(sig)));
-    }
-    Ok(
-        if args.known.fails(
-            summary.violations + summary.fidelity,
-            summary.known_violations,
-        ) {
-            ExitCode::from(1)
-        } else {
-            ExitCode::SUCCESS
-        },
-    )
 }
