@@ -351,7 +351,7 @@ fn progress_bar(cfg: &CampaignConfig) -> indicatif::ProgressBar {
         return indicatif::ProgressBar::hidden();
     }
     let bar = match cfg.limit {
-        Limit::Tests(n) => indicatif::ProgressBar::new(n),
+        Limit::Tests(n) => indicatif::ProgressBar::new(cfg.shard.cases_of(n)),
         Limit::Time(_) => indicatif::ProgressBar::new_spinner(),
     };
     bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());

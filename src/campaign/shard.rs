@@ -26,6 +26,11 @@ impl Shard {
         k.checked_mul(self.count)?.checked_add(self.index)
     }
 
+    /// How many of the indexes `0..n` are this shard's.
+    pub fn cases_of(self, n: u64) -> u64 {
+        n.saturating_sub(self.index).div_ceil(self.count)
+    }
+
     pub fn is_whole(self) -> bool {
         self.count == 1
     }
@@ -97,5 +102,10 @@ mod tests {
             .collect();
         all.sort();
         assert_eq!(all, (0..25).collect::<Vec<_>>());
+        let counts: Vec<u64> = (0..n)
+            .map(|i| Shard { index: i, count: n }.cases_of(25))
+            .collect();
+        assert_eq!(counts, vec![7, 6, 6, 6]);
+        assert_eq!(Shard { index: 3, count: 4 }.cases_of(2), 0);
     }
 }
