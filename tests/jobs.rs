@@ -211,6 +211,56 @@ fn shards_merged_give_the_cases_and_findings_of_one_unsharded_run() {
 }
 
 #[test]
+fn merge_takes_the_findings_of_a_directorys_last_campaign_only() {
+    // A shard run twice into one directory (a retried pod): the directory
+    // keeps the first run's findings, the merge takes the second's.
+    let tmp = tempfile::tempdir().unwrap();
+    let shard = tmp.path().join("shard");
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        txfuzz_exits(
+            1,
+            &[
+                "run",
+                "--tests",
+                "60",
+                "--seed",
+                "7",
+                "--fault",
+                "dirty-read",
+                "--shadow",
+                "0",
+                "--quiet",
+                "--out",
+                shard.to_str().unwrap(),
+            ],
+        );
+        runs.push(summary(&shard).violations);
+    }
+    let last = summary(&shard);
+    let on_disk = std::fs::read_dir(shard.join("findings")).unwrap().count() as u64;
+    assert_eq!(
+        on_disk,
+        4 * last.violations,
+        "two runs, .json and .sql each"
+    );
+    let merged = tmp.path().join("merged");
+    txfuzz_exits(
+        1,
+        &[
+            "merge",
+            "--out",
+            merged.to_str().unwrap(),
+            shard.to_str().unwrap(),
+        ],
+    );
+    let m = summary(&merged);
+    assert_eq!(m.violations, last.violations);
+    assert_eq!(m.finding_files.len() as u64, last.violations);
+    assert_eq!(signatures(&m), signatures(&last));
+}
+
+#[test]
 fn merge_refuses_parts_of_different_campaigns() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = |name: &str| tmp.path().join(name).display().to_string();

@@ -7,7 +7,7 @@
 //! (and `patterns.json`, summed, for pattern campaigns).
 
 use super::{write_summary, Shard, Summary};
-use crate::finding::{finding_files, note_distinct, read_record, FindingStore};
+use crate::finding::{file_number, finding_files, note_distinct, read_record, FindingStore};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -54,7 +54,7 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<Merged, String> {
     let mut generator = None;
     for (dir, part) in dirs.iter().zip(&parts) {
         add_counts(&mut merged, part);
-        copy_findings(dir, &mut store, &mut merged)?;
+        copy_findings(dir, part, &mut store, &mut merged)?;
         generator = hits.add_file(dir)?.or(generator);
     }
     if let Some(g) = generator {
@@ -86,6 +86,10 @@ fn read_summary(dir: &Path) -> Result<Summary, String> {
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut s: Summary = serde_json::from_str(&text)
         .map_err(|e| format!("{} is not a campaign summary: {e}", path.display()))?;
+    // Written before the first case (a shard killed at once): no digest yet.
+    if s.case_digest.is_empty() && s.cases == 0 {
+        return Ok(s);
+    }
     s.digest = u64::from_str_radix(&s.case_digest, 16).map_err(|_| {
         format!(
             "{}: case_digest '{}' is not hex",
@@ -115,14 +119,16 @@ fn check_compatible(dirs: &[PathBuf], parts: &[Summary]) -> Result<Vec<Shard>, S
         if engine(p) != engine(first) {
             return Err(differs("engine", engine(first), engine(p)));
         }
-        if p.isolations != first.isolations {
+        let set = |v: Vec<String>| v.into_iter().collect::<BTreeSet<String>>();
+        let levels = |s: &Summary| set(s.isolations.iter().map(|l| l.name().to_string()).collect());
+        if levels(p) != levels(first) {
             return Err(differs(
                 "levels",
                 format!("{:?}", first.isolations),
                 format!("{:?}", p.isolations),
             ));
         }
-        if p.oracles != first.oracles {
+        if set(p.oracles.clone()) != set(first.oracles.clone()) {
             return Err(differs(
                 "oracles",
                 first.oracles.join(","),
@@ -191,14 +197,32 @@ fn add_counts(s: &mut Summary, p: &Summary) {
     }
 }
 
-/// Copies every finding of `dir` into `store` (new numbers, replay commands
-/// pointing at the copies), with its `.sql` script and reduced files, and
-/// counts it under its signature in `s.distinct`.
-fn copy_findings(dir: &Path, store: &mut FindingStore, s: &mut Summary) -> Result<(), String> {
-    let files =
-        finding_files(dir).map_err(|e| format!("cannot read {}/findings: {e}", dir.display()))?;
+/// Copies the findings of `dir`'s last campaign (numbered from its
+/// `first_finding`: an output directory keeps earlier runs' findings too;
+/// those of a run killed before its last summary flush are copied as well)
+/// into `store` (new numbers, replay commands pointing at the copies), with
+/// their `.sql` scripts and reduced files, and counts each under its
+/// signature in `s.distinct`. An unreadable finding file is skipped with a
+/// warning, as `report` does.
+fn copy_findings(
+    dir: &Path,
+    part: &Summary,
+    store: &mut FindingStore,
+    s: &mut Summary,
+) -> Result<(), String> {
+    let files: Vec<PathBuf> = finding_files(dir)
+        .map_err(|e| format!("cannot read {}/findings: {e}", dir.display()))?
+        .into_iter()
+        .filter(|f| file_number(f).is_some_and(|n| n >= part.first_finding))
+        .collect();
     for path in files {
-        let rec = read_record(&path)?;
+        let rec = match read_record(&path) {
+            Ok(rec) => rec,
+            Err(e) => {
+                eprintln!("txfuzz: skipping {e}");
+                continue;
+            }
+        };
         let script = std::fs::read_to_string(path.with_extension("sql")).unwrap_or_default();
         let new = store
             .write(rec.clone(), &script)

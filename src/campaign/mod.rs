@@ -195,6 +195,7 @@ pub fn run_campaign_jobs(
     let mut summary = Summary::new(first.info().clone(), cfg, &isolations);
     summary.jobs = engines.len();
     let mut store = FindingStore::create(&cfg.out).map_err(|e| output_error(&cfg.out, e))?;
+    summary.first_finding = store.next_number();
     for engine in engines.iter_mut() {
         // Every round trip of the engine's own connections is bounded too.
         engine.set_deadline(cfg.exec.hang_timeout);

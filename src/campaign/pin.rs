@@ -5,12 +5,29 @@
 //! worker pinned before it opens sessions keeps its whole case on one core
 //! (BENCHMARKS.md, "Throughput": 117 -> 193 cases/s for one worker on SQLite).
 
-/// Pins the calling thread to the `k`-th (modulo their number) of the CPUs
-/// this process may run on; returns that CPU, or `None` where pinning is not
-/// available (then the thread runs wherever the system puts it).
+/// Pins campaign worker `job` to a core: the `job`-th after one chosen by
+/// the host name and the process id, so that the workers of one process,
+/// and mostly those of processes or containers (all pid 1) started side by
+/// side, spread over the cores. Where the process may use fewer cores than
+/// its CPU set holds (a cgroup CPU quota, as in a Kubernetes pod), nothing
+/// is pinned: the quota is not tied to particular cores, and pods that
+/// pinned would pile onto the same ones.
+pub fn pin_worker(job: usize) -> Option<usize> {
+    let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if allowed_cpus()?.len() > usable {
+        return None;
+    }
+    let host = crate::engine::leftover::hostname();
+    let offset = host.bytes().fold(std::process::id() as usize, |h, b| {
+        h.wrapping_mul(31).wrapping_add(usize::from(b))
+    });
+    pin_current_thread(offset.wrapping_add(job))
+}
+
+/// The CPUs this process may run on.
 #[cfg(target_os = "linux")]
-pub fn pin_current_thread(k: usize) -> Option<usize> {
-    // SAFETY: `cpu_set_t` is plain data; the calls get its size and a valid
+fn allowed_cpus() -> Option<Vec<usize>> {
+    // SAFETY: `cpu_set_t` is plain data; the call gets its size and a valid
     // pointer, and pid 0 is the calling thread.
     unsafe {
         let mut allowed: libc::cpu_set_t = std::mem::zeroed();
@@ -18,10 +35,30 @@ pub fn pin_current_thread(k: usize) -> Option<usize> {
         if libc::sched_getaffinity(0, size, &mut allowed) != 0 {
             return None;
         }
-        let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &allowed))
-            .collect();
-        let cpu = *cpus.get(k % cpus.len().max(1))?;
+        Some(
+            (0..libc::CPU_SETSIZE as usize)
+                .filter(|&c| libc::CPU_ISSET(c, &allowed))
+                .collect(),
+        )
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn allowed_cpus() -> Option<Vec<usize>> {
+    None
+}
+
+/// Pins the calling thread to the `k`-th (modulo their number) of the CPUs
+/// this process may run on; returns that CPU, or `None` where pinning is not
+/// available (then the thread runs wherever the system puts it).
+#[cfg(target_os = "linux")]
+pub fn pin_current_thread(k: usize) -> Option<usize> {
+    let cpus = allowed_cpus()?;
+    let cpu = *cpus.get(k % cpus.len().max(1))?;
+    // SAFETY: `cpu_set_t` is plain data; the call gets its size and a valid
+    // pointer, and pid 0 is the calling thread.
+    unsafe {
+        let size = std::mem::size_of::<libc::cpu_set_t>();
         let mut one: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut one);
         (libc::sched_setaffinity(0, size, &one) == 0).then_some(cpu)

@@ -63,6 +63,10 @@ pub struct Summary {
     /// replays and scratch runs included), and `record` (writing findings).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub phase_s: BTreeMap<String, f64>,
+    /// The number of this campaign's first finding file: files of `findings/`
+    /// numbered lower are earlier runs' (`merge` leaves them out).
+    #[serde(default)]
+    pub first_finding: usize,
     /// The wrapping sum over every generated case of a hash of its JSON:
     /// equal digests, equal sets of cases, whatever the order they ran in
     /// (`--jobs`) or the shards they ran in (`txfuzz merge` adds them).

@@ -53,19 +53,31 @@ pub(super) struct CaseDone {
 }
 
 /// Runs cases until the limit, an interrupt, a stop, or an error (which
-/// stops the other workers too). Worker `job` is pinned to a core when the
-/// campaign says so: the `job`-th after one chosen by the process id, so
-/// that the workers of one process, and mostly those of processes started
-/// side by side, spread over the cores.
+/// stops the other workers too; so does a panic, which `thread::scope`
+/// then carries to the campaign). Worker `job` is pinned to a core when the
+/// campaign says so (`pin.rs`).
 pub(super) fn work(job: usize, engine: &mut dyn Engine, shared: &Shared, tx: Sender<Report>) {
+    let _stop_on_panic = StopOnPanic(&shared.stop);
     if shared.cfg.pin {
-        let cpu = super::pin::pin_current_thread(job + std::process::id() as usize);
+        let cpu = super::pin::pin_worker(job);
         tracing::debug!(job, ?cpu, "worker pinned");
     }
     if let Err(e) = work_until_done(engine, shared, &tx) {
         shared.stop.store(true, Ordering::SeqCst);
         if let Ok(mut failure) = shared.failure.lock() {
             failure.get_or_insert(e);
+        }
+    }
+}
+
+/// Sets the stop flag when the worker's thread unwinds, so the other
+/// workers stop after their current case instead of running to the limit.
+struct StopOnPanic<'a>(&'a AtomicBool);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::SeqCst);
         }
     }
 }

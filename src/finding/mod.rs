@@ -55,6 +55,13 @@ pub fn read_record(path: &Path) -> Result<FindingRecord, String> {
         .map_err(|e| format!("{} is not a finding file: {e}", path.display()))
 }
 
+/// The number a finding file's name starts with (`0012-case3-...json`).
+pub fn file_number(path: &Path) -> Option<usize> {
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    let digits: String = name.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
 /// The finding files of `DIR/findings` (not the reduced ones), sorted; none
 /// when there is no such directory.
 pub fn finding_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
@@ -168,13 +175,7 @@ impl FindingStore {
         // After the highest number present: earlier runs' findings stay.
         let mut last = 0;
         for e in std::fs::read_dir(&dir)? {
-            let name = e?.file_name();
-            let digits: String = name
-                .to_string_lossy()
-                .chars()
-                .take_while(char::is_ascii_digit)
-                .collect();
-            last = last.max(digits.parse().unwrap_or(0));
+            last = last.max(file_number(&e?.path()).unwrap_or(0));
         }
         Ok(FindingStore {
             dir,
@@ -185,6 +186,12 @@ impl FindingStore {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The number the next finding file gets (earlier runs' files have
+    /// lower ones).
+    pub fn next_number(&self) -> usize {
+        self.next
     }
 
     /// Writes `rec` as `NNNN-case<i>-<oracle>-<kind>.json` (atomically, via
