@@ -7,7 +7,7 @@
 //! (and `patterns.json`, summed, for pattern campaigns).
 
 use super::{write_summary, Shard, Summary};
-use crate::finding::{file_number, finding_files, note_distinct, read_record, FindingStore};
+use crate::finding::{file_number, finding_files, note_distinct, readable_records, FindingStore};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -215,14 +215,7 @@ fn copy_findings(
         .into_iter()
         .filter(|f| file_number(f).is_some_and(|n| n >= part.first_finding))
         .collect();
-    for path in files {
-        let rec = match read_record(&path) {
-            Ok(rec) => rec,
-            Err(e) => {
-                eprintln!("txfuzz: skipping {e}");
-                continue;
-            }
-        };
+    for (path, rec) in readable_records(files) {
         let script = std::fs::read_to_string(path.with_extension("sql")).unwrap_or_default();
         let new = store
             .write(rec.clone(), &script)

@@ -3,7 +3,8 @@
 //! thread on another core waits for that core to wake up, which costs more
 //! than most statements take. Threads inherit their creator's CPU set, so a
 //! worker pinned before it opens sessions keeps its whole case on one core
-//! (BENCHMARKS.md, "Throughput": 117 -> 193 cases/s for one worker on SQLite).
+//! (BENCHMARKS.md, "Workers, shards and the default campaign": 113 -> 187
+//! cases/s for one worker on SQLite).
 
 /// Pins campaign worker `job` to a core: the `job`-th after one chosen by
 /// the host name and the process id, so that the workers of one process,
@@ -14,14 +15,15 @@
 /// pinned would pile onto the same ones.
 pub fn pin_worker(job: usize) -> Option<usize> {
     let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if allowed_cpus()?.len() > usable {
+    let cpus = allowed_cpus()?;
+    if cpus.len() > usable {
         return None;
     }
     let host = crate::engine::leftover::hostname();
     let offset = host.bytes().fold(std::process::id() as usize, |h, b| {
         h.wrapping_mul(31).wrapping_add(usize::from(b))
     });
-    pin_current_thread(offset.wrapping_add(job))
+    pin_to(&cpus, offset.wrapping_add(job))
 }
 
 /// The CPUs this process may run on.
@@ -51,9 +53,14 @@ fn allowed_cpus() -> Option<Vec<usize>> {
 /// Pins the calling thread to the `k`-th (modulo their number) of the CPUs
 /// this process may run on; returns that CPU, or `None` where pinning is not
 /// available (then the thread runs wherever the system puts it).
+#[cfg(test)]
+fn pin_current_thread(k: usize) -> Option<usize> {
+    pin_to(&allowed_cpus()?, k)
+}
+
+/// Pins the calling thread to the `k`-th (modulo their number) of `cpus`.
 #[cfg(target_os = "linux")]
-pub fn pin_current_thread(k: usize) -> Option<usize> {
-    let cpus = allowed_cpus()?;
+fn pin_to(cpus: &[usize], k: usize) -> Option<usize> {
     let cpu = *cpus.get(k % cpus.len().max(1))?;
     // SAFETY: `cpu_set_t` is plain data; the call gets its size and a valid
     // pointer, and pid 0 is the calling thread.
@@ -66,7 +73,7 @@ pub fn pin_current_thread(k: usize) -> Option<usize> {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn pin_current_thread(_k: usize) -> Option<usize> {
+fn pin_to(_cpus: &[usize], _k: usize) -> Option<usize> {
     None
 }
 

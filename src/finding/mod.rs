@@ -55,6 +55,21 @@ pub fn read_record(path: &Path) -> Result<FindingRecord, String> {
         .map_err(|e| format!("{} is not a finding file: {e}", path.display()))
 }
 
+/// The readable findings of `files`, each with its path; an unreadable one
+/// (a run killed mid-write by an older txfuzz, a hand edit) is skipped with
+/// a warning, so that it does not hide the others.
+pub fn readable_records(files: Vec<PathBuf>) -> impl Iterator<Item = (PathBuf, FindingRecord)> {
+    files
+        .into_iter()
+        .filter_map(|path| match read_record(&path) {
+            Ok(rec) => Some((path, rec)),
+            Err(e) => {
+                eprintln!("txfuzz: skipping {e}");
+                None
+            }
+        })
+}
+
 /// The number a finding file's name starts with (`0012-case3-...json`).
 pub fn file_number(path: &Path) -> Option<usize> {
     let name = path.file_name()?.to_string_lossy().into_owned();

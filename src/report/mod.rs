@@ -9,7 +9,9 @@ pub mod html;
 pub mod svg;
 
 use crate::campaign::Summary;
-use crate::finding::{data_stmts, finding_files, read_record, signature, FindingRecord, Signature};
+use crate::finding::{
+    data_stmts, finding_files, read_record, readable_records, signature, FindingRecord, Signature,
+};
 use std::path::{Path, PathBuf};
 
 /// Findings that share a signature.
@@ -84,16 +86,7 @@ pub fn load(dir: &Path) -> Result<Report, String> {
 /// apart), each shown by its smallest case; unreadable files are skipped.
 fn group_findings(files: Vec<PathBuf>) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
-    for path in files {
-        // One unreadable file (a run killed mid-write by an older txfuzz, a
-        // hand edit) must not hide the others.
-        let rec = match read_record(&path) {
-            Ok(rec) => rec,
-            Err(e) => {
-                eprintln!("txfuzz: skipping {e}");
-                continue;
-            }
-        };
+    for (path, rec) in readable_records(files) {
         let sig = signature(&rec.finding, &rec.case, &rec.engine);
         let n = data_stmts(&rec.case);
         // Known and new violations of one signature are separate problems.
