@@ -137,7 +137,8 @@ pub struct EngineArgs {
     #[arg(long)]
     pub db: Option<String>,
     /// Self-test: wrap the engine in a fault injector (lose-write, stale-update,
-    /// stale-read, dirty-read, missed-own-write, extra-lock).
+    /// stale-read, dirty-read, missed-own-write, extra-lock, orphan,
+    /// duplicate-key, null-value, check-violation).
     #[arg(long, hide = true)]
     pub fault: Option<String>,
 }

@@ -18,10 +18,14 @@
 //!   changes nothing (SQLite: it takes the write lock). What `sdg`'s locking
 //!   version-set reads once did; the shadow run must catch it.
 //!
+//! - `orphan`, `duplicate-key`, `null-value`, `check-violation`: a declared
+//!   constraint broken in the final state (see [`broken`]).
+//!
 //! Faults act on instrumented runs only: after a `Plain` load (the shadow run)
 //! every statement runs as it is, so a shadow run of a faulty engine shows the
 //! fault as a difference.
 
+mod broken;
 mod reads;
 
 use super::{Canceller, Engine, EngineError, EngineProfile, QueryResult, Session, WaitSignal};
@@ -42,6 +46,10 @@ pub enum Fault {
     DirtyRead,
     MissedOwnWrite,
     ExtraLock,
+    Orphan,
+    DuplicateKey,
+    NullValue,
+    CheckViolation,
 }
 
 impl Fault {
@@ -53,6 +61,10 @@ impl Fault {
             Fault::DirtyRead => "dirty-read",
             Fault::MissedOwnWrite => "missed-own-write",
             Fault::ExtraLock => "extra-lock",
+            Fault::Orphan => "orphan",
+            Fault::DuplicateKey => "duplicate-key",
+            Fault::NullValue => "null-value",
+            Fault::CheckViolation => "check-violation",
         }
     }
 }
@@ -67,8 +79,12 @@ impl FromStr for Fault {
             "dirty-read" => Ok(Fault::DirtyRead),
             "missed-own-write" => Ok(Fault::MissedOwnWrite),
             "extra-lock" => Ok(Fault::ExtraLock),
+            "orphan" => Ok(Fault::Orphan),
+            "duplicate-key" => Ok(Fault::DuplicateKey),
+            "null-value" => Ok(Fault::NullValue),
+            "check-violation" => Ok(Fault::CheckViolation),
             _ => Err(format!(
-                "unknown fault '{s}' (lose-write, stale-update, stale-read, dirty-read, missed-own-write, extra-lock)"
+                "unknown fault '{s}' (lose-write, stale-update, stale-read, dirty-read, missed-own-write, extra-lock, orphan, duplicate-key, null-value, check-violation)"
             )),
         }
     }
@@ -82,6 +98,8 @@ struct Shared {
     commits: u64,
     fired: bool,
     schema: Schema,
+    /// The level of the loaded case (`orphan` opens a session at it).
+    isolation: Option<Isolation>,
     uncommitted: reads::Uncommitted,
     /// The layout of the last load: faults act on `Instrumented` runs only.
     layout: Layout,
@@ -133,6 +151,7 @@ impl Engine for FaultyEngine {
         self.inner.load_as(case, layout)?;
         if let Ok(mut s) = self.shared.lock() {
             s.schema = case.schema.clone();
+            s.isolation = Some(case.isolation);
             s.layout = layout;
         }
         self.rearm();
@@ -166,7 +185,32 @@ impl Engine for FaultyEngine {
         self.inner.keep_plans(case, prepared)
     }
     fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError> {
-        self.inner.final_state(schema)
+        let (armed, isolation) = match self.shared.lock() {
+            Ok(s) => (
+                s.layout == Layout::Instrumented && !s.fired,
+                s.isolation.unwrap_or(Isolation::Serializable),
+            ),
+            Err(_) => (false, Isolation::Serializable),
+        };
+        let mut fired = false;
+        if armed && self.fault == Fault::Orphan {
+            fired = broken::orphan(self.inner.as_mut(), schema, isolation)?;
+        }
+        let mut state = self.inner.final_state(schema)?;
+        if armed
+            && matches!(
+                self.fault,
+                Fault::DuplicateKey | Fault::NullValue | Fault::CheckViolation
+            )
+        {
+            fired = broken::corrupt(self.fault, schema, &mut state);
+        }
+        if fired {
+            if let Ok(mut s) = self.shared.lock() {
+                s.fired = true;
+            }
+        }
+        Ok(state)
     }
     fn recover(&mut self, wait: std::time::Duration) -> Result<(), EngineError> {
         self.inner.recover(wait)
@@ -218,7 +262,11 @@ impl FaultySession {
             Fault::LoseWrite => s.open >= 2,
             Fault::StaleUpdate | Fault::StaleRead => s.commits > self.began_at,
             Fault::DirtyRead | Fault::MissedOwnWrite => s.open >= 2,
-            Fault::ExtraLock => false,
+            Fault::ExtraLock
+            | Fault::Orphan
+            | Fault::DuplicateKey
+            | Fault::NullValue
+            | Fault::CheckViolation => false,
         };
         if self.in_txn && concurrent && !s.fired {
             s.fired = true;

@@ -6,6 +6,7 @@ pub mod commit_order;
 pub mod crash;
 pub mod fidelity;
 pub mod graph;
+pub mod integrity;
 pub mod pattern;
 pub mod registry;
 pub mod resumed;

@@ -4,7 +4,7 @@
 //! [`Oracle`] that implements it. Adding an oracle is its own file with an
 //! `impl Oracle` and one line here.
 
-use super::{crash, fidelity, graph, sdg, view, wss, CheckStats, Finding};
+use super::{crash, fidelity, graph, integrity, sdg, view, wss, CheckStats, Finding};
 use crate::engine::{Engine, EngineError};
 use crate::exec::ExecOptions;
 use crate::model::{History, TestCase};
@@ -73,6 +73,7 @@ registry! {
     Graph = "graph", true => graph::GraphOracle;
     Sdg = "sdg", true => sdg::SdgOracle;
     View = "view", true => view::ViewOracle;
+    Integrity = "integrity", true => integrity::IntegrityOracle;
     Crash = "crash", true => crash::CrashOracle;
     // The shadow run: campaigns sample it (`--shadow RATE`), `replay` always runs it.
     Fidelity = "fidelity", false => fidelity::FidelityOracle;

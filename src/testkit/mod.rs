@@ -310,4 +310,5 @@ pub fn value_of(state: &DbState, t: &str, k: i64) -> Option<Value> {
         .and_then(|r| r.get(3).cloned())
 }
 
+pub mod constraints;
 pub mod hermitage;

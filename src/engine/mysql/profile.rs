@@ -163,6 +163,7 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
         // MariaDB refuses foreign keys between temporary tables (errno 150):
         // tests/mariadb.rs::temporary_tables_cannot_have_foreign_keys.
         temporary_foreign_keys: false,
+        unique_nulls_distinct: true,
         lock_waits: true,
     }
 }

@@ -127,6 +127,7 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
         rules: Isolation::ALL.iter().map(|&l| (l, rule(l))).collect(),
         features: Features::postgres(),
         temporary_foreign_keys: true,
+        unique_nulls_distinct: true,
         lock_waits: true,
     }
 }

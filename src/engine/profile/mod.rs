@@ -110,6 +110,13 @@ pub struct EngineProfile {
     /// The engine's temporary tables can have foreign keys (the `view`
     /// oracle's scratch tables are temporary).
     pub temporary_foreign_keys: bool,
+    /// NULLs are distinct in a UNIQUE key: rows whose key has a NULL never
+    /// conflict (the `integrity` oracle's `unique` check). True for every
+    /// engine txfuzz targets (SQLite "CREATE INDEX": "NULL values are
+    /// considered distinct from all other values"; PostgreSQL 5.4.3 "Unique
+    /// Constraints": "null values are not considered equal"; MariaDB
+    /// "CREATE TABLE", UNIQUE: "unique ... except for NULL values").
+    pub unique_nulls_distinct: bool,
     /// A statement that needs a lock another transaction holds waits for
     /// it. False: it fails at once instead (turso: no busy handler txfuzz
     /// could observe, so no busy timeout; MVCC: write-write conflicts abort).

@@ -56,6 +56,7 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
         rules: vec![(Isolation::Serializable, rule())],
         features: Features::sqlite(),
         temporary_foreign_keys: true,
+        unique_nulls_distinct: true,
         lock_waits: true,
     }
 }

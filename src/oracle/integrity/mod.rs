@@ -1,0 +1,168 @@
+//! The `integrity` oracle: do the declared constraints hold in every state the
+//! case shows? No isolation level, on any engine, permits a committed state
+//! that breaks a declared constraint, so this oracle needs no model of the
+//! level: the final state (committed by every transaction of the case) and
+//! the row set each single-table SELECT returned are checked against the
+//! schema.
+//!
+//! Kinds, one finding per broken constraint and state:
+//! - `foreign-key`: a child row whose non-NULL key matches no parent row
+//!   (MATCH SIMPLE: a key with a NULL is not checked);
+//! - `unique`: two rows with the same primary or unique key (NULLs distinct,
+//!   as the profile says), or a read that returned one row (one `rid`) twice;
+//! - `not-null`: a NULL in a column declared NOT NULL;
+//! - `check`: a row for which the engine itself evaluates a CHECK
+//!   expression to false (`checks.rs`).
+//!
+//! Each finding names the rows, the statements that wrote them (their write
+//! lists) and whether those statements' transactions committed; a foreign-key
+//! finding also names the statements that removed the missing parent key.
+
+mod checks;
+mod keys;
+mod provenance;
+mod reads;
+mod state;
+
+#[cfg(test)]
+mod tests;
+
+use super::{Finding, OracleKind};
+use crate::engine::{Engine, EngineError, EngineProfile};
+use crate::model::{History, StmtRef, TestCase, Value};
+use provenance::Provenance;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub use provenance::Writer;
+pub use state::StateRow;
+
+/// Which state broke the constraint.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum StateRef {
+    /// The final state, after every transaction of the case ended.
+    Final,
+    /// The rows one SELECT returned.
+    Read { stmt: StmtRef },
+}
+
+/// One row of the evidence: where it is, its values, who wrote it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RowEvidence {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rid: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wl: Option<String>,
+    /// Column name to value (the columns the finding is about).
+    pub values: BTreeMap<String, Value>,
+    /// The statements in the row's write list, oldest first (`op` 0: the
+    /// initial data).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writers: Vec<Writer>,
+}
+
+/// The evidence of an `integrity` finding (typed; stored as its JSON).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    #[serde(flatten)]
+    pub state: StateRef,
+    pub table: String,
+    /// The constraint as declared, e.g. `FOREIGN KEY (c1) REFERENCES t0 (c0)`.
+    pub constraint: String,
+    /// The rows that break it (for `unique`: the rows sharing a key, group
+    /// after group).
+    pub rows: Vec<RowEvidence>,
+    /// `foreign-key`: the parent key values no parent row has.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_parent_keys: Vec<Vec<Value>>,
+    /// `foreign-key`: the statements that deleted a parent row holding a
+    /// missing key or changed its key (empty: no statement of the case did).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parent_removed_by: Vec<Writer>,
+}
+
+impl Evidence {
+    /// Every statement the evidence names (the finding's `involved`).
+    fn statements(&self) -> Vec<StmtRef> {
+        let mut out: Vec<StmtRef> = self
+            .rows
+            .iter()
+            .flat_map(|r| r.writers.iter())
+            .chain(&self.parent_removed_by)
+            .filter_map(|w| w.stmt)
+            .collect();
+        if let StateRef::Read { stmt } = &self.state {
+            out.push(*stmt);
+        }
+        out
+    }
+}
+
+/// The profile's key semantics the checks use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyRules {
+    /// NULLs are distinct in a UNIQUE key ([`EngineProfile::unique_nulls_distinct`]).
+    pub nulls_distinct: bool,
+}
+
+impl KeyRules {
+    pub fn of(profile: &EngineProfile) -> KeyRules {
+        KeyRules {
+            nulls_distinct: profile.unique_nulls_distinct,
+        }
+    }
+}
+
+/// A broken constraint before it becomes a finding.
+pub(crate) struct Broken {
+    pub kind: &'static str,
+    pub summary: String,
+    pub evidence: Evidence,
+}
+
+impl Broken {
+    fn into_finding(self) -> Finding {
+        let involved = self.evidence.statements();
+        let evidence = serde_json::to_value(&self.evidence).unwrap_or_default();
+        Finding::new(OracleKind::Integrity, self.kind, self.summary, evidence).about(involved)
+    }
+}
+
+/// Every broken constraint of the case: in its final state (CHECKs evaluated
+/// by `engine`, when given) and in the rows its SELECTs returned.
+pub fn check(
+    engine: Option<&mut dyn Engine>,
+    rules: KeyRules,
+    case: &TestCase,
+    history: &History,
+) -> Result<Vec<Finding>, EngineError> {
+    let prov = Provenance::new(case, history);
+    let mut broken = Vec::new();
+    if history.final_state_error.is_none() {
+        let rows = state::final_rows(case, history);
+        broken.extend(keys::not_null(case, &rows, &prov, &StateRef::Final));
+        broken.extend(keys::unique(case, rules, &rows, &prov, &StateRef::Final));
+        broken.extend(keys::foreign_keys(case, &rows, &prov));
+        if let Some(engine) = engine {
+            broken.extend(checks::check_constraints(engine, case, &rows, &prov)?);
+        }
+    }
+    broken.extend(reads::duplicates(case, rules, history, &prov));
+    Ok(broken.into_iter().map(Broken::into_finding).collect())
+}
+
+/// The `integrity` oracle in the registry ([`crate::oracle::registry`]).
+pub struct IntegrityOracle;
+
+impl super::Oracle for IntegrityOracle {
+    fn replays(&self) -> bool {
+        false
+    }
+    fn check(&self, cx: super::CheckContext<'_>) -> Result<Vec<Finding>, EngineError> {
+        let rules = KeyRules::of(cx.engine.profile());
+        let out = check(Some(cx.engine), rules, cx.case, cx.history);
+        cx.stats.oracle(OracleKind::Integrity.name()).checked += 1;
+        out
+    }
+}

@@ -1,0 +1,205 @@
+//! Reads that break a key: one SELECT of one table that returned two rows
+//! with the same primary or unique key, or one row (one `rid`) twice or in
+//! two versions. A statement reads one state (its snapshot, or the rows it
+//! locked), in which every key is unique; no level permits a read of a
+//! state that never satisfied the schema.
+
+use super::keys::{duplicate_groups, positions, row_evidence, state_text, unique_keys};
+use super::provenance::Provenance;
+use super::state::StateRow;
+use super::{Broken, Evidence, KeyRules, RowEvidence, StateRef};
+use crate::model::{Expr, History, Select, Stmt, Table, TestCase, Value};
+use std::collections::BTreeMap;
+
+/// Every read of `history` that returned a key twice.
+pub(super) fn duplicates(
+    case: &TestCase,
+    rules: KeyRules,
+    history: &History,
+    prov: &Provenance,
+) -> Vec<Broken> {
+    let mut out = Vec::new();
+    for o in &history.outcomes {
+        let Some(Stmt::Select(q)) = prov.stmt(o.stmt) else {
+            continue;
+        };
+        let Some(table) = single_table(case, q) else {
+            continue;
+        };
+        if !o.outcome.ok() {
+            continue;
+        }
+        let state = StateRef::Read { stmt: o.stmt };
+        if let Some(b) = same_row_twice(table, &o.outcome, prov, &state) {
+            out.push(b);
+        }
+        out.extend(same_key_twice(table, q, rules, &o.outcome, prov, &state));
+    }
+    out
+}
+
+/// The table of a SELECT over one table without a join that returns its
+/// rows one by one (no aggregate, no grouping).
+fn single_table<'c>(case: &'c TestCase, q: &Select) -> Option<&'c Table> {
+    let [from] = q.from.as_slice() else {
+        return None;
+    };
+    if from.join.is_some() || q.is_aggregate() {
+        return None;
+    }
+    case.schema.table(&from.table)
+}
+
+/// One `rid` read in two versions, or more rows returned than row versions
+/// read.
+fn same_row_twice(
+    table: &Table,
+    outcome: &crate::model::Outcome,
+    prov: &Provenance,
+    state: &StateRef,
+) -> Option<Broken> {
+    let mut by_rid: BTreeMap<i64, Vec<&crate::model::RowVersion>> = BTreeMap::new();
+    for r in outcome.reads.iter().filter(|r| r.table == table.name) {
+        by_rid.entry(r.rid).or_default().push(r);
+    }
+    let mut rows: Vec<RowEvidence> = by_rid
+        .values()
+        .filter(|v| v.len() > 1)
+        .flatten()
+        .map(|r| RowEvidence {
+            rid: Some(r.rid),
+            wl: Some(r.wl.to_string()),
+            values: BTreeMap::new(),
+            writers: prov.writers(Some(&r.wl)),
+        })
+        .collect();
+    let repeated = outcome.reads_complete && outcome.rows.len() > outcome.reads.len();
+    if rows.is_empty() && !repeated {
+        return None;
+    }
+    let what = if rows.is_empty() {
+        format!(
+            "returned {} rows of {} but only {} row versions: a row twice",
+            outcome.rows.len(),
+            table.name,
+            outcome.reads.len()
+        )
+    } else {
+        let rids: Vec<String> = rows
+            .iter()
+            .filter_map(|r| r.rid)
+            .map(|r| r.to_string())
+            .collect();
+        format!(
+            "returned two versions of one row of {} (rid {})",
+            table.name,
+            rids.join(", ")
+        )
+    };
+    if rows.is_empty() {
+        rows = outcome
+            .reads
+            .iter()
+            .map(|r| RowEvidence {
+                rid: Some(r.rid),
+                wl: Some(r.wl.to_string()),
+                values: BTreeMap::new(),
+                writers: prov.writers(Some(&r.wl)),
+            })
+            .collect();
+    }
+    Some(Broken {
+        kind: "unique",
+        summary: format!("{}: {what}", state_text(state)),
+        evidence: Evidence {
+            state: state.clone(),
+            table: table.name.clone(),
+            constraint: "row identity (rid)".into(),
+            rows,
+            missing_parent_keys: Vec::new(),
+            parent_removed_by: Vec::new(),
+        },
+    })
+}
+
+/// Two returned rows with the same value of a unique key the SELECT
+/// projects as plain columns.
+fn same_key_twice(
+    table: &Table,
+    q: &Select,
+    rules: KeyRules,
+    outcome: &crate::model::Outcome,
+    prov: &Provenance,
+    state: &StateRef,
+) -> Vec<Broken> {
+    let mut out = Vec::new();
+    // Which result column shows each of the table's columns.
+    let shown: BTreeMap<&str, usize> = q
+        .items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| match &item.expr {
+            Expr::Col { name, .. } => Some((name.as_str(), i)),
+            _ => None,
+        })
+        .collect();
+    for (text, names) in unique_keys(table) {
+        let Some(at) = names
+            .iter()
+            .map(|n| shown.get(n.as_str()).copied())
+            .collect::<Option<Vec<usize>>>()
+        else {
+            continue;
+        };
+        let Some(cols) = positions(table, names) else {
+            continue;
+        };
+        let rows: Vec<StateRow> = outcome
+            .rows
+            .iter()
+            .map(|r| {
+                // The key's values at the table's column positions.
+                let mut values = vec![Value::Null; table.columns.len()];
+                for (&c, &a) in cols.iter().zip(&at) {
+                    values[c] = r.get(a).cloned().unwrap_or(Value::Null);
+                }
+                // Result rows do not say which version they show.
+                StateRow {
+                    rid: None,
+                    wl: None,
+                    values,
+                }
+            })
+            .collect();
+        let keyed = rows.iter().map(|r| {
+            let k: Vec<Value> = cols.iter().map(|&c| r.values[c].clone()).collect();
+            (k, r)
+        });
+        let groups = duplicate_groups(keyed, rules);
+        if groups.is_empty() {
+            continue;
+        }
+        let bad: Vec<RowEvidence> = groups
+            .iter()
+            .flat_map(|(_, g)| g.iter().map(|r| row_evidence(table, r, &cols, prov)))
+            .collect();
+        out.push(Broken {
+            kind: "unique",
+            summary: format!(
+                "{}: {} returned rows of {} share a key of {text}",
+                state_text(state),
+                bad.len(),
+                table.name
+            ),
+            evidence: Evidence {
+                state: state.clone(),
+                table: table.name.clone(),
+                constraint: text,
+                rows: bad,
+                missing_parent_keys: Vec::new(),
+                parent_removed_by: Vec::new(),
+            },
+        });
+    }
+    out
+}

@@ -1,0 +1,140 @@
+//! A parent/child schema for constraint tests: `p (k INT PRIMARY KEY, v INT
+//! CHECK (v > -1000))` and `c (k INT PRIMARY KEY, pk INT REFERENCES p (k),
+//! u INT UNIQUE)`, with builders for its statements.
+
+use crate::model::*;
+
+fn col(name: &str, not_null: bool) -> Column {
+    Column {
+        name: name.into(),
+        ty: ColType::Int,
+        not_null,
+        default: None,
+    }
+}
+
+fn int(i: i64) -> Expr {
+    Expr::Lit(Value::Int(i))
+}
+
+/// The parent table `p`.
+pub fn parent_table() -> Table {
+    Table {
+        name: "p".into(),
+        columns: vec![col("k", true), col("v", false)],
+        primary_key: vec!["k".into()],
+        uniques: vec![],
+        checks: vec![Expr::bin(BinOp::Gt, Expr::col("v"), int(-1000))],
+        indexes: vec![],
+        foreign_keys: vec![],
+    }
+}
+
+/// The child table `c`.
+pub fn child_table() -> Table {
+    Table {
+        name: "c".into(),
+        columns: vec![col("k", true), col("pk", false), col("u", false)],
+        primary_key: vec!["k".into()],
+        uniques: vec![vec!["u".into()]],
+        checks: vec![],
+        indexes: vec![],
+        foreign_keys: vec![ForeignKey {
+            columns: vec!["pk".into()],
+            ref_table: "p".into(),
+            ref_columns: vec!["k".into()],
+        }],
+    }
+}
+
+/// `INSERT INTO p (k, v) VALUES (k, v)` with row id `rid`.
+pub fn insert_parent(rid: i64, k: i64, v: i64) -> Stmt {
+    Stmt::Insert(Insert {
+        table: "p".into(),
+        columns: vec!["k".into(), "v".into()],
+        rows: vec![vec![int(k), int(v)]],
+        rids: vec![rid],
+        on_conflict: OnConflict::Error,
+    })
+}
+
+/// `INSERT INTO c (k, pk) VALUES (k, pk)` with row id `rid`.
+pub fn insert_child(rid: i64, k: i64, pk: i64) -> Stmt {
+    Stmt::Insert(Insert {
+        table: "c".into(),
+        columns: vec!["k".into(), "pk".into()],
+        rows: vec![vec![int(k), int(pk)]],
+        rids: vec![rid],
+        on_conflict: OnConflict::Error,
+    })
+}
+
+/// `DELETE FROM p WHERE k = k`
+pub fn delete_parent(k: i64) -> Stmt {
+    Stmt::Delete(Delete {
+        table: "p".into(),
+        where_: Some(Expr::eq(Expr::col("k"), int(k))),
+    })
+}
+
+/// `SELECT k, pk, u FROM c`
+pub fn select_children() -> Stmt {
+    Stmt::Select(Select {
+        distinct: false,
+        items: ["k", "pk", "u"]
+            .iter()
+            .map(|c| SelectItem {
+                expr: Expr::col(c),
+                alias: None,
+            })
+            .collect(),
+        from: vec![FromItem {
+            table: "c".into(),
+            alias: "c".into(),
+            join: None,
+        }],
+        where_: None,
+        group_by: vec![],
+        order_by: vec![],
+        limit: None,
+        lock: None,
+    })
+}
+
+/// A case over `p` (rows `(k, v)`, row ids 1, 2, ...) and `c` (rows `(k,
+/// pk)`, row ids 101, 102, ...), with sessions and submit order as in
+/// [`super::kv_case`].
+pub fn parent_child_case(
+    parents: &[(i64, i64)],
+    children: &[(i64, i64)],
+    txns: Vec<(bool, Vec<Stmt>)>,
+    order: &str,
+) -> TestCase {
+    let mut case = super::kv_case(&[], txns, order);
+    case.schema.tables = vec![parent_table(), child_table()];
+    case.data = vec![
+        TableData {
+            table: "p".into(),
+            rows: parents
+                .iter()
+                .enumerate()
+                .map(|(i, &(k, v))| Row {
+                    rid: i as i64 + 1,
+                    values: vec![Value::Int(k), Value::Int(v)],
+                })
+                .collect(),
+        },
+        TableData {
+            table: "c".into(),
+            rows: children
+                .iter()
+                .enumerate()
+                .map(|(i, &(k, pk))| Row {
+                    rid: i as i64 + 101,
+                    values: vec![Value::Int(k), Value::Int(pk), Value::Null],
+                })
+                .collect(),
+        },
+    ];
+    case
+}
