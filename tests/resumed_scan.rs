@@ -371,6 +371,7 @@ fn insert_ignore_of_an_orphan_row_is_judged_as_skipped() {
         columns: vec!["v".into()],
         ref_table: "p".into(),
         ref_columns: vec!["k".into()],
+        ..ForeignKey::default()
     });
     case.data.insert(
         0,

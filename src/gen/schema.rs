@@ -6,7 +6,10 @@
 //! backslashes, spaces or upper case, so collations and PAD SPACE never matter).
 
 use super::Gen;
-use crate::model::{BinOp, ColType, Column, Expr, ForeignKey, Index, Row, Table, TableData, Value};
+use crate::model::{
+    BinOp, ColType, Column, Deferral, Expr, FkAction, ForeignKey, Index, Row, Table, TableData,
+    Value,
+};
 
 pub(crate) const INT_LO: i64 = -5;
 pub(crate) const INT_HI: i64 = 20;
@@ -117,6 +120,15 @@ impl Gen<'_> {
                 col.default = Some(self.random_value(col.ty));
             }
         }
+        let mut fk = fk;
+        if let Some((k, f)) = &mut fk {
+            // SET NULL on a NOT NULL column would fail every parent change.
+            for action in [&mut f.on_delete, &mut f.on_update] {
+                if *action == FkAction::SetNull && columns[*k].not_null {
+                    *action = FkAction::NoAction;
+                }
+            }
+        }
         let name = |k: usize| columns[k].name.clone();
         let uniques = self.gen_uniques(&keyable_cols, &pk, &columns);
         let checks = self.gen_checks(&columns);
@@ -174,14 +186,36 @@ impl Gen<'_> {
         let pty = parent.column(&pk).map(|c| c.ty)?;
         let k = self.rng.below(columns.len() as u64) as usize;
         columns[k].ty = pty;
-        Some((
-            k,
-            ForeignKey {
-                columns: vec![columns[k].name.clone()],
-                ref_table: parent.name.clone(),
-                ref_columns: vec![pk],
-            },
-        ))
+        let mut fk = ForeignKey {
+            columns: vec![columns[k].name.clone()],
+            ref_table: parent.name.clone(),
+            ref_columns: vec![pk],
+            ..ForeignKey::default()
+        };
+        self.gen_fk_semantics(&mut fk);
+        Some((k, fk))
+    }
+
+    /// The key's actions and deferral, from what the engine supports
+    /// (`gen_table` turns SET NULL on a NOT NULL child column into NO ACTION).
+    fn gen_fk_semantics(&mut self, fk: &mut ForeignKey) {
+        const ACTIONS: [FkAction; 4] = [
+            FkAction::NoAction,
+            FkAction::Restrict,
+            FkAction::Cascade,
+            FkAction::SetNull,
+        ];
+        if self.cfg.features.fk_actions {
+            fk.on_delete = ACTIONS[self.rng.weighted(&[4, 2, 3, 2])];
+            fk.on_update = ACTIONS[self.rng.weighted(&[6, 2, 2, 1])];
+        }
+        if self.cfg.features.deferrable_fks && self.rng.chance(1, 4) {
+            fk.deferrable = Some(if self.rng.chance(2, 3) {
+                Deferral::InitiallyDeferred
+            } else {
+                Deferral::InitiallyImmediate
+            });
+        }
     }
 
     /// The primary key's columns (usually one, sometimes two, sometimes none)

@@ -79,6 +79,8 @@ fn small_and_degenerate_configs() {
             savepoints: false,
             upsert: false,
             foreign_keys: false,
+            fk_actions: false,
+            deferrable_fks: false,
         },
     };
     for i in 0..300 {

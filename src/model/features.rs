@@ -12,6 +12,12 @@ pub struct Features {
     /// `ON CONFLICT DO UPDATE` / `ON DUPLICATE KEY UPDATE`.
     pub upsert: bool,
     pub foreign_keys: bool,
+    /// `ON DELETE` / `ON UPDATE` actions (`RESTRICT`, `CASCADE`, `SET NULL`).
+    pub fk_actions: bool,
+    /// `DEFERRABLE INITIALLY DEFERRED | IMMEDIATE` foreign keys (PostgreSQL,
+    /// SQLite; InnoDB checks every foreign key immediately and has no
+    /// DEFERRABLE clause: MariaDB KB "Foreign Keys").
+    pub deferrable_fks: bool,
 }
 
 impl Features {
@@ -22,6 +28,8 @@ impl Features {
             savepoints: true,
             upsert: true,
             foreign_keys: true,
+            fk_actions: true,
+            deferrable_fks: true,
         }
     }
     pub fn mysql() -> Self {
@@ -31,6 +39,8 @@ impl Features {
             savepoints: true,
             upsert: true,
             foreign_keys: true,
+            fk_actions: true,
+            deferrable_fks: false,
         }
     }
     pub fn postgres() -> Self {
@@ -40,6 +50,8 @@ impl Features {
             savepoints: true,
             upsert: true,
             foreign_keys: true,
+            fk_actions: true,
+            deferrable_fks: true,
         }
     }
 }

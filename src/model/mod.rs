@@ -19,7 +19,9 @@ pub use history::{
     DbState, EngineInfo, ErrorClass, Event, EventKind, History, Outcome, RowVersion, RowWrite,
     StmtError, StmtOutcome, TxnEnd, TxnOutcome,
 };
-pub use schema::{ColType, Column, ForeignKey, Index, Row, Schema, Table, TableData, RID, WL};
+pub use schema::{
+    ColType, Column, Deferral, FkAction, ForeignKey, Index, Row, Schema, Table, TableData, RID, WL,
+};
 pub use stmt::{
     AggFn, Assignment, BinOp, Delete, Expr, FromItem, Insert, Join, JoinKind, LockMode, OnConflict,
     OrderBy, Select, SelectItem, Stmt, StmtKind, Update,

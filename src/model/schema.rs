@@ -52,11 +52,76 @@ pub struct Index {
     pub unique: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// What a foreign key does to child rows when their parent row is deleted or
+/// its key changes (`ON DELETE` / `ON UPDATE`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FkAction {
+    /// The default: the statement fails if children remain (at the end of
+    /// the statement, or at COMMIT when the constraint is deferred).
+    #[default]
+    NoAction,
+    /// Fails at once, even when the constraint is deferred.
+    Restrict,
+    /// The children are deleted, or take the new key.
+    Cascade,
+    /// The children's key columns become NULL.
+    SetNull,
+}
+
+impl FkAction {
+    pub fn sql(self) -> &'static str {
+        match self {
+            FkAction::NoAction => "NO ACTION",
+            FkAction::Restrict => "RESTRICT",
+            FkAction::Cascade => "CASCADE",
+            FkAction::SetNull => "SET NULL",
+        }
+    }
+    /// Whether the action writes child rows (writes instrumentation cannot
+    /// observe: they belong to no statement of the case).
+    pub fn writes_children(self) -> bool {
+        matches!(self, FkAction::Cascade | FkAction::SetNull)
+    }
+    fn is_default(&self) -> bool {
+        *self == FkAction::NoAction
+    }
+}
+
+/// When a DEFERRABLE constraint is checked by default (`SET CONSTRAINTS`
+/// changes it for a transaction).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Deferral {
+    /// `DEFERRABLE INITIALLY IMMEDIATE`: after each statement.
+    InitiallyImmediate,
+    /// `DEFERRABLE INITIALLY DEFERRED`: at COMMIT.
+    InitiallyDeferred,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ForeignKey {
     pub columns: Vec<String>,
     pub ref_table: String,
     pub ref_columns: Vec<String>,
+    #[serde(default, skip_serializing_if = "FkAction::is_default")]
+    pub on_delete: FkAction,
+    #[serde(default, skip_serializing_if = "FkAction::is_default")]
+    pub on_update: FkAction,
+    /// `None`: NOT DEFERRABLE (checked after each statement).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferrable: Option<Deferral>,
+}
+
+impl ForeignKey {
+    /// Whether a statement that deletes parent rows (`delete`) or assigns
+    /// their referenced columns (`assigned`) may write child rows through an
+    /// action of this key.
+    pub fn writes_children(&self, delete: bool, assigned: &[String]) -> bool {
+        (delete && self.on_delete.writes_children())
+            || (self.on_update.writes_children()
+                && assigned.iter().any(|c| self.ref_columns.contains(c)))
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -108,6 +173,16 @@ pub struct Schema {
 impl Schema {
     pub fn table(&self, name: &str) -> Option<&Table> {
         self.tables.iter().find(|t| t.name == name)
+    }
+    /// Whether a foreign key is checked at COMMIT by default (`DEFERRABLE
+    /// INITIALLY DEFERRED`): replays that run a transaction's statements on
+    /// their own check it after each statement instead.
+    pub fn has_deferred_foreign_keys(&self) -> bool {
+        self.tables.iter().any(|t| {
+            t.foreign_keys
+                .iter()
+                .any(|fk| fk.deferrable == Some(Deferral::InitiallyDeferred))
+        })
     }
 }
 

@@ -49,6 +49,47 @@ pub fn fk_linked(tables: &BTreeSet<String>, schema: &Schema) -> BTreeSet<String>
     out
 }
 
+/// The tables whose rows `stmt` may write through foreign-key actions
+/// (`ON DELETE` / `ON UPDATE` `CASCADE` or `SET NULL`), transitively: rows
+/// no statement of the case reports writing. A DELETE, a REPLACE (it deletes
+/// the rows it conflicts with) and an UPDATE or upsert arm that assigns a
+/// referenced column change parent rows.
+pub fn cascade_targets(stmt: &Stmt, schema: &Schema) -> BTreeSet<String> {
+    let (table, delete, assigned): (&str, bool, Vec<String>) = match stmt {
+        Stmt::Delete(d) => (&d.table, true, Vec::new()),
+        Stmt::Update(u) => (
+            &u.table,
+            false,
+            u.assignments.iter().map(|a| a.column.clone()).collect(),
+        ),
+        Stmt::Insert(i) => match &i.on_conflict {
+            OnConflict::Replace => (&i.table, true, Vec::new()),
+            OnConflict::Update { assignments, .. } => (
+                &i.table,
+                false,
+                assignments.iter().map(|a| a.column.clone()).collect(),
+            ),
+            _ => return BTreeSet::new(),
+        },
+        _ => return BTreeSet::new(),
+    };
+    let mut out = BTreeSet::new();
+    let mut work = vec![(table.to_string(), delete, assigned)];
+    while let Some((parent, delete, assigned)) = work.pop() {
+        for t in &schema.tables {
+            for fk in t.foreign_keys.iter().filter(|fk| fk.ref_table == parent) {
+                if fk.writes_children(delete, &assigned) && out.insert(t.name.clone()) {
+                    // The children's own children: deleted rows, or changed
+                    // key columns (any column may be referenced).
+                    let cols = t.columns.iter().map(|c| c.name.clone()).collect();
+                    work.push((t.name.clone(), true, cols));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The tables a statement reads or writes outside its subqueries: the FROM
 /// items of a SELECT, the target of a write.
 pub fn outer_tables(stmt: &Stmt) -> BTreeSet<String> {

@@ -2,6 +2,7 @@
 //! A [`Finding`] is a verdict with evidence; infrastructure failures are
 //! [`EngineError`]s, never findings.
 
+pub mod cascade;
 pub mod commit_order;
 pub mod crash;
 pub mod fidelity;

@@ -3,7 +3,7 @@
 
 use super::expr::{ident_list, render_expr, render_value};
 use super::Dialect;
-use crate::model::{ColType, Column, ForeignKey, Index, Row, Table, RID, WL};
+use crate::model::{ColType, Column, Deferral, FkAction, ForeignKey, Index, Row, Table, RID, WL};
 
 /// Whether tables carry the hidden instrumentation columns `rid` and `wl`
 /// (every run txfuzz checks) or only the case's own columns (the shadow run,
@@ -89,13 +89,28 @@ fn constraints(d: Dialect, t: &Table) -> Vec<String> {
     out
 }
 
+/// `FOREIGN KEY (..) REFERENCES p (..)` with its actions (NO ACTION, the
+/// default, is left out) and deferral (where a dialect has none, `sql::check`
+/// refuses the case first).
 fn foreign_key(fk: &ForeignKey) -> String {
-    format!(
+    let mut out = format!(
         "FOREIGN KEY ({}) REFERENCES {} ({})",
         ident_list(&fk.columns),
         fk.ref_table,
         ident_list(&fk.ref_columns)
-    )
+    );
+    if fk.on_delete != FkAction::NoAction {
+        out.push_str(&format!(" ON DELETE {}", fk.on_delete.sql()));
+    }
+    if fk.on_update != FkAction::NoAction {
+        out.push_str(&format!(" ON UPDATE {}", fk.on_update.sql()));
+    }
+    match fk.deferrable {
+        None => {}
+        Some(Deferral::InitiallyImmediate) => out.push_str(" DEFERRABLE INITIALLY IMMEDIATE"),
+        Some(Deferral::InitiallyDeferred) => out.push_str(" DEFERRABLE INITIALLY DEFERRED"),
+    }
+    out
 }
 
 fn create_index(table: &str, i: &Index) -> String {

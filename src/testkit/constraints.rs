@@ -43,6 +43,7 @@ pub fn child_table() -> Table {
             columns: vec!["pk".into()],
             ref_table: "p".into(),
             ref_columns: vec!["k".into()],
+            ..ForeignKey::default()
         }],
     }
 }

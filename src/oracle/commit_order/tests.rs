@@ -207,6 +207,7 @@ fn foreign_keys_link_the_tables_a_write_depends_on() {
         columns: vec!["k".into()],
         ref_table: "t".into(),
         ref_columns: vec!["k".into()],
+        ..ForeignKey::default()
     });
     let tables = depends_on(&add("t", 1, 1), &c.schema);
     assert!(tables.contains("u"), "{tables:?}");

@@ -233,9 +233,15 @@ impl CheckHistory {
             .collect();
         for t in &case.txns {
             if t.autocommit {
-                from_case::autocommit_txns(t, &outcomes, &mut next_id, &mut txns);
+                from_case::autocommit_txns(t, &case.schema, &outcomes, &mut next_id, &mut txns);
             } else {
-                txns.push(from_case::explicit_txn(t, history, &outcomes, next_id));
+                txns.push(from_case::explicit_txn(
+                    t,
+                    &case.schema,
+                    history,
+                    &outcomes,
+                    next_id,
+                ));
                 next_id += 1;
             }
         }
@@ -253,11 +259,20 @@ impl CheckHistory {
 
 fn push_ops(
     ops: &mut Vec<Op>,
+    schema: &crate::model::Schema,
     cs: &crate::model::CaseStmt,
     out: &crate::model::Outcome,
     failed: bool,
 ) {
     let op = cs.op;
+    // Child rows a foreign-key action wrote: no statement reports them.
+    for table in crate::oracle::cascade::written_by_action(&cs.stmt, out, schema) {
+        ops.push(Op::UnobservedWrite {
+            op,
+            table,
+            undone: false,
+        });
+    }
     let written_table = match &cs.stmt {
         Stmt::Insert(i) => Some(&i.table),
         Stmt::Update(u) => Some(&u.table),

@@ -1,6 +1,7 @@
 //! Evaluating statements in the engine itself, on a predicted view: one
 //! session with a TEMPORARY table per base table (same name, same columns and
-//! unique/CHECK constraints, no foreign keys), which shadows the base table for
+//! unique/CHECK constraints, and the foreign keys checked per statement
+//! where temporary tables can have them), which shadows the base table for
 //! unqualified names in every supported engine. A view is materialised by
 //! replacing the scratch table's rows; the case's own instrumented statement
 //! then runs unchanged, so NULLs, casts, collations and the instrumentation
@@ -48,6 +49,10 @@ fn scratch_table(foreign_keys: bool, t: &Table) -> Table {
     if !foreign_keys {
         s.foreign_keys.clear();
     }
+    // The scratch session runs each statement on its own: a key checked at
+    // COMMIT by default would be checked at the statement's end there.
+    s.foreign_keys
+        .retain(|fk| fk.deferrable != Some(crate::model::Deferral::InitiallyDeferred));
     s
 }
 
@@ -192,6 +197,10 @@ impl Scratch {
         };
         if let Some(table) = &written {
             self.filled.remove(table);
+            // Foreign-key actions write the child tables too.
+            for child in crate::model::walk::cascade_targets(&p.ir, &self.schema) {
+                self.filled.remove(&child);
+            }
         }
         // Only the foreign keys from or to the written table can change.
         let fks = match &written {

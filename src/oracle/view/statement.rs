@@ -121,10 +121,18 @@ fn modelled_access(ck: &Checker, r: StmtRef, no_access: Undecided) -> Result<Acc
     let Some(access) = Access::of(&cs.stmt) else {
         return Err(undecided(no_access));
     };
-    match unsupported(ck, &cs.stmt) {
-        Some(reason) => Err(undecided(reason)),
-        None => Ok(access),
+    if let Some(reason) = unsupported(ck, &cs.stmt) {
+        return Err(undecided(reason));
     }
+    // Child rows a foreign-key action wrote belong to no statement: the
+    // walk's versions stop matching the engine's from here on.
+    let acted = ck.history.outcome(r).is_some_and(|o| {
+        !crate::oracle::cascade::written_by_action(&cs.stmt, o, &ck.case.schema).is_empty()
+    });
+    if acted {
+        return Err(undecided(Undecided::CascadeUnobserved));
+    }
+    Ok(access)
 }
 
 pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {

@@ -38,6 +38,7 @@ macro_rules! reasons {
 }
 
 reasons! {
+    CascadeUnobserved = "cascade-unobserved",
     CommitFailed = "commit-failed",
     ControlStatementFailed = "control-statement-failed",
     CoveringIndexRead = "covering-index-read",

@@ -3,7 +3,7 @@
 //! writes undone by ROLLBACK TO SAVEPOINT, and the final state.
 
 use super::*;
-use crate::model::{CaseStmt, Outcome, Txn};
+use crate::model::{CaseStmt, Outcome, Schema, Txn};
 
 /// The outcome of each executed statement, by statement.
 pub(super) type Outcomes<'h> = std::collections::HashMap<StmtRef, &'h Outcome>;
@@ -26,6 +26,7 @@ fn executed<'a>(
 /// (its session is the autocommit session), numbered from `next_id` on.
 pub(super) fn autocommit_txns(
     t: &Txn,
+    schema: &Schema,
     outcomes: &Outcomes,
     next_id: &mut u64,
     txns: &mut Vec<CheckTxn>,
@@ -33,7 +34,7 @@ pub(super) fn autocommit_txns(
     for (i, cs, out) in executed(t, outcomes) {
         let committed = out.autocommit_committed();
         let mut ops = Vec::new();
-        push_ops(&mut ops, cs, out, out.error.is_some());
+        push_ops(&mut ops, schema, cs, out, out.error.is_some());
         txns.push(CheckTxn {
             id: *next_id,
             session: t.id as u64,
@@ -52,7 +53,13 @@ pub(super) fn autocommit_txns(
 
 /// Explicit transaction `t` as transaction `id` of its own session: the ops
 /// of its data statements, with writes undone by ROLLBACK TO SAVEPOINT marked.
-pub(super) fn explicit_txn(t: &Txn, history: &History, outcomes: &Outcomes, id: u64) -> CheckTxn {
+pub(super) fn explicit_txn(
+    t: &Txn,
+    schema: &Schema,
+    history: &History,
+    outcomes: &Outcomes,
+    id: u64,
+) -> CheckTxn {
     let status = match history.txn_end(t.id) {
         Some(TxnEnd::Committed) => TxnStatus::Committed,
         _ => TxnStatus::Aborted,
@@ -68,7 +75,7 @@ pub(super) fn explicit_txn(t: &Txn, history: &History, outcomes: &Outcomes, id: 
             cs.stmt.kind(),
             StmtKind::Select | StmtKind::Insert | StmtKind::Update | StmtKind::Delete
         ) {
-            push_ops(&mut ops, cs, out, out.error.is_some());
+            push_ops(&mut ops, schema, cs, out, out.error.is_some());
         }
     }
     CheckTxn {

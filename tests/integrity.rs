@@ -1,0 +1,220 @@
+//! The `integrity` oracle on every engine, with scripted schedules of a
+//! parent delete and a child insert of that parent, in both orders, at every
+//! level the engine implements: MariaDB and PostgreSQL make the second
+//! statement wait and then fail its foreign-key check (or the transaction);
+//! SQLite serialises the two. Whatever an engine does, the oracle's verdict
+//! must match the final state, checked here independently. Each integrity
+//! fault is caught on every engine (`orphan` deletes a parent behind the
+//! server's back).
+
+use txfuzz::campaign::run_case;
+use txfuzz::engine::fault::{Fault, FaultyEngine};
+use txfuzz::engine::sqlite::SqliteEngine;
+use txfuzz::engine::Engine;
+use txfuzz::exec::ExecOptions;
+use txfuzz::model::{ErrorClass, EventKind, History, Isolation, StmtRef, TestCase, Value};
+use txfuzz::oracle::{CheckStats, Finding, OracleKind};
+use txfuzz::testkit::constraints::*;
+use txfuzz::testkit::*;
+
+mod common;
+
+/// T1 deletes parent 1; T2 inserts a child of parent 1. `parent_first`:
+/// T1's DELETE runs first, else T2's INSERT.
+pub fn delete_vs_insert(isolation: Isolation, parent_first: bool) -> TestCase {
+    let order = if parent_first {
+        "1 2 1 2 1 2"
+    } else {
+        "1 2 2 1 2 1"
+    };
+    let mut case = parent_child_case(
+        &[(1, 10), (2, 20)],
+        &[(5, 2)],
+        vec![
+            committed(vec![delete_parent(1)]),
+            committed(vec![insert_child(102, 6, 1)]),
+        ],
+        order,
+    );
+    case.isolation = isolation;
+    case
+}
+
+fn run(e: &mut dyn Engine, case: &TestCase) -> (History, Vec<Finding>) {
+    let mut stats = CheckStats::default();
+    run_case(
+        e,
+        case,
+        &[OracleKind::Integrity],
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap()
+}
+
+/// Child keys of the final state that no parent has.
+fn orphans(h: &History) -> Vec<Value> {
+    let parents: Vec<&Value> = h.final_state["p"].iter().map(|r| &r[2]).collect();
+    h.final_state["c"]
+        .iter()
+        .map(|r| r[3].clone())
+        .filter(|k| !k.is_null() && !parents.contains(&k))
+        .collect()
+}
+
+/// The oracle reports a `foreign-key` finding exactly when the final state
+/// has an orphan; returns whether it has one.
+fn verdict_matches_state(h: &History, f: &[Finding]) -> bool {
+    let orphaned = !orphans(h).is_empty();
+    let found = f.iter().any(|f| f.kind == "foreign-key");
+    assert_eq!(found, orphaned, "orphans {:?}: {f:#?}\n{h:#?}", orphans(h));
+    orphaned
+}
+
+fn blocked(h: &History, r: StmtRef) -> bool {
+    h.events
+        .iter()
+        .any(|e| e.stmt == r && matches!(e.kind, EventKind::Blocked { .. }))
+}
+
+/// A server: the second of the two statements waits for the first's
+/// transaction, then fails (its foreign-key check, or a serialization
+/// failure); no orphan, no finding.
+fn server_blocks_and_fails(open: impl Fn() -> Box<dyn Engine>) {
+    let mut e = open();
+    let levels = e.profile().isolations.clone();
+    for level in levels {
+        for parent_first in [true, false] {
+            let case = delete_vs_insert(level, parent_first);
+            let (h, f) = run(e.as_mut(), &case);
+            let second = if parent_first {
+                StmtRef { txn: 2, index: 1 }
+            } else {
+                StmtRef { txn: 1, index: 1 }
+            };
+            assert!(blocked(&h, second), "{level} {parent_first}: {h:#?}");
+            let err = h.outcome(second).and_then(|o| o.error.as_ref());
+            assert!(
+                err.is_some_and(|e| matches!(
+                    e.class,
+                    ErrorClass::ForeignKeyViolation | ErrorClass::SerializationFailure
+                )),
+                "{level} {parent_first}: {err:?}"
+            );
+            assert!(!verdict_matches_state(&h, &f), "{level}: an orphan");
+            assert!(f.is_empty(), "{level}: {f:#?}");
+        }
+    }
+}
+
+/// Each integrity fault breaks its constraint; the oracle names its kind.
+fn faults_are_caught(open: impl Fn() -> Box<dyn Engine>) {
+    let mut case = parent_child_case(
+        &[(1, 10), (2, 20), (3, 30)],
+        &[(5, 2), (6, 3)],
+        vec![committed(vec![delete_parent(1)])],
+        "1 1 1",
+    );
+    case.isolation = open().profile().isolations[0];
+    for (fault, kind) in [
+        (Fault::Orphan, "foreign-key"),
+        (Fault::DuplicateKey, "unique"),
+        (Fault::NullValue, "not-null"),
+        (Fault::CheckViolation, "check"),
+    ] {
+        let mut e = FaultyEngine::new(open(), fault);
+        let (h, f) = run(&mut e, &case);
+        let kinds: Vec<&str> = f.iter().map(|f| f.kind.as_str()).collect();
+        assert!(kinds.contains(&kind), "{}: {f:#?}\n{h:#?}", fault.name());
+        if fault == Fault::Orphan {
+            assert!(verdict_matches_state(&h, &f));
+        }
+    }
+}
+
+#[test]
+fn sqlite_serialises_a_parent_delete_and_a_child_insert() {
+    for parent_first in [true, false] {
+        let mut e = SqliteEngine::open(None).unwrap();
+        let case = delete_vs_insert(Isolation::Serializable, parent_first);
+        let (h, f) = run(&mut e, &case);
+        assert!(!verdict_matches_state(&h, &f), "{h:#?}");
+        assert!(f.is_empty(), "{f:#?}");
+        // One of the two failed its foreign-key check.
+        let fk_errors = h
+            .outcomes
+            .iter()
+            .filter(|o| {
+                o.outcome
+                    .error
+                    .as_ref()
+                    .is_some_and(|e| e.class == ErrorClass::ForeignKeyViolation)
+            })
+            .count();
+        assert_eq!(fk_errors, 1, "{h:#?}");
+    }
+}
+
+#[test]
+fn sqlite_integrity_faults_are_caught() {
+    faults_are_caught(|| Box::new(SqliteEngine::open(None).unwrap()));
+}
+
+#[test]
+fn mariadb_blocks_then_fails_the_second_of_a_parent_delete_and_a_child_insert() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    server_blocks_and_fails(|| common::open(&url));
+}
+
+#[test]
+fn mariadb_integrity_faults_are_caught() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    faults_are_caught(|| common::open(&url));
+}
+
+#[test]
+fn postgres_blocks_then_fails_the_second_of_a_parent_delete_and_a_child_insert() {
+    let Some(url) = common::pg_url() else { return };
+    server_blocks_and_fails(|| common::open(&url));
+}
+
+#[test]
+fn postgres_integrity_faults_are_caught() {
+    let Some(url) = common::pg_url() else { return };
+    faults_are_caught(|| common::open(&url));
+}
+
+#[cfg(feature = "turso")]
+mod turso {
+    use super::*;
+    use txfuzz::engine::turso::TursoEngine;
+
+    fn open(mvcc: bool) -> Box<dyn Engine> {
+        Box::new(TursoEngine::open(None, mvcc).unwrap())
+    }
+
+    /// Whatever turso does with the two statements, the oracle's verdict
+    /// matches the final state.
+    #[test]
+    fn turso_verdicts_match_the_final_state_in_both_modes() {
+        for mvcc in [false, true] {
+            for parent_first in [true, false] {
+                let mut e = open(mvcc);
+                let level = e.profile().isolations[0];
+                let case = delete_vs_insert(level, parent_first);
+                let (h, f) = run(e.as_mut(), &case);
+                verdict_matches_state(&h, &f);
+            }
+        }
+    }
+
+    #[test]
+    fn turso_integrity_faults_are_caught_in_both_modes() {
+        faults_are_caught(|| open(false));
+        faults_are_caught(|| open(true));
+    }
+}
