@@ -218,3 +218,59 @@ mod turso {
         faults_are_caught(|| open(true));
     }
 }
+
+/// T1 reads `c` (its snapshot), an autocommit T2 deletes the child with
+/// `u = 5`, T1 inserts another child with `u = 5` (no conflict in the latest
+/// state) and reads `c` again: its snapshot's row and its own row.
+fn own_insert_over_deleted_snapshot_row(isolation: Isolation) -> TestCase {
+    let mut case = parent_child_case(
+        &[(1, 10)],
+        &[(5, 1)],
+        vec![
+            committed(vec![
+                select_children(),
+                insert_child_u(102, 6, 5),
+                select_children(),
+            ]),
+            autocommit(vec![delete_child_u(5)]),
+        ],
+        "1 1 2 1 1 1",
+    );
+    case.data[1].rows[0].values[2] = Value::Int(5);
+    case.isolation = isolation;
+    case
+}
+
+/// At `permitted_at`, the second read returns the deleted snapshot row and
+/// the transaction's own row, which share `u = 5`: a `unique` finding the
+/// profile permits there (with its source); no finding at other levels.
+fn own_insert_over_snapshot(mut e: Box<dyn Engine>, permitted_at: Isolation) {
+    for level in e.profile().isolations.clone() {
+        let case = own_insert_over_deleted_snapshot_row(level);
+        let (h, f) = run(e.as_mut(), &case);
+        let read = h.outcome(StmtRef { txn: 1, index: 3 });
+        if level != permitted_at {
+            assert!(f.is_empty(), "{level}: {f:#?}");
+            continue;
+        }
+        assert_eq!(read.map(|o| o.rows.len()), Some(2), "{level}: {h:#?}");
+        assert_eq!(f.len(), 1, "{level}: {f:#?}");
+        assert_eq!(f[0].kind, "unique");
+        let by = f[0].permitted_by.as_ref().expect("permitted");
+        assert_eq!(by.fact, format!("own_writes_over_snapshot[{level}]"));
+    }
+}
+
+#[test]
+fn mariadb_repeatable_read_reads_its_own_insert_next_to_a_deleted_snapshot_row() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    own_insert_over_snapshot(common::open(&url), Isolation::RepeatableRead);
+}
+
+#[test]
+fn postgres_repeatable_read_reads_its_own_insert_next_to_a_deleted_snapshot_row() {
+    let Some(url) = common::pg_url() else { return };
+    own_insert_over_snapshot(common::open(&url), Isolation::RepeatableRead);
+}

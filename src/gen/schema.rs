@@ -132,6 +132,21 @@ impl Gen<'_> {
         let name = |k: usize| columns[k].name.clone();
         let uniques = self.gen_uniques(&keyable_cols, &pk, &columns);
         let checks = self.gen_checks(&columns);
+        if let Some((k, f)) = &mut fk {
+            let mut checked = std::collections::BTreeSet::new();
+            for c in &checks {
+                crate::model::walk::expr_columns(c, &mut checked);
+            }
+            if !self.cfg.features.fk_actions_on_checked_columns
+                && checked.contains(&columns[*k].name)
+            {
+                for action in [&mut f.on_delete, &mut f.on_update] {
+                    if action.writes_children() {
+                        *action = FkAction::NoAction;
+                    }
+                }
+            }
+        }
         let indexes = self.gen_indexes(i, &keyable_cols, &pk, &columns);
         Table {
             name: format!("t{i}"),

@@ -80,6 +80,7 @@ fn small_and_degenerate_configs() {
             upsert: false,
             foreign_keys: false,
             fk_actions: false,
+            fk_actions_on_checked_columns: false,
             deferrable_fks: false,
         },
     };

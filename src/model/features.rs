@@ -14,6 +14,11 @@ pub struct Features {
     pub foreign_keys: bool,
     /// `ON DELETE` / `ON UPDATE` actions (`RESTRICT`, `CASCADE`, `SET NULL`).
     pub fk_actions: bool,
+    /// A column of a CHECK constraint may be written by a foreign key's
+    /// CASCADE or SET NULL action (MariaDB refuses such a table: error 1901,
+    /// MariaDB KB "CONSTRAINT": "Function or expression ... cannot be used
+    /// in the CHECK clause").
+    pub fk_actions_on_checked_columns: bool,
     /// `DEFERRABLE INITIALLY DEFERRED | IMMEDIATE` foreign keys (PostgreSQL,
     /// SQLite; InnoDB checks every foreign key immediately and has no
     /// DEFERRABLE clause: MariaDB KB "Foreign Keys").
@@ -29,6 +34,7 @@ impl Features {
             upsert: true,
             foreign_keys: true,
             fk_actions: true,
+            fk_actions_on_checked_columns: true,
             deferrable_fks: true,
         }
     }
@@ -40,6 +46,7 @@ impl Features {
             upsert: true,
             foreign_keys: true,
             fk_actions: true,
+            fk_actions_on_checked_columns: false,
             deferrable_fks: false,
         }
     }
@@ -51,6 +58,7 @@ impl Features {
             upsert: true,
             foreign_keys: true,
             fk_actions: true,
+            fk_actions_on_checked_columns: true,
             deferrable_fks: true,
         }
     }

@@ -27,6 +27,9 @@ pub enum Claim {
     /// unique key that hit a duplicate key in one run and not in the other
     /// (row-by-row unique checks), on the rows that UPDATE wrote.
     UniqueCheckOrder,
+    /// A read of a transaction that wrote the table returned rows breaking a
+    /// unique key: its snapshot next to its own writes.
+    OwnWritesOverSnapshot,
 }
 
 /// The profile fact that permits a finding, with its source.
@@ -53,6 +56,15 @@ pub fn permit(profile: &EngineProfile, level: Isolation, claim: Claim) -> Option
             doc: s.doc.into(),
             test: s.test.into(),
         }),
+        Claim::OwnWritesOverSnapshot => profile
+            .own_writes_over_snapshot
+            .as_ref()
+            .filter(|p| p.levels.contains(&level))
+            .map(|p| Permit {
+                fact: format!("own_writes_over_snapshot[{level}]"),
+                doc: p.source.doc.into(),
+                test: p.source.test.into(),
+            }),
     }
 }
 

@@ -70,6 +70,25 @@ pub fn insert_child(rid: i64, k: i64, pk: i64) -> Stmt {
     })
 }
 
+/// `INSERT INTO c (k, u) VALUES (k, u)` with row id `rid`.
+pub fn insert_child_u(rid: i64, k: i64, u: i64) -> Stmt {
+    Stmt::Insert(Insert {
+        table: "c".into(),
+        columns: vec!["k".into(), "u".into()],
+        rows: vec![vec![int(k), int(u)]],
+        rids: vec![rid],
+        on_conflict: OnConflict::Error,
+    })
+}
+
+/// `DELETE FROM c WHERE u = u`
+pub fn delete_child_u(u: i64) -> Stmt {
+    Stmt::Delete(Delete {
+        table: "c".into(),
+        where_: Some(Expr::eq(Expr::col("u"), int(u))),
+    })
+}
+
 /// `DELETE FROM p WHERE k = k`
 pub fn delete_parent(k: i64) -> Stmt {
     Stmt::Delete(Delete {

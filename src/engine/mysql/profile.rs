@@ -2,7 +2,8 @@
 //! the server settings at connect (docs/engine-facts.md).
 
 use crate::engine::profile::{
-    AnomalyPermission, Conflict, EngineProfile, Rule, SnapshotPoint, Source, SubqueryRead, ViewRule,
+    AnomalyPermission, Conflict, EngineProfile, LevelsPermission, Rule, SnapshotPoint, Source,
+    SubqueryRead, ViewRule,
 };
 use crate::model::{Anomaly, ErrorClass, Features, Isolation};
 use std::collections::BTreeMap;
@@ -164,6 +165,13 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
         // tests/mariadb.rs::temporary_tables_cannot_have_foreign_keys.
         temporary_foreign_keys: false,
         unique_nulls_distinct: true,
+        own_writes_over_snapshot: Some(LevelsPermission {
+            levels: vec![Isolation::RepeatableRead],
+            source: Source {
+                doc: "MySQL 8.0 Reference Manual 17.7.2.3 \"Consistent Nonlocking Reads\" (https://dev.mysql.com/doc/refman/8.0/en/innodb-consistent-read.html): \"If you update some rows in a table, a SELECT sees the latest version of the updated rows, but it might also see older versions of any rows. If other sessions simultaneously update the same table, the anomaly means that you might see the table in a state that never existed in the database.\"",
+                test: "tests/integrity.rs::mariadb_repeatable_read_reads_its_own_insert_next_to_a_deleted_snapshot_row",
+            },
+        }),
         lock_waits: true,
     }
 }

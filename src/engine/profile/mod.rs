@@ -47,6 +47,13 @@ pub struct AnomalyPermission {
     pub source: Source,
 }
 
+/// A behaviour the documentation permits at some levels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LevelsPermission {
+    pub levels: Vec<Isolation>,
+    pub source: Source,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct EngineProfile {
     /// The engine family (`sqlite`, `mariadb`, `postgres`), for messages only.
@@ -117,6 +124,12 @@ pub struct EngineProfile {
     /// Constraints": "null values are not considered equal"; MariaDB
     /// "CREATE TABLE", UNIQUE: "unique ... except for NULL values").
     pub unique_nulls_distinct: bool,
+    /// Permission: a read of a transaction that wrote the table shows its
+    /// snapshot together with its own writes, which were checked against
+    /// rows committed after the snapshot, so the rows it returns can break a
+    /// unique key (a state no committed state ever was; the `integrity`
+    /// oracle's `unique` read finding).
+    pub own_writes_over_snapshot: Option<LevelsPermission>,
     /// A statement that needs a lock another transaction holds waits for
     /// it. False: it fails at once instead (turso: no busy handler txfuzz
     /// could observe, so no busy timeout; MVCC: write-write conflicts abort).
@@ -175,6 +188,9 @@ impl EngineProfile {
             .collect();
         if let Some(s) = self.unique_checked_per_row {
             out.push(("unique_checked_per_row".into(), s));
+        }
+        if let Some(p) = &self.own_writes_over_snapshot {
+            out.push(("own_writes_over_snapshot".into(), p.source));
         }
         out
     }

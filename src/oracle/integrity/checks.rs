@@ -78,6 +78,7 @@ pub(super) fn check_constraints(
                 bad.len(),
                 table.name
             ),
+            claim: None,
             evidence: Evidence {
                 state: StateRef::Final,
                 table: table.name.clone(),

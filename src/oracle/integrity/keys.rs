@@ -108,6 +108,7 @@ pub(super) fn not_null(
                     col.name,
                     committed_text(&bad)
                 ),
+                claim: None,
                 evidence: Evidence {
                     state: state.clone(),
                     table: table.name.clone(),
@@ -197,6 +198,7 @@ pub(super) fn unique(
                     keys.join("; "),
                     committed_text(&bad)
                 ),
+                claim: None,
                 evidence: Evidence {
                     state: state.clone(),
                     table: table.name.clone(),
@@ -283,6 +285,7 @@ pub(super) fn foreign_keys(case: &TestCase, rows: &Rows, prov: &Provenance) -> V
                     keys.join("; "),
                     committed_text(&bad)
                 ),
+                claim: None,
                 evidence: Evidence {
                     state: StateRef::Final,
                     table: table.name.clone(),

@@ -119,13 +119,19 @@ pub(crate) struct Broken {
     pub kind: &'static str,
     pub summary: String,
     pub evidence: Evidence,
+    /// The documented behaviour that may explain it (only the verdict
+    /// policy decides).
+    pub claim: Option<super::verdict::Claim>,
 }
 
 impl Broken {
     fn into_finding(self) -> Finding {
         let involved = self.evidence.statements();
         let evidence = serde_json::to_value(&self.evidence).unwrap_or_default();
-        Finding::new(OracleKind::Integrity, self.kind, self.summary, evidence).about(involved)
+        let mut f =
+            Finding::new(OracleKind::Integrity, self.kind, self.summary, evidence).about(involved);
+        f.claim = self.claim;
+        f
     }
 }
 

@@ -8,8 +8,9 @@ use super::keys::{duplicate_groups, positions, row_evidence, state_text, unique_
 use super::provenance::Provenance;
 use super::state::StateRow;
 use super::{Broken, Evidence, KeyRules, RowEvidence, StateRef};
-use crate::model::{Expr, History, Select, Stmt, Table, TestCase, Value};
-use std::collections::BTreeMap;
+use crate::model::{walk, Expr, History, Select, Stmt, Table, TestCase, Value};
+use crate::oracle::verdict::Claim;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Every read of `history` that returned a key twice.
 pub(super) fn duplicates(
@@ -19,10 +20,21 @@ pub(super) fn duplicates(
     prov: &Provenance,
 ) -> Vec<Broken> {
     let mut out = Vec::new();
+    // Tables each explicit transaction wrote so far (completion order).
+    let mut written: BTreeSet<(u32, String)> = BTreeSet::new();
     for o in &history.outcomes {
-        let Some(Stmt::Select(q)) = prov.stmt(o.stmt) else {
+        let Some(stmt) = prov.stmt(o.stmt) else {
             continue;
         };
+        let explicit = case.txn(o.stmt.txn).is_some_and(|t| !t.autocommit);
+        if explicit && o.outcome.ok() && stmt.kind().is_write() {
+            written.extend(
+                walk::outer_tables(stmt)
+                    .into_iter()
+                    .map(|t| (o.stmt.txn, t)),
+            );
+        }
+        let Stmt::Select(q) = stmt else { continue };
         let Some(table) = single_table(case, q) else {
             continue;
         };
@@ -33,7 +45,14 @@ pub(super) fn duplicates(
         if let Some(b) = same_row_twice(table, &o.outcome, prov, &state) {
             out.push(b);
         }
-        out.extend(same_key_twice(table, q, rules, &o.outcome, prov, &state));
+        let own_writes = written.contains(&(o.stmt.txn, table.name.clone()));
+        for mut b in same_key_twice(table, q, rules, &o.outcome, prov, &state) {
+            // Its snapshot next to its own writes, checked against later rows.
+            if own_writes {
+                b.claim = Some(Claim::OwnWritesOverSnapshot);
+            }
+            out.push(b);
+        }
     }
     out
 }
@@ -111,6 +130,7 @@ fn same_row_twice(
     Some(Broken {
         kind: "unique",
         summary: format!("{}: {what}", state_text(state)),
+        claim: None,
         evidence: Evidence {
             state: state.clone(),
             table: table.name.clone(),
@@ -191,6 +211,7 @@ fn same_key_twice(
                 bad.len(),
                 table.name
             ),
+            claim: None,
             evidence: Evidence {
                 state: state.clone(),
                 table: table.name.clone(),

@@ -248,6 +248,33 @@ fn a_read_returning_a_key_twice_is_found() {
 }
 
 #[test]
+fn a_duplicate_key_read_after_an_own_write_claims_the_snapshot_mix() {
+    use crate::oracle::verdict::Claim;
+    let dup = vec![vec![i(1), i(1), N], vec![i(1), i(2), N]];
+    let reads = vec![(101, "0"), (102, "0")];
+    // Autocommit: no own write.
+    let (case, h) = read_history(dup.clone(), reads.clone());
+    assert_eq!(check(None, rules(), &case, &h).unwrap()[0].claim, None);
+    // BEGIN; INSERT INTO c; SELECT c: the read mixes snapshot and own rows.
+    let (mut case, mut h) = read_history(dup, reads);
+    case.txns[0].autocommit = false;
+    case.txns[0].stmts.insert(
+        0,
+        crate::model::CaseStmt {
+            op: 2,
+            stmt: insert_child(103, 9, 1),
+        },
+    );
+    let mut insert = h.outcomes[0].clone();
+    insert.op = 2;
+    insert.outcome = Outcome::default();
+    h.outcomes[0].stmt.index = 1;
+    h.outcomes.insert(0, insert);
+    let f = check(None, rules(), &case, &h).unwrap();
+    assert_eq!(f[0].claim, Some(Claim::OwnWritesOverSnapshot), "{f:#?}");
+}
+
+#[test]
 fn a_read_returning_one_row_twice_is_found() {
     // Two versions of row 101.
     let (case, h) = read_history(
