@@ -59,7 +59,7 @@ impl Collector<'_> {
         if let Some((name, hit)) = &done.pattern {
             self.hits.note(name, done.case.isolation, *hit);
         }
-        summary.note_history(&done.history, &done.stats);
+        summary.note_history(&done.case, &done.history, &done.stats);
         for (rec, script) in done.findings {
             let path = self
                 .store

@@ -159,6 +159,7 @@ fn add_counts(s: &mut Summary, p: &Summary) {
     s.statements += p.statements;
     s.blocked_events += p.blocked_events;
     s.aborts += p.aborts;
+    s.parent_child_conflicts += p.parent_child_conflicts;
     s.replays += p.replays;
     s.undecided += p.undecided;
     for (name, c) in &p.oracle_counts {

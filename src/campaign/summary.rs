@@ -20,6 +20,10 @@ pub struct Summary {
     pub statements: u64,
     pub blocked_events: u64,
     pub aborts: u64,
+    /// Cases in which two concurrent transactions wrote a parent and a child
+    /// of one foreign key ([`super::conflicts`]).
+    #[serde(default)]
+    pub parent_child_conflicts: u64,
     pub replays: u64,
     pub undecided: u64,
     /// Per-oracle counts (`sdg`, `view`): checked, undecided, discarded by reason.
@@ -132,8 +136,9 @@ impl Summary {
         self.digest = self.digest.wrapping_add(case_hash(case));
     }
 
-    pub fn note_history(&mut self, h: &History, stats: &CheckStats) {
+    pub fn note_history(&mut self, case: &TestCase, h: &History, stats: &CheckStats) {
         self.blocked_events += h.blocked_events() as u64;
+        self.parent_child_conflicts += u64::from(super::conflicts::parent_child_conflict(case, h));
         self.aborts += h.aborts() as u64;
         for e in h.outcomes.iter().filter_map(|o| o.outcome.error.as_ref()) {
             let class = serde_json::to_value(e.class)
@@ -228,7 +233,7 @@ impl Summary {
     pub fn render(&self) -> String {
         let mut s = format!(
             "txfuzz {} on {} {} (seed {})\n\
-             cases {}  transactions {}  statements {}  blocked {}  aborts {}  replays {}\n\
+             cases {}  transactions {}  statements {}  blocked {}  aborts {}  replays {}  parent/child conflicts {}\n\
              {:.1} cases/s  {:.0} transactions/hour  {:.1}s\n",
             self.txfuzz_version,
             self.engine.name,
@@ -240,6 +245,7 @@ impl Summary {
             self.blocked_events,
             self.aborts,
             self.replays,
+            self.parent_child_conflicts,
             self.cases_per_s,
             self.transactions_per_hour,
             self.elapsed_s,
