@@ -132,7 +132,7 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
         own_writes_over_snapshot: Some(LevelsPermission {
             levels: vec![Isolation::RepeatableRead],
             source: Source {
-                doc: "PostgreSQL 15 manual 13.2.2 \"Repeatable Read Isolation Level\" (https://www.postgresql.org/docs/15/transaction-iso.html): a query \"does see the effects of previous updates executed within its own transaction\" next to its snapshot, and \"this view will not necessarily always be consistent with some serial (one at a time) execution of concurrent transactions of the same level\"; unique checks see rows committed after the snapshot (64.5 \"Index Uniqueness Checks\")",
+                doc: "PostgreSQL 15 manual 13.2.2 \"Repeatable Read Isolation Level\" (https://www.postgresql.org/docs/15/transaction-iso.html): \"implemented using a technique known in academic database literature ... as Snapshot Isolation\"; a query \"does see the effects of previous updates executed within its own transaction\" next to its snapshot, and \"this view will not necessarily always be consistent with some serial (one at a time) execution of concurrent transactions of the same level\"; unique checks see rows committed after the snapshot (64.5 \"Index Uniqueness Checks\")",
                 test: "tests/integrity.rs::postgres_repeatable_read_reads_its_own_insert_next_to_a_deleted_snapshot_row",
             },
         }),
