@@ -5,7 +5,6 @@
 //! of the case indexes (`shard.rs`), and `merge.rs` joins shards' output.
 
 mod collect;
-pub mod conflicts;
 pub mod merge;
 mod pattern_stats;
 mod pin;

@@ -21,7 +21,7 @@ pub struct Summary {
     pub blocked_events: u64,
     pub aborts: u64,
     /// Cases in which two concurrent transactions wrote a parent and a child
-    /// of one foreign key ([`super::conflicts`]).
+    /// of one foreign key ([`crate::model::fk_conflict`]).
     #[serde(default)]
     pub parent_child_conflicts: u64,
     pub replays: u64,
@@ -138,7 +138,8 @@ impl Summary {
 
     pub fn note_history(&mut self, case: &TestCase, h: &History, stats: &CheckStats) {
         self.blocked_events += h.blocked_events() as u64;
-        self.parent_child_conflicts += u64::from(super::conflicts::parent_child_conflict(case, h));
+        self.parent_child_conflicts +=
+            u64::from(crate::model::fk_conflict::parent_child_conflict(case, h));
         self.aborts += h.aborts() as u64;
         for e in h.outcomes.iter().filter_map(|o| o.outcome.error.as_ref()) {
             let class = serde_json::to_value(e.class)

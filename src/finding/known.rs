@@ -44,6 +44,9 @@ pub enum Trait {
     /// first data statement, and another transaction committed between the
     /// two (turso: the SAVEPOINT took the read snapshot).
     CommitBetweenSavepointAndFirstStatement,
+    /// Two transactions open at the same time wrote the two sides of one
+    /// foreign key ([`crate::model::fk_conflict`]).
+    ConcurrentParentChildWrites,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -307,6 +310,9 @@ fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) ->
                 .iter()
                 .filter(|t| named.as_ref().is_none_or(|n| n.contains(&t.id)))
                 .any(|t| commit_between_savepoint_and_first_statement(t.id, case, history))
+        }
+        Trait::ConcurrentParentChildWrites => {
+            crate::model::fk_conflict::parent_child_conflict(case, history)
         }
         Trait::BlockedLockingReadWithSubquery => {
             let refs = involved(finding, case);

@@ -5,6 +5,7 @@ pub mod case;
 pub mod compare;
 pub mod edit;
 pub mod features;
+pub mod fk_conflict;
 pub mod history;
 pub mod schema;
 pub mod stmt;

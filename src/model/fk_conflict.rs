@@ -1,7 +1,8 @@
-//! How often cases make transactions meet on a foreign key: a measure of the
-//! generator, counted in `summary.json` (`parent_child_conflicts`).
+//! Transactions that meet on a foreign key: how often the generator makes
+//! them (`summary.json` `parent_child_conflicts`), and a trait of known
+//! issues (`concurrent-parent-child-writes`).
 
-use crate::model::{ForeignKey, History, OnConflict, Stmt, TestCase};
+use super::{ForeignKey, History, OnConflict, Stmt, TestCase};
 use std::collections::HashMap;
 
 /// A unit of concurrency: an explicit transaction, or one autocommit statement.
@@ -55,8 +56,7 @@ pub fn parent_child_conflict(case: &TestCase, history: &History) -> bool {
 }
 
 fn changes_parent(stmt: &Stmt, fk: &ForeignKey) -> bool {
-    let refs =
-        |a: &[crate::model::Assignment]| a.iter().any(|a| fk.ref_columns.contains(&a.column));
+    let refs = |a: &[super::Assignment]| a.iter().any(|a| fk.ref_columns.contains(&a.column));
     match stmt {
         Stmt::Delete(d) => d.table == fk.ref_table,
         Stmt::Update(u) => u.table == fk.ref_table && refs(&u.assignments),
@@ -79,46 +79,5 @@ fn changes_child(stmt: &Stmt, child: &str, fk: &ForeignKey) -> bool {
             u.table == child && u.assignments.iter().any(|a| fk.columns.contains(&a.column))
         }
         _ => false,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::sqlite::SqliteEngine;
-    use crate::engine::Engine;
-    use crate::exec::{execute, ExecOptions};
-    use crate::testkit::constraints::*;
-    use crate::testkit::*;
-
-    fn run(case: &TestCase) -> History {
-        let mut e = SqliteEngine::open(None).unwrap();
-        e.load(case).unwrap();
-        execute(&mut e, case, &ExecOptions::default()).unwrap()
-    }
-
-    #[test]
-    fn overlapping_parent_delete_and_child_insert_conflict_serial_ones_do_not() {
-        let txns = || {
-            vec![
-                committed(vec![delete_parent(1)]),
-                committed(vec![insert_child(102, 6, 1)]),
-            ]
-        };
-        let overlapping = parent_child_case(&[(1, 10)], &[], txns(), "1 2 1 2 1 2");
-        assert!(parent_child_conflict(&overlapping, &run(&overlapping)));
-        let serial = parent_child_case(&[(1, 10)], &[], txns(), "1 1 1 2 2 2");
-        assert!(!parent_child_conflict(&serial, &run(&serial)));
-        // Two writes of the child table only: no parent change.
-        let children = parent_child_case(
-            &[(1, 10)],
-            &[],
-            vec![
-                committed(vec![insert_child(102, 6, 1)]),
-                committed(vec![insert_child(103, 7, 1)]),
-            ],
-            "1 2 1 2 1 2",
-        );
-        assert!(!parent_child_conflict(&children, &run(&children)));
     }
 }
