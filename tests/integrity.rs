@@ -311,6 +311,68 @@ fn own_insert_over_snapshot(mut e: Box<dyn Engine>, permitted_at: Isolation) {
     }
 }
 
+/// T1 locks the child with `u = 5`; T2 inserts another child with `u = 5`,
+/// which waits for T1's lock in its unique check after InnoDB placed the new
+/// row; an autocommit T3 at READ UNCOMMITTED reads both rows; T1 commits and
+/// T2's insert fails (duplicate key).
+fn dirty_read_of_a_waiting_insert() -> TestCase {
+    let lock = txfuzz::model::Stmt::Update(txfuzz::model::Update {
+        table: "c".into(),
+        assignments: vec![txfuzz::model::Assignment {
+            column: "pk".into(),
+            value: txfuzz::model::Expr::Lit(Value::Null),
+        }],
+        where_: Some(txfuzz::model::Expr::eq(
+            txfuzz::model::Expr::col("u"),
+            txfuzz::model::Expr::Lit(Value::Int(5)),
+        )),
+    });
+    let mut case = parent_child_case(
+        &[(1, 10)],
+        &[(5, 1)],
+        vec![
+            committed(vec![lock]),
+            committed(vec![insert_child_u(102, 6, 5)]),
+            autocommit(vec![select_children()]),
+        ],
+        "1 1 2 2 3 1 2",
+    );
+    case.data[1].rows[0].values[2] = Value::Int(5);
+    case.isolation = Isolation::ReadUncommitted;
+    case
+}
+
+#[test]
+fn mariadb_read_uncommitted_reads_a_waiting_insert_next_to_the_row_it_duplicates() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let mut e = common::open(&url);
+    let case = dirty_read_of_a_waiting_insert();
+    let (h, f) = run(e.as_mut(), &case);
+    let insert = StmtRef { txn: 2, index: 1 };
+    assert!(blocked(&h, insert), "{h:#?}");
+    let err = h
+        .outcome(insert)
+        .and_then(|o| o.error.as_ref())
+        .map(|e| e.class);
+    assert_eq!(err, Some(ErrorClass::DuplicateKey), "{h:#?}");
+    let read = h.outcome(StmtRef { txn: 3, index: 0 }).unwrap();
+    assert_eq!(read.rows.len(), 2, "{h:#?}");
+    assert_eq!(f.len(), 1, "{f:#?}");
+    let by = f[0].permitted_by.as_ref().expect("permitted");
+    assert_eq!(by.fact, "uncommitted_reads_inconsistent[read-uncommitted]");
+    // The same read at READ COMMITTED sees one row: no finding.
+    let mut rc = dirty_read_of_a_waiting_insert();
+    rc.isolation = Isolation::ReadCommitted;
+    let (h, f) = run(e.as_mut(), &rc);
+    assert_eq!(
+        h.outcome(StmtRef { txn: 3, index: 0 }).unwrap().rows.len(),
+        1
+    );
+    assert!(f.is_empty(), "{f:#?}");
+}
+
 #[test]
 fn mariadb_repeatable_read_reads_its_own_insert_next_to_a_deleted_snapshot_row() {
     let Some(url) = common::mysql_url() else {

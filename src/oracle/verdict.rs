@@ -30,6 +30,9 @@ pub enum Claim {
     /// A read of a transaction that wrote the table returned rows breaking a
     /// unique key: its snapshot next to its own writes.
     OwnWritesOverSnapshot,
+    /// A read that returned rows breaking a constraint included a row
+    /// version another transaction had not committed (a dirty read).
+    UncommittedRead,
 }
 
 /// The profile fact that permits a finding, with its source.
@@ -56,6 +59,15 @@ pub fn permit(profile: &EngineProfile, level: Isolation, claim: Claim) -> Option
             doc: s.doc.into(),
             test: s.test.into(),
         }),
+        Claim::UncommittedRead => profile
+            .uncommitted_reads_inconsistent
+            .as_ref()
+            .filter(|p| p.levels.contains(&level))
+            .map(|p| Permit {
+                fact: format!("uncommitted_reads_inconsistent[{level}]"),
+                doc: p.source.doc.into(),
+                test: p.source.test.into(),
+            }),
         Claim::OwnWritesOverSnapshot => profile
             .own_writes_over_snapshot
             .as_ref()

@@ -165,6 +165,13 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
         // tests/mariadb.rs::temporary_tables_cannot_have_foreign_keys.
         temporary_foreign_keys: false,
         unique_nulls_distinct: true,
+        uncommitted_reads_inconsistent: Some(LevelsPermission {
+            levels: vec![Isolation::ReadUncommitted],
+            source: Source {
+                doc: "MySQL 8.0 Reference Manual 17.7.2.1 \"Transaction Isolation Levels\", READ UNCOMMITTED (https://dev.mysql.com/doc/refman/8.0/en/innodb-transaction-isolation-levels.html): \"SELECT statements are performed in a nonlocking fashion, but a possible earlier version of a row might be used. Thus, using this isolation level, such reads are not consistent. This is also called a dirty read.\"",
+                test: "tests/integrity.rs::mariadb_read_uncommitted_reads_a_waiting_insert_next_to_the_row_it_duplicates",
+            },
+        }),
         // innodb_snapshot_isolation=ON fails a locking read of a record
         // not in the read view (MDEV-32898): no permission claimed there.
         own_writes_over_snapshot: (!si).then(|| LevelsPermission {

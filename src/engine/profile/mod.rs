@@ -130,6 +130,10 @@ pub struct EngineProfile {
     /// unique key (a state no committed state ever was; the `integrity`
     /// oracle's `unique` read finding).
     pub own_writes_over_snapshot: Option<LevelsPermission>,
+    /// Permission: a read that includes row versions other transactions
+    /// have not committed (READ UNCOMMITTED) may show a state that breaks a
+    /// constraint (another statement's partial work).
+    pub uncommitted_reads_inconsistent: Option<LevelsPermission>,
     /// A statement that needs a lock another transaction holds waits for
     /// it. False: it fails at once instead (turso: no busy handler txfuzz
     /// could observe, so no busy timeout; MVCC: write-write conflicts abort).
@@ -191,6 +195,9 @@ impl EngineProfile {
         }
         if let Some(p) = &self.own_writes_over_snapshot {
             out.push(("own_writes_over_snapshot".into(), p.source));
+        }
+        if let Some(p) = &self.uncommitted_reads_inconsistent {
+            out.push(("uncommitted_reads_inconsistent".into(), p.source));
         }
         out
     }

@@ -57,6 +57,7 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
         features: Features::sqlite(),
         temporary_foreign_keys: true,
         unique_nulls_distinct: true,
+        uncommitted_reads_inconsistent: None,
         own_writes_over_snapshot: None,
         lock_waits: true,
     }

@@ -80,6 +80,11 @@ impl<'a> Provenance<'a> {
         self.case.stmt(r).map(|s| &s.stmt)
     }
 
+    /// Whether session `txn` runs in autocommit mode.
+    pub fn autocommit(&self, txn: u32) -> bool {
+        self.case.txn(txn).is_some_and(|t| t.autocommit)
+    }
+
     /// What statement `r` did, if it ran.
     pub fn outcome(&self, r: StmtRef) -> Option<&'a Outcome> {
         self.outcomes.get(&r).copied()

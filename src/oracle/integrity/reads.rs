@@ -8,9 +8,12 @@ use super::keys::{duplicate_groups, positions, row_evidence, state_text, unique_
 use super::provenance::Provenance;
 use super::state::StateRow;
 use super::{Broken, Evidence, KeyRules, RowEvidence, StateRef};
-use crate::model::{walk, Expr, History, Select, Stmt, Table, TestCase, Value};
+use crate::model::{
+    walk, EventKind, Expr, History, Outcome, Select, Stmt, StmtKind, StmtRef, Table, TestCase,
+    Value,
+};
 use crate::oracle::verdict::Claim;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Every read of `history` that returned a key twice.
 pub(super) fn duplicates(
@@ -20,6 +23,7 @@ pub(super) fn duplicates(
     prov: &Provenance,
 ) -> Vec<Broken> {
     let mut out = Vec::new();
+    let commits = Commits::new(case, history);
     // Tables each explicit transaction wrote so far (completion order).
     let mut written: BTreeSet<(u32, String)> = BTreeSet::new();
     for o in &history.outcomes {
@@ -46,15 +50,70 @@ pub(super) fn duplicates(
             out.push(b);
         }
         let own_writes = written.contains(&(o.stmt.txn, table.name.clone()));
+        let dirty = commits.read_uncommitted(o.stmt, &o.outcome, prov);
         for mut b in same_key_twice(table, q, rules, &o.outcome, prov, &state) {
-            // Its snapshot next to its own writes, checked against later rows.
-            if own_writes {
+            // Another transaction's uncommitted rows; or its snapshot next
+            // to its own writes, checked against later rows.
+            if dirty {
+                b.claim = Some(Claim::UncommittedRead);
+            } else if own_writes {
                 b.claim = Some(Claim::OwnWritesOverSnapshot);
             }
             out.push(b);
         }
     }
     out
+}
+
+/// Where each transaction committed in the history's events.
+struct Commits {
+    /// Event index at which each statement completed successfully.
+    completed: HashMap<StmtRef, usize>,
+    /// Event index of each explicit transaction's successful COMMIT.
+    committed: HashMap<u32, usize>,
+}
+
+impl Commits {
+    fn new(case: &TestCase, history: &History) -> Commits {
+        let mut completed = HashMap::new();
+        let mut committed = HashMap::new();
+        for (i, e) in history.events.iter().enumerate() {
+            if !matches!(e.kind, EventKind::Completed { ok: true, .. }) {
+                continue;
+            }
+            completed.insert(e.stmt, i);
+            let commit = case
+                .stmt(e.stmt)
+                .is_some_and(|s| s.stmt.kind() == StmtKind::Commit);
+            if commit {
+                committed.insert(e.stmt.txn, i);
+            }
+        }
+        Commits {
+            completed,
+            committed,
+        }
+    }
+
+    /// Whether read `r` returned a row version whose writer, another
+    /// transaction, had not committed when the read completed.
+    fn read_uncommitted(&self, r: StmtRef, outcome: &Outcome, prov: &Provenance) -> bool {
+        let Some(&at) = self.completed.get(&r) else {
+            return false;
+        };
+        outcome.reads.iter().any(|v| {
+            let w = prov.writer(v.wl.last());
+            let Some(by) = w.stmt.filter(|s| s.txn != r.txn) else {
+                return false;
+            };
+            let commit = if prov.autocommit(by.txn) {
+                self.completed.get(&by)
+            } else {
+                self.committed.get(&by.txn)
+            };
+            commit.is_none_or(|&c| c > at)
+        })
+    }
 }
 
 /// The table of a SELECT over one table without a join that returns its
