@@ -197,6 +197,95 @@ fn overlapping_parent_and_child_writes_are_a_conflict_serial_ones_are_not() {
     )));
 }
 
+/// Every default oracle on a SQLite run: the history, findings and counts.
+fn run_all(case: &TestCase) -> (History, Vec<Finding>, CheckStats) {
+    let mut e = SqliteEngine::open(None).unwrap();
+    let mut stats = CheckStats::default();
+    let oracles = OracleKind::defaults();
+    let (h, f) = run_case(&mut e, case, &oracles, &ExecOptions::default(), &mut stats).unwrap();
+    (h, f, stats)
+}
+
+fn undecided(stats: &CheckStats, oracle: &str, reason: &str) -> u64 {
+    stats
+        .per_oracle
+        .get(oracle)
+        .and_then(|c| c.undecided_by.get(reason).copied())
+        .unwrap_or(0)
+}
+
+/// ON DELETE CASCADE: T1's parent delete removes a child no statement
+/// reports writing, while T2 reads the children. The oracles that follow
+/// row versions stop there (`cascade-unobserved`) instead of reporting the
+/// vanished child; `integrity` and `wss` judge the case; no finding.
+#[test]
+fn a_cascade_is_judged_by_integrity_and_left_undecided_by_view_and_sdg() {
+    let mut case = parent_child_case(
+        &[(1, 10), (2, 20)],
+        &[(5, 1), (6, 2)],
+        vec![
+            committed(vec![delete_parent(1)]),
+            committed(vec![select_children(), select_children()]),
+        ],
+        "2 2 1 1 1 2 2",
+    );
+    case.schema.tables[1].foreign_keys[0].on_delete = txfuzz::model::FkAction::Cascade;
+    let (h, f, stats) = run_all(&case);
+    assert!(f.is_empty(), "{f:#?}");
+    assert_eq!(h.final_state["c"].len(), 1, "{h:#?}");
+    assert_eq!(
+        undecided(&stats, "view", "cascade-unobserved"),
+        1,
+        "{stats:?}"
+    );
+    assert_eq!(
+        undecided(&stats, "sdg", "cascade-unobserved"),
+        1,
+        "{stats:?}"
+    );
+    assert_eq!(stats.per_oracle["integrity"].checked, 1);
+    assert_eq!(stats.per_oracle["wss"].undecided, 0, "{stats:?}");
+}
+
+/// DEFERRABLE INITIALLY DEFERRED: T1 inserts a child before its parent and
+/// commits (checked at COMMIT); a second case commits the orphan, and the
+/// COMMIT fails. No finding either way; `sdg`, whose replay has no
+/// transactions, leaves both undecided (`deferred-constraint`).
+#[test]
+fn a_deferred_key_is_checked_at_commit_and_no_oracle_misreads_it() {
+    for (stmts, commits) in [
+        (vec![insert_child(102, 7, 3), insert_parent(3, 3, 30)], true),
+        (vec![insert_child(102, 7, 3)], false),
+    ] {
+        let mut case = parent_child_case(
+            &[(1, 10)],
+            &[(5, 1)],
+            vec![committed(stmts), committed(vec![select_children()])],
+            "1 2 1 2 2 1 1 2",
+        );
+        let known = case.clone();
+        case.submit_order.retain(|r| known.stmt(*r).is_some());
+        case.schema.tables[1].foreign_keys[0].deferrable =
+            Some(txfuzz::model::Deferral::InitiallyDeferred);
+        case.validate().unwrap();
+        let (h, f, stats) = run_all(&case);
+        assert!(f.is_empty(), "{f:#?}");
+        let end = h.txn_end(1);
+        let want = if commits {
+            txfuzz::model::TxnEnd::Committed
+        } else {
+            txfuzz::model::TxnEnd::Aborted
+        };
+        assert_eq!(end, Some(want), "{h:#?}");
+        assert!(orphans(&h).is_empty(), "{h:#?}");
+        assert_eq!(
+            undecided(&stats, "sdg", "deferred-constraint"),
+            1,
+            "{stats:?}"
+        );
+    }
+}
+
 #[test]
 fn sqlite_integrity_faults_are_caught() {
     faults_are_caught(|| Box::new(SqliteEngine::open(None).unwrap()));

@@ -8,10 +8,11 @@ use std::collections::HashMap;
 /// A unit of concurrency: an explicit transaction, or one autocommit statement.
 type Unit = (u32, Option<u32>);
 
-/// Whether two transactions that were open at the same time wrote the two
+/// Whether two transactions that were open at the same time wrote (or tried
+/// to write: a statement that failed its foreign-key check counts) the two
 /// sides of one foreign key: one changed parent rows (DELETE, an UPDATE of a
 /// referenced column, REPLACE or an upsert), the other inserted child rows or
-/// changed their key, and both statements ran.
+/// changed their key.
 pub fn parent_child_conflict(case: &TestCase, history: &History) -> bool {
     let mut span: HashMap<Unit, (usize, usize)> = HashMap::new();
     let unit = |txn: u32, index: u32| -> Unit {

@@ -254,4 +254,56 @@ mod tests {
         assert!(columns(&sel).contains("v"));
         assert!(tables(&Stmt::Begin).is_empty());
     }
+
+    #[test]
+    fn cascade_targets_follow_actions_transitively() {
+        use crate::model::{FkAction, ForeignKey, Insert, OnConflict};
+        use crate::testkit::constraints::*;
+        let mut schema = Schema {
+            tables: vec![parent_table(), child_table(), child_table()],
+        };
+        schema.tables[1].foreign_keys[0].on_delete = FkAction::Cascade;
+        // g: a grandchild of p through c, SET NULL on delete.
+        schema.tables[2].name = "g".into();
+        schema.tables[2].foreign_keys = vec![ForeignKey {
+            columns: vec!["pk".into()],
+            ref_table: "c".into(),
+            ref_columns: vec!["k".into()],
+            on_delete: FkAction::SetNull,
+            ..ForeignKey::default()
+        }];
+        let names = |s: &Stmt| cascade_targets(s, &schema).into_iter().collect::<Vec<_>>();
+        assert_eq!(names(&delete_parent(1)), ["c", "g"]);
+        // ON UPDATE is NO ACTION: a key UPDATE writes no child.
+        let rekey = testkit::rekey("p", 1, 2);
+        assert!(names(&rekey).is_empty());
+        schema.tables[1].foreign_keys[0].on_update = FkAction::Cascade;
+        let names = |s: &Stmt| cascade_targets(s, &schema).into_iter().collect::<Vec<_>>();
+        assert_eq!(names(&rekey), ["c", "g"]);
+        // An UPDATE of a column no key references writes no child.
+        assert!(names(&testkit::set("p", 1, 5)).is_empty());
+        // REPLACE deletes the rows it conflicts with; a plain INSERT writes
+        // no child; an upsert arm that assigns the key acts like an UPDATE.
+        let Stmt::Insert(plain) = insert_parent(9, 3, 30) else {
+            unreachable!()
+        };
+        assert!(names(&Stmt::Insert(plain.clone())).is_empty());
+        let replace = Insert {
+            on_conflict: OnConflict::Replace,
+            ..plain.clone()
+        };
+        assert_eq!(names(&Stmt::Insert(replace)), ["c", "g"]);
+        let Stmt::Update(u) = rekey else {
+            unreachable!()
+        };
+        let upsert = Insert {
+            on_conflict: OnConflict::Update {
+                target: vec!["k".into()],
+                assignments: u.assignments,
+            },
+            ..plain
+        };
+        assert_eq!(names(&Stmt::Insert(upsert)), ["c", "g"]);
+        assert!(names(&testkit::select("p", None)).is_empty());
+    }
 }

@@ -55,9 +55,9 @@ pub(super) fn check_constraints(
                     table.name
                 )));
             };
-            for (i, v) in row.iter().enumerate() {
+            for (r, v) in chunk.iter().zip(row) {
                 if is_true(v) {
-                    failing.push(&chunk[i]);
+                    failing.push(r);
                 }
             }
         }

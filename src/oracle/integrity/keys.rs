@@ -272,7 +272,10 @@ pub(super) fn foreign_keys(case: &TestCase, rows: &Rows, prov: &Provenance) -> V
                     .filter_map(|w| w.stmt)
                     .map(|s| format!("T{}#{}", s.txn, s.index))
                     .collect();
-                format!("parent key removed by {}", r.join(", "))
+                format!(
+                    "parent key removed (or possibly removed) by {}",
+                    r.join(", ")
+                )
             };
             out.push(Broken {
                 kind: "foreign-key",
@@ -300,9 +303,10 @@ pub(super) fn foreign_keys(case: &TestCase, rows: &Rows, prov: &Provenance) -> V
     out
 }
 
-/// The committed statements that deleted a parent row that held one of the
-/// `missing` keys (initially or as inserted), or that assigned a key column
-/// of the parent table.
+/// The committed statements that removed (or may have removed) one of the
+/// `missing` keys: they deleted or rewrote a parent row that held it
+/// (initially or as inserted), changed parent keys, wrote parent rows
+/// unobserved, or deleted parent rows through a foreign-key action.
 fn parent_removers(
     case: &TestCase,
     parent: &Table,
@@ -375,11 +379,31 @@ fn parent_removers(
             };
             // A row that held a missing key lost it (deleted or rewritten);
             // writes the engine did not let txfuzz observe count as possible.
+            // A key UPDATE that wrote rows may have moved a key the rows got
+            // from another UPDATE (their keys are not tracked).
             let removed = outcome
                 .writes
                 .iter()
                 .any(|rw| rw.table == parent.name && rw.before.is_some() && rids.contains(&rw.rid));
-            if removed || !outcome.writes_complete {
+            let rekeyed = matches!(&s.stmt, Stmt::Update(_)) && !outcome.writes.is_empty();
+            if removed || rekeyed || !outcome.writes_complete {
+                out.insert(w);
+            }
+        }
+    }
+    // Foreign-key actions of other keys that delete or re-key parent rows:
+    // their writes are not observed.
+    for t in &case.txns {
+        for s in &t.stmts {
+            let w = prov.writer(s.op);
+            let Some(r) = w.stmt.filter(|_| w.committed) else {
+                continue;
+            };
+            let acted = prov.outcome(r).is_some_and(|o| {
+                crate::oracle::cascade::written_by_action(&s.stmt, o, &case.schema)
+                    .contains(&parent.name)
+            });
+            if acted {
                 out.insert(w);
             }
         }

@@ -1,8 +1,11 @@
 //! Reads that break a key: one SELECT of one table that returned two rows
 //! with the same primary or unique key, or one row (one `rid`) twice or in
 //! two versions. A statement reads one state (its snapshot, or the rows it
-//! locked), in which every key is unique; no level permits a read of a
-//! state that never satisfied the schema.
+//! locked), in which every key is unique. Two documented exceptions are
+//! claimed (the verdict policy decides): a read that included another
+//! transaction's uncommitted rows (READ UNCOMMITTED), and a read of a
+//! transaction that wrote the table, which shows its snapshot next to its
+//! own writes (`own_writes_over_snapshot`).
 
 use super::keys::{duplicate_groups, positions, row_evidence, state_text, unique_keys};
 use super::provenance::Provenance;
@@ -32,11 +35,11 @@ pub(super) fn duplicates(
         };
         let explicit = case.txn(o.stmt.txn).is_some_and(|t| !t.autocommit);
         if explicit && o.outcome.ok() && stmt.kind().is_write() {
-            written.extend(
-                walk::outer_tables(stmt)
-                    .into_iter()
-                    .map(|t| (o.stmt.txn, t)),
-            );
+            // Its target, and the tables its foreign-key actions write.
+            let tables = walk::outer_tables(stmt)
+                .into_iter()
+                .chain(walk::cascade_targets(stmt, &case.schema));
+            written.extend(tables.map(|t| (o.stmt.txn, t)));
         }
         let Stmt::Select(q) = stmt else { continue };
         let Some(table) = single_table(case, q) else {
@@ -46,11 +49,14 @@ pub(super) fn duplicates(
             continue;
         }
         let state = StateRef::Read { stmt: o.stmt };
-        if let Some(b) = same_row_twice(table, &o.outcome, prov, &state) {
+        let dirty = commits.read_uncommitted(o.stmt, &o.outcome, prov);
+        if let Some(mut b) = same_row_twice(table, &o.outcome, prov, &state) {
+            if dirty {
+                b.claim = Some(Claim::UncommittedRead);
+            }
             out.push(b);
         }
         let own_writes = written.contains(&(o.stmt.txn, table.name.clone()));
-        let dirty = commits.read_uncommitted(o.stmt, &o.outcome, prov);
         for mut b in same_key_twice(table, q, rules, &o.outcome, prov, &state) {
             // Another transaction's uncommitted rows; or its snapshot next
             // to its own writes, checked against later rows.
@@ -163,11 +169,8 @@ fn same_row_twice(
             outcome.reads.len()
         )
     } else {
-        let rids: Vec<String> = rows
-            .iter()
-            .filter_map(|r| r.rid)
-            .map(|r| r.to_string())
-            .collect();
+        let rids: BTreeSet<i64> = rows.iter().filter_map(|r| r.rid).collect();
+        let rids: Vec<String> = rids.iter().map(|r| r.to_string()).collect();
         format!(
             "returned two versions of one row of {} (rid {})",
             table.name,

@@ -38,7 +38,7 @@ fn rules() -> KeyRules {
 }
 
 fn findings(e: &mut SqliteEngine, case: &TestCase, h: &History) -> Vec<Finding> {
-    check(Some(e), rules(), case, h).unwrap()
+    check(Some(e), rules(), case, h).findings
 }
 
 fn kinds(f: &[Finding]) -> Vec<&str> {
@@ -109,7 +109,8 @@ fn an_orphan_child_names_its_writer_and_the_parent_delete() {
         [Some(delete)]
     );
     assert!(
-        f[0].summary.contains("parent key removed by T1#1"),
+        f[0].summary
+            .contains("parent key removed (or possibly removed) by T1#1"),
         "{}",
         f[0].summary
     );
@@ -162,7 +163,7 @@ fn c_nulls_equal(case: &TestCase, h: &History) {
         case,
         &h,
     )
-    .unwrap();
+    .findings;
     assert_eq!(kinds(&f), ["unique"], "{f:#?}");
 }
 
@@ -230,12 +231,12 @@ fn a_read_returning_a_key_twice_is_found() {
         vec![vec![i(1), i(1), N], vec![i(2), i(1), N]],
         vec![(101, "0"), (102, "0")],
     );
-    assert_eq!(check(None, rules(), &case, &h).unwrap(), vec![]);
+    assert_eq!(check(None, rules(), &case, &h).findings, vec![]);
     let (case, h) = read_history(
         vec![vec![i(1), i(1), N], vec![i(1), i(2), N]],
         vec![(101, "0"), (102, "0")],
     );
-    let f = check(None, rules(), &case, &h).unwrap();
+    let f = check(None, rules(), &case, &h).findings;
     assert_eq!(kinds(&f), ["unique"], "{f:#?}");
     let ev = evidence(&f[0]);
     assert_eq!(
@@ -254,7 +255,7 @@ fn a_duplicate_key_read_after_an_own_write_claims_the_snapshot_mix() {
     let reads = vec![(101, "0"), (102, "0")];
     // Autocommit: no own write.
     let (case, h) = read_history(dup.clone(), reads.clone());
-    assert_eq!(check(None, rules(), &case, &h).unwrap()[0].claim, None);
+    assert_eq!(check(None, rules(), &case, &h).findings[0].claim, None);
     // BEGIN; INSERT INTO c; SELECT c: the read mixes snapshot and own rows.
     let (mut case, mut h) = read_history(dup, reads);
     case.txns[0].autocommit = false;
@@ -270,7 +271,7 @@ fn a_duplicate_key_read_after_an_own_write_claims_the_snapshot_mix() {
     insert.outcome = Outcome::default();
     h.outcomes[0].stmt.index = 1;
     h.outcomes.insert(0, insert);
-    let f = check(None, rules(), &case, &h).unwrap();
+    let f = check(None, rules(), &case, &h).findings;
     assert_eq!(f[0].claim, Some(Claim::OwnWritesOverSnapshot), "{f:#?}");
 }
 
@@ -281,7 +282,7 @@ fn a_read_returning_one_row_twice_is_found() {
         vec![vec![i(1), i(1), N], vec![i(2), i(1), N]],
         vec![(101, "0"), (101, "0,1")],
     );
-    let f = check(None, rules(), &case, &h).unwrap();
+    let f = check(None, rules(), &case, &h).findings;
     assert_eq!(kinds(&f), ["unique"], "{f:#?}");
     assert!(f[0].summary.contains("two versions"), "{}", f[0].summary);
     // The same version twice: more rows than versions.
@@ -289,7 +290,7 @@ fn a_read_returning_one_row_twice_is_found() {
         vec![vec![i(1), i(1), N], vec![i(1), i(1), N]],
         vec![(101, "0")],
     );
-    let f = check(None, rules(), &case, &h).unwrap();
+    let f = check(None, rules(), &case, &h).findings;
     assert_eq!(kinds(&f), ["unique", "unique"], "{f:#?}");
 }
 
@@ -313,7 +314,7 @@ fn each_integrity_fault_is_caught() {
         let mut e = FaultyEngine::new(Box::new(SqliteEngine::open(None).unwrap()), fault);
         e.load(&case).unwrap();
         let h = execute(&mut e, &case, &ExecOptions::default()).unwrap();
-        let f = check(Some(&mut e), rules(), &case, &h).unwrap();
+        let f = check(Some(&mut e), rules(), &case, &h).findings;
         assert!(kinds(&f).contains(&kind), "{}: {f:#?}", fault.name());
         if fault == Fault::Orphan {
             assert!(
