@@ -241,3 +241,56 @@ fn orphans_after_concurrent_delete_and_insert(mvcc: bool) -> i64 {
         }
     })
 }
+
+/// turso 0.8.3, either mode: with a deferred foreign key that is `ON UPDATE
+/// CASCADE`, a transaction inserts a child of a missing parent (a deferred
+/// violation), then changes another parent's key (the cascade moves that
+/// parent's children along); COMMIT succeeds and the orphan is committed.
+/// SQLite ("SQLite Foreign Key Support" 4.2): "COMMIT will fail as long as
+/// foreign key constraints remain in violation". Without the cascade the
+/// COMMIT fails (the control). Found by txfuzz's `integrity` oracle
+/// (`integrity:foreign-key`, 3 cases of a 20-minute WAL campaign, reduced
+/// by `txfuzz reduce`; docs/bugs.md). Related upstream: turso#6218 (the
+/// deferred counter decremented twice on a parent key UPDATE).
+#[test]
+#[should_panic(expected = "COMMIT succeeded with a deferred foreign-key violation")]
+fn a_cascaded_key_update_keeps_an_earlier_deferred_violation() {
+    let commit = commit_after_violation_and_key_update("ON UPDATE CASCADE");
+    assert!(
+        commit.is_err(),
+        "COMMIT succeeded with a deferred foreign-key violation"
+    );
+}
+
+/// The control: the same without the cascade fails at COMMIT.
+#[test]
+fn a_key_update_without_action_keeps_an_earlier_deferred_violation() {
+    assert!(commit_after_violation_and_key_update("").is_err());
+}
+
+/// `p(k)` = {-3}, `c(k REFERENCES p DEFERRABLE INITIALLY DEFERRED,
+/// action)` = {-3}; BEGIN; a child of missing parent 3; `UPDATE p SET k =
+/// k - 2`; COMMIT: its outcome.
+fn commit_after_violation_and_key_update(action: &str) -> Result<u64, turso::Error> {
+    let dir = tempfile::tempdir().unwrap();
+    block(async {
+        let db = Builder::new_local(dir.path().join("fk.db").to_str().unwrap())
+            .build()
+            .await
+            .unwrap();
+        let c = db.connect().unwrap();
+        exec(&c, "PRAGMA foreign_keys = ON").await;
+        exec(&c, "CREATE TABLE p (k INT PRIMARY KEY)").await;
+        let child = format!(
+            "CREATE TABLE c (k INT NOT NULL, x INT NOT NULL, PRIMARY KEY (x, k), \
+             FOREIGN KEY (k) REFERENCES p (k) {action} DEFERRABLE INITIALLY DEFERRED)"
+        );
+        exec(&c, &child).await;
+        exec(&c, "INSERT INTO p VALUES (-3)").await;
+        exec(&c, "INSERT INTO c VALUES (-3, 1)").await;
+        exec(&c, "BEGIN").await;
+        exec(&c, "INSERT INTO c VALUES (3, 2)").await;
+        exec(&c, "UPDATE p SET k = k - 2").await;
+        c.execute("COMMIT", ()).await
+    })
+}

@@ -47,6 +47,10 @@ pub enum Trait {
     /// Two transactions open at the same time wrote the two sides of one
     /// foreign key ([`crate::model::fk_conflict`]).
     ConcurrentParentChildWrites,
+    /// A foreign key checked at COMMIT (`DEFERRABLE INITIALLY DEFERRED`)
+    /// with an `ON UPDATE` action, and a committed statement that changed
+    /// the key it references.
+    DeferredKeyActionOnUpdate,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -274,6 +278,31 @@ fn finding_stmt(finding: &Finding) -> Option<StmtRef> {
     })
 }
 
+/// Whether a deferred foreign key with an ON UPDATE action saw its
+/// referenced key changed by a statement that succeeded.
+fn deferred_key_action_on_update(case: &TestCase, history: &History) -> bool {
+    use crate::model::Deferral;
+    let keys: Vec<&crate::model::ForeignKey> = case
+        .schema
+        .tables
+        .iter()
+        .flat_map(|t| &t.foreign_keys)
+        .filter(|fk| {
+            fk.deferrable == Some(Deferral::InitiallyDeferred) && fk.on_update.writes_children()
+        })
+        .collect();
+    history.outcomes.iter().any(|o| {
+        let Some(Stmt::Update(u)) = case.stmt(o.stmt).map(|s| &s.stmt) else {
+            return false;
+        };
+        o.outcome.ok()
+            && keys.iter().any(|fk| {
+                fk.ref_table == u.table
+                    && u.assignments.iter().any(|a| fk.ref_columns.contains(&a.column))
+            })
+    })
+}
+
 fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) -> bool {
     match t {
         Trait::SavepointBeforeFirstStatementRolledBack => {
@@ -311,6 +340,7 @@ fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) ->
                 .filter(|t| named.as_ref().is_none_or(|n| n.contains(&t.id)))
                 .any(|t| commit_between_savepoint_and_first_statement(t.id, case, history))
         }
+        Trait::DeferredKeyActionOnUpdate => deferred_key_action_on_update(case, history),
         Trait::ConcurrentParentChildWrites => {
             crate::model::fk_conflict::parent_child_conflict(case, history)
         }

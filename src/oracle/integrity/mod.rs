@@ -148,6 +148,20 @@ pub fn check(
     history: &History,
 ) -> Checked {
     let prov = Provenance::new(case, history);
+    // A case whose initial rows already break a key (a hand-written or
+    // reduced case: the loader turns foreign-key checks off) says nothing
+    // about the engine.
+    let initial = state::initial_rows(case);
+    let initially_broken = !keys::not_null(case, &initial, &prov, &StateRef::Final).is_empty()
+        || !keys::unique(case, rules, &initial, &prov, &StateRef::Final).is_empty()
+        || !keys::foreign_keys(case, &initial, &prov).is_empty();
+    if initially_broken {
+        return Checked {
+            findings: Vec::new(),
+            checks_unevaluated: false,
+            initial_state_broken: true,
+        };
+    }
     let mut broken = Vec::new();
     let mut unevaluated = false;
     if history.final_state_error.is_none() {
@@ -171,14 +185,18 @@ pub fn check(
     Checked {
         findings: broken.into_iter().map(Broken::into_finding).collect(),
         checks_unevaluated: unevaluated,
+        initial_state_broken: false,
     }
 }
 
-/// What [`check`] found, and whether the engine could not evaluate the
-/// CHECK constraints (counted undecided: `check-unevaluated`).
+/// What [`check`] found, and why part of it could not be judged (each
+/// counted undecided with its reason).
 pub struct Checked {
     pub findings: Vec<Finding>,
     pub checks_unevaluated: bool,
+    /// The case's initial rows break a key: nothing judged
+    /// (`initial-state-broken`).
+    pub initial_state_broken: bool,
 }
 
 /// The `integrity` oracle in the registry ([`crate::oracle::registry`]).
@@ -192,13 +210,19 @@ impl super::Oracle for IntegrityOracle {
         let rules = KeyRules::of(cx.engine.profile());
         let out = check(Some(cx.engine), rules, cx.case, cx.history);
         let counts = cx.stats.oracle(OracleKind::Integrity.name());
-        counts.checked += 1;
-        if out.checks_unevaluated {
-            counts.undecided += 1;
-            *counts
-                .undecided_by
-                .entry("check-unevaluated".into())
-                .or_default() += 1;
+        let reason = if out.initial_state_broken {
+            Some("initial-state-broken")
+        } else if out.checks_unevaluated {
+            Some("check-unevaluated")
+        } else {
+            None
+        };
+        match reason {
+            Some(r) => {
+                counts.undecided += 1;
+                *counts.undecided_by.entry(r.into()).or_default() += 1;
+            }
+            None => counts.checked += 1,
         }
         Ok(out.findings)
     }

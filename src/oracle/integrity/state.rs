@@ -47,6 +47,23 @@ pub fn final_rows(case: &TestCase, history: &History) -> Rows {
     out
 }
 
+/// The case's initial rows, per table (write list `0`).
+pub fn initial_rows(case: &TestCase) -> Rows {
+    let mut out = Rows::new();
+    for table in &case.schema.tables {
+        out.insert(table.name.clone(), Vec::new());
+    }
+    for d in &case.data {
+        let rows = out.entry(d.table.clone()).or_default();
+        rows.extend(d.rows.iter().map(|r| StateRow {
+            rid: Some(r.rid),
+            wl: Some(WriteList::initial()),
+            values: r.values.clone(),
+        }));
+    }
+    out
+}
+
 fn rid_of(v: &Value) -> Option<i64> {
     match v {
         Value::Int(i) => Some(*i),

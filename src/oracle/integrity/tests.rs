@@ -118,6 +118,25 @@ fn an_orphan_child_names_its_writer_and_the_parent_delete() {
 }
 
 #[test]
+fn a_case_whose_initial_rows_break_a_key_is_not_judged() {
+    let mut case = delete_vs_insert();
+    let (mut e, mut h) = sqlite_run(&case);
+    h.final_state
+        .get_mut("c")
+        .unwrap()
+        .push(row(103, "0", &[i(7), i(9), N]));
+    assert_eq!(kinds(&findings(&mut e, &case, &h)), ["foreign-key"]);
+    // The same orphan in the initial rows (a loader without checks took it).
+    case.data[1].rows.push(crate::model::Row {
+        rid: 103,
+        values: vec![i(7), i(9), N],
+    });
+    let out = check(Some(&mut e), rules(), &case, &h);
+    assert!(out.initial_state_broken);
+    assert_eq!(out.findings, vec![]);
+}
+
+#[test]
 fn a_null_foreign_key_is_not_checked() {
     let case = delete_vs_insert();
     let (mut e, mut h) = sqlite_run(&case);
