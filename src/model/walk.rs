@@ -49,6 +49,17 @@ pub fn fk_linked(tables: &BTreeSet<String>, schema: &Schema) -> BTreeSet<String>
     out
 }
 
+/// `tables` (what write `stmt` mentions), the tables its foreign-key actions
+/// may write ([`cascade_targets`]), and every table linked to those by a
+/// foreign key (checks read them: a RESTRICT below a CASCADE too).
+pub fn fk_reach(stmt: &Stmt, tables: &BTreeSet<String>, schema: &Schema) -> BTreeSet<String> {
+    let mut all = tables.clone();
+    all.extend(cascade_targets(stmt, schema));
+    let linked = fk_linked(&all, schema);
+    all.extend(linked);
+    all
+}
+
 /// The tables whose rows `stmt` may write through foreign-key actions
 /// (`ON DELETE` / `ON UPDATE` `CASCADE` or `SET NULL`), transitively: rows
 /// no statement of the case reports writing. A DELETE, a REPLACE (it deletes

@@ -41,8 +41,7 @@ impl VsrCase {
 pub fn view_tables(stmt: &Stmt, schema: &Schema) -> BTreeSet<String> {
     let mut out = walk::tables(stmt);
     if stmt.kind().is_write() {
-        let linked = walk::fk_linked(&out, schema);
-        out.extend(linked);
+        out = walk::fk_reach(stmt, &out, schema);
     }
     out.retain(|t| schema.tables.iter().any(|s| &s.name == t));
     out
@@ -82,8 +81,7 @@ fn vsr_modes(
     }
     let mut outer = walk::outer_tables(stmt);
     if stmt.kind().is_write() {
-        let linked = walk::fk_linked(&outer, schema);
-        outer.extend(linked);
+        outer = walk::fk_reach(stmt, &outer, schema);
     }
     if outer.contains(table) {
         vec![lock, None]

@@ -104,8 +104,7 @@ fn tables_only_in_subqueries(
     let inner = walk::subquery_tables(stmt);
     let mut outer = walk::outer_tables(stmt);
     if stmt.kind().is_write() {
-        let linked = walk::fk_linked(&outer, schema);
-        outer.extend(linked);
+        outer = walk::fk_reach(stmt, &outer, schema);
     }
     inner.is_disjoint(&outer).then_some(inner)
 }
