@@ -286,6 +286,37 @@ fn a_deferred_key_is_checked_at_commit_and_no_oracle_misreads_it() {
     }
 }
 
+/// A parent DELETE whose ON DELETE CASCADE reaches a grandchild's RESTRICT
+/// fails while the grandchild table has a referencing row; `sdg` once ordered
+/// it after the transaction's own insert into the grandchild table (its
+/// version-set reads missed the table two keys away) and reported a false
+/// `sdg:stmt-result` on SQLite (a reduced 20-minute-campaign finding).
+#[test]
+fn sdg_reads_the_tables_a_cascade_reaches() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sdg-restrict-below-cascade.json");
+    let file = txfuzz::finding::load_case_file(&path).unwrap();
+    let case = file.case().clone();
+    let mut e = SqliteEngine::open(None).unwrap();
+    let mut stats = CheckStats::default();
+    let (h, f) = run_case(
+        &mut e,
+        &case,
+        &[OracleKind::Sdg],
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    let delete = StmtRef { txn: 3, index: 1 };
+    let err = h
+        .outcome(delete)
+        .and_then(|o| o.error.as_ref())
+        .map(|e| e.class);
+    assert_eq!(err, Some(ErrorClass::ForeignKeyViolation), "{h:#?}");
+    assert!(f.is_empty(), "{f:#?}");
+    assert_eq!(stats.per_oracle["sdg"].checked, 1, "{stats:?}");
+}
+
 #[test]
 fn sqlite_integrity_faults_are_caught() {
     faults_are_caught(|| Box::new(SqliteEngine::open(None).unwrap()));

@@ -298,7 +298,9 @@ fn deferred_key_action_on_update(case: &TestCase, history: &History) -> bool {
         o.outcome.ok()
             && keys.iter().any(|fk| {
                 fk.ref_table == u.table
-                    && u.assignments.iter().any(|a| fk.ref_columns.contains(&a.column))
+                    && u.assignments
+                        .iter()
+                        .any(|a| fk.ref_columns.contains(&a.column))
             })
     })
 }

@@ -410,6 +410,9 @@ pub fn classify(e: rusqlite::Error) -> StmtError {
                     ffi::SQLITE_CONSTRAINT_NOTNULL => ErrorClass::NotNullViolation,
                     ffi::SQLITE_CONSTRAINT_CHECK => ErrorClass::CheckViolation,
                     ffi::SQLITE_CONSTRAINT_FOREIGNKEY => ErrorClass::ForeignKeyViolation,
+                    // A RESTRICT action fails through SQLite's trigger
+                    // machinery (txfuzz creates no triggers of its own).
+                    ffi::SQLITE_CONSTRAINT_TRIGGER => ErrorClass::ForeignKeyViolation,
                     _ => ErrorClass::Other,
                 },
                 ffi::SQLITE_MISMATCH | ffi::SQLITE_TOOBIG | ffi::SQLITE_RANGE => {
