@@ -48,8 +48,8 @@ pub enum Trait {
     /// foreign key ([`crate::model::fk_conflict`]).
     ConcurrentParentChildWrites,
     /// A foreign key checked at COMMIT (`DEFERRABLE INITIALLY DEFERRED`)
-    /// with an `ON UPDATE` action, and a committed statement that changed
-    /// the key it references.
+    /// with an `ON UPDATE` action, and a successful statement that changed
+    /// the key it references (an UPDATE of it, or a REPLACE into its table).
     DeferredKeyActionOnUpdate,
 }
 
@@ -292,15 +292,21 @@ fn deferred_key_action_on_update(case: &TestCase, history: &History) -> bool {
         })
         .collect();
     history.outcomes.iter().any(|o| {
-        let Some(Stmt::Update(u)) = case.stmt(o.stmt).map(|s| &s.stmt) else {
+        let Some(stmt) = case.stmt(o.stmt).map(|s| &s.stmt) else {
             return false;
         };
         o.outcome.ok()
-            && keys.iter().any(|fk| {
-                fk.ref_table == u.table
-                    && u.assignments
-                        .iter()
-                        .any(|a| fk.ref_columns.contains(&a.column))
+            && keys.iter().any(|fk| match stmt {
+                Stmt::Update(u) => {
+                    fk.ref_table == u.table
+                        && u.assignments
+                            .iter()
+                            .any(|a| fk.ref_columns.contains(&a.column))
+                }
+                Stmt::Insert(i) => {
+                    fk.ref_table == i.table && i.on_conflict == crate::model::OnConflict::Replace
+                }
+                _ => false,
             })
     })
 }
