@@ -49,7 +49,7 @@ pub(super) fn duplicates(
             continue;
         }
         let state = StateRef::Read { stmt: o.stmt };
-        let dirty = commits.read_uncommitted(o.stmt, &o.outcome, prov);
+        let dirty = commits.read_uncommitted(o.stmt, &table.name, &o.outcome, prov);
         if let Some(mut b) = same_row_twice(table, &o.outcome, prov, &state) {
             if dirty {
                 b.claim = Some(Claim::UncommittedRead);
@@ -75,6 +75,8 @@ pub(super) fn duplicates(
 struct Commits {
     /// Event index at which each statement completed successfully.
     completed: HashMap<StmtRef, usize>,
+    /// Event index at which each statement was submitted.
+    submitted: HashMap<StmtRef, usize>,
     /// Event index of each explicit transaction's successful COMMIT.
     committed: HashMap<u32, usize>,
 }
@@ -83,7 +85,11 @@ impl Commits {
     fn new(case: &TestCase, history: &History) -> Commits {
         let mut completed = HashMap::new();
         let mut committed = HashMap::new();
+        let mut submitted = HashMap::new();
         for (i, e) in history.events.iter().enumerate() {
+            if e.kind == EventKind::Submitted {
+                submitted.entry(e.stmt).or_insert(i);
+            }
             if !matches!(e.kind, EventKind::Completed { ok: true, .. }) {
                 continue;
             }
@@ -97,27 +103,48 @@ impl Commits {
         }
         Commits {
             completed,
+            submitted,
             committed,
         }
     }
 
-    /// Whether read `r` returned a row version whose writer, another
-    /// transaction, had not committed when the read completed.
-    fn read_uncommitted(&self, r: StmtRef, outcome: &Outcome, prov: &Provenance) -> bool {
+    /// Whether read `r` of `table` returned a row version whose writer,
+    /// another transaction, had not committed when the read completed; when
+    /// its reads were not observed, whether another transaction had a write
+    /// of `table` submitted and not committed then (a row it may have read).
+    fn read_uncommitted(
+        &self,
+        r: StmtRef,
+        table: &str,
+        outcome: &Outcome,
+        prov: &Provenance,
+    ) -> bool {
         let Some(&at) = self.completed.get(&r) else {
             return false;
         };
-        outcome.reads.iter().any(|v| {
-            let w = prov.writer(v.wl.last());
-            let Some(by) = w.stmt.filter(|s| s.txn != r.txn) else {
-                return false;
-            };
+        let uncommitted_at_read = |by: StmtRef| {
             let commit = if prov.autocommit(by.txn) {
                 self.completed.get(&by)
             } else {
                 self.committed.get(&by.txn)
             };
             commit.is_none_or(|&c| c > at)
+        };
+        if !outcome.reads_complete && outcome.reads.is_empty() {
+            return self.submitted.iter().any(|(&by, &sub)| {
+                by.txn != r.txn
+                    && sub < at
+                    && prov.stmt(by).is_some_and(|s| {
+                        s.kind().is_write() && walk::outer_tables(s).contains(table)
+                    })
+                    && uncommitted_at_read(by)
+            });
+        }
+        outcome.reads.iter().any(|v| {
+            let w = prov.writer(v.wl.last());
+            w.stmt
+                .filter(|s| s.txn != r.txn)
+                .is_some_and(uncommitted_at_read)
         })
     }
 }

@@ -6,7 +6,7 @@
 use super::*;
 use crate::engine::sqlite::SqliteEngine;
 use crate::exec::{execute, ExecOptions};
-use crate::model::{Outcome, RowVersion, StmtOutcome, WriteList};
+use crate::model::{Outcome, RowVersion, Stmt, StmtOutcome, WriteList};
 use crate::testkit::constraints::*;
 use crate::testkit::*;
 
@@ -292,6 +292,68 @@ fn a_duplicate_key_read_after_an_own_write_claims_the_snapshot_mix() {
     h.outcomes.insert(0, insert);
     let f = check(None, rules(), &case, &h).findings;
     assert_eq!(f[0].claim, Some(Claim::OwnWritesOverSnapshot), "{f:#?}");
+}
+
+/// A duplicate-key read whose row versions were not observed: it claims a
+/// dirty read when another transaction had a write of the table submitted
+/// and not committed when the read completed, and nothing otherwise.
+#[test]
+fn an_unobserved_read_next_to_an_open_writer_claims_a_dirty_read() {
+    use crate::model::{Event, EventKind};
+    use crate::oracle::verdict::Claim;
+    let (mut case, mut h) = read_history(vec![vec![i(1), i(1), N], vec![i(1), i(2), N]], vec![]);
+    h.outcomes[0].outcome.reads_complete = false;
+    case.txns.push(crate::model::Txn {
+        id: 2,
+        autocommit: false,
+        stmts: vec![
+            crate::model::CaseStmt {
+                op: 2,
+                stmt: Stmt::Begin,
+            },
+            crate::model::CaseStmt {
+                op: 3,
+                stmt: insert_child(103, 1, 1),
+            },
+            crate::model::CaseStmt {
+                op: 4,
+                stmt: Stmt::Rollback,
+            },
+        ],
+    });
+    let ev = |txn, index, kind| Event {
+        stmt: StmtRef { txn, index },
+        kind,
+        at_us: 0,
+    };
+    let done = || EventKind::Completed {
+        ok: true,
+        resumed: false,
+    };
+    // T2 begins and submits its insert (it waits); T1 reads; T2 rolls back.
+    h.events = vec![
+        ev(2, 0, EventKind::Submitted),
+        ev(2, 0, done()),
+        ev(2, 1, EventKind::Submitted),
+        ev(1, 0, EventKind::Submitted),
+        ev(1, 0, done()),
+        ev(2, 2, EventKind::Submitted),
+        ev(2, 2, done()),
+    ];
+    let f = check(None, rules(), &case, &h).findings;
+    assert_eq!(f[0].claim, Some(Claim::UncommittedRead), "{f:#?}");
+    // The insert submitted after the read: no writer was open.
+    h.events = vec![
+        ev(2, 0, EventKind::Submitted),
+        ev(2, 0, done()),
+        ev(1, 0, EventKind::Submitted),
+        ev(1, 0, done()),
+        ev(2, 1, EventKind::Submitted),
+        ev(2, 2, EventKind::Submitted),
+        ev(2, 2, done()),
+    ];
+    let f = check(None, rules(), &case, &h).findings;
+    assert_eq!(f[0].claim, None, "{f:#?}");
 }
 
 #[test]
