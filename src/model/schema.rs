@@ -174,15 +174,21 @@ impl Schema {
     pub fn table(&self, name: &str) -> Option<&Table> {
         self.tables.iter().find(|t| t.name == name)
     }
-    /// Whether a foreign key is checked at COMMIT by default (`DEFERRABLE
-    /// INITIALLY DEFERRED`): replays that run a transaction's statements on
-    /// their own check it after each statement instead.
-    pub fn has_deferred_foreign_keys(&self) -> bool {
-        self.tables.iter().any(|t| {
-            t.foreign_keys
-                .iter()
-                .any(|fk| fk.deferrable == Some(Deferral::InitiallyDeferred))
-        })
+    /// The tables on either side of a foreign key checked at COMMIT by
+    /// default (`DEFERRABLE INITIALLY DEFERRED`): replays that run a
+    /// transaction's statements on their own check it after each statement
+    /// instead, which matters only where a statement writes one of them.
+    pub fn deferred_key_tables(&self) -> std::collections::BTreeSet<String> {
+        let mut out = std::collections::BTreeSet::new();
+        for t in &self.tables {
+            for fk in &t.foreign_keys {
+                if fk.deferrable == Some(Deferral::InitiallyDeferred) {
+                    out.insert(t.name.clone());
+                    out.insert(fk.ref_table.clone());
+                }
+            }
+        }
+        out
     }
 }
 

@@ -22,6 +22,22 @@ pub fn written_by_action(stmt: &Stmt, out: &Outcome, schema: &Schema) -> Vec<Str
     targets.into_iter().collect()
 }
 
+/// Whether a statement of `case` that ran writes a table on either side of
+/// a foreign key checked at COMMIT by default: replays that run statements
+/// on their own would check that key after the statement instead.
+pub fn writes_deferred_key(case: &TestCase, history: &History) -> bool {
+    let tables = case.schema.deferred_key_tables();
+    !tables.is_empty()
+        && history.outcomes.iter().any(|o| {
+            case.stmt(o.stmt).is_some_and(|cs| {
+                cs.stmt.kind().is_write()
+                    && walk::outer_tables(&cs.stmt)
+                        .iter()
+                        .any(|t| tables.contains(t))
+            })
+        })
+}
+
 /// The first statement (in completion order) whose action may have written
 /// child rows, if any.
 pub fn first_action_write(case: &TestCase, history: &History) -> Option<StmtRef> {

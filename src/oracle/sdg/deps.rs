@@ -146,7 +146,7 @@ pub fn included(case: &TestCase, history: &History, vsr: &VsrCase) -> BTreeSet<u
 pub fn build(vsr: &VsrCase, history: &History) -> Result<Sdg, Undecided> {
     // The replay without transactions runs each statement on its own, so a
     // key checked at COMMIT by default would be checked after each statement.
-    if vsr.case.schema.has_deferred_foreign_keys() {
+    if crate::oracle::cascade::writes_deferred_key(&vsr.case, history) {
         return Err(Undecided::new(
             "deferred-constraint",
             "a foreign key is checked at COMMIT, which the replay without transactions does not have".to_string(),
