@@ -11,8 +11,9 @@ type Unit = (u32, Option<u32>);
 /// Whether two transactions that were open at the same time wrote (or tried
 /// to write: a statement that failed its foreign-key check counts) the two
 /// sides of one foreign key: one changed parent rows (DELETE, an UPDATE of a
-/// referenced column, REPLACE or an upsert), the other inserted child rows or
-/// changed their key.
+/// referenced column, REPLACE or an upsert, or a foreign-key action of
+/// another key that writes the parent table), the other inserted child rows
+/// or changed their key.
 pub fn parent_child_conflict(case: &TestCase, history: &History) -> bool {
     let mut span: HashMap<Unit, (usize, usize)> = HashMap::new();
     let unit = |txn: u32, index: u32| -> Unit {
@@ -36,8 +37,10 @@ pub fn parent_child_conflict(case: &TestCase, history: &History) -> bool {
             continue;
         };
         let u = unit(o.stmt.txn, o.stmt.index);
+        // Parent rows a foreign-key action of another key deletes or re-keys.
+        let acted = super::walk::cascade_targets(&cs.stmt, &case.schema);
         for (k, (child, fk)) in keys.iter().enumerate() {
-            if changes_parent(&cs.stmt, fk) {
+            if changes_parent(&cs.stmt, fk) || acted.contains(&fk.ref_table) {
                 parents.push((k, u));
             }
             if changes_child(&cs.stmt, child, fk) {
