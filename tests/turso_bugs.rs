@@ -338,3 +338,56 @@ fn a_replace_that_deletes_a_parent_keeps_the_deferred_violation() {
         "COMMIT succeeded with a child of a replaced parent"
     );
 }
+
+/// turso 0.8.3, either mode: with a `DEFERRABLE INITIALLY DEFERRED` key, a
+/// transaction deletes two parents (one with one child, one with two), then
+/// inserts the second parent again; COMMIT succeeds although the first
+/// parent's child is an orphan. SQLite counts a deferred violation per
+/// child row and fails the COMMIT ("COMMIT will fail as long as foreign key
+/// constraints remain in violation"). Found by txfuzz's `integrity` oracle
+/// (WAL, reduced by `txfuzz reduce`; docs/bugs.md).
+#[test]
+#[should_panic(expected = "COMMIT succeeded with an orphan of a deleted parent")]
+fn reinserting_a_deleted_parent_repays_only_its_own_children() {
+    assert!(
+        commit_after_delete_and_reinsert(true).is_err(),
+        "COMMIT succeeded with an orphan of a deleted parent"
+    );
+}
+
+/// The control: without the reinsert, COMMIT fails.
+#[test]
+fn deleting_parents_with_a_deferred_key_fails_the_commit() {
+    assert!(commit_after_delete_and_reinsert(false).is_err());
+}
+
+/// `p` = {10.75, 9.25}, `c` = one child of 10.75 and two of 9.25 (key
+/// DEFERRABLE INITIALLY DEFERRED); BEGIN; DELETE FROM p; optionally INSERT
+/// 9.25 again; COMMIT: its outcome.
+fn commit_after_delete_and_reinsert(reinsert: bool) -> Result<u64, turso::Error> {
+    let dir = tempfile::tempdir().unwrap();
+    block(async {
+        let db = Builder::new_local(dir.path().join("fk.db").to_str().unwrap())
+            .build()
+            .await
+            .unwrap();
+        let c = db.connect().unwrap();
+        for sql in [
+            "PRAGMA foreign_keys = ON",
+            "CREATE TABLE p (k DECIMAL(10,2) NOT NULL, PRIMARY KEY (k))",
+            "INSERT INTO p VALUES (10.75), (9.25)",
+            "CREATE TABLE c (x INT NOT NULL, pk DECIMAL(10,2) NOT NULL, PRIMARY KEY (pk, x), \
+             FOREIGN KEY (pk) REFERENCES p (k) DEFERRABLE INITIALLY DEFERRED)",
+            "CREATE INDEX i_c ON c (pk)",
+            "INSERT INTO c VALUES (7, 10.75), (1, 9.25), (4, 9.25)",
+            "BEGIN",
+            "DELETE FROM p",
+        ] {
+            exec(&c, sql).await;
+        }
+        if reinsert {
+            exec(&c, "INSERT OR IGNORE INTO p VALUES (9.25)").await;
+        }
+        c.execute("COMMIT", ()).await
+    })
+}

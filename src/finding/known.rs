@@ -51,6 +51,9 @@ pub enum Trait {
     /// with an `ON UPDATE` action, and a successful statement that changed
     /// the key it references (an UPDATE of it, or a REPLACE into its table).
     DeferredKeyActionOnUpdate,
+    /// A transaction deleted rows of a deferred foreign key's parent table
+    /// and later inserted into that table, both successfully.
+    DeferredKeyParentDeletedAndReinserted,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -311,6 +314,33 @@ fn deferred_key_action_on_update(case: &TestCase, history: &History) -> bool {
     })
 }
 
+/// Whether a transaction deleted rows of a deferred key's parent table and
+/// later (completion order) inserted into it, both successfully.
+fn deferred_key_parent_deleted_and_reinserted(case: &TestCase, history: &History) -> bool {
+    use crate::model::Deferral;
+    let parents: BTreeSet<&str> = case
+        .schema
+        .tables
+        .iter()
+        .flat_map(|t| &t.foreign_keys)
+        .filter(|fk| fk.deferrable == Some(Deferral::InitiallyDeferred))
+        .map(|fk| fk.ref_table.as_str())
+        .collect();
+    let mut deleted: BTreeSet<(u32, &str)> = BTreeSet::new();
+    for o in history.outcomes.iter().filter(|o| o.outcome.ok()) {
+        match case.stmt(o.stmt).map(|s| &s.stmt) {
+            Some(Stmt::Delete(d)) if parents.contains(d.table.as_str()) => {
+                deleted.insert((o.stmt.txn, d.table.as_str()));
+            }
+            Some(Stmt::Insert(i)) if deleted.contains(&(o.stmt.txn, i.table.as_str())) => {
+                return true;
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) -> bool {
     match t {
         Trait::SavepointBeforeFirstStatementRolledBack => {
@@ -349,6 +379,9 @@ fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) ->
                 .any(|t| commit_between_savepoint_and_first_statement(t.id, case, history))
         }
         Trait::DeferredKeyActionOnUpdate => deferred_key_action_on_update(case, history),
+        Trait::DeferredKeyParentDeletedAndReinserted => {
+            deferred_key_parent_deleted_and_reinserted(case, history)
+        }
         Trait::ConcurrentParentChildWrites => {
             crate::model::fk_conflict::parent_child_conflict(case, history)
         }
