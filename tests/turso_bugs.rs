@@ -36,12 +36,17 @@ async fn one_value(c: &Connection, sql: &str) -> Value {
 }
 
 /// A new database in a temporary directory, with `t(k, v)` = (1, 10).
-async fn database(dir: &tempfile::TempDir, mvcc: bool) -> Database {
+/// A new, empty database in a temporary directory.
+async fn empty_database(dir: &tempfile::TempDir) -> Database {
     let path = dir.path().join("bug.db");
-    let db = Builder::new_local(path.to_str().unwrap())
+    Builder::new_local(path.to_str().unwrap())
         .build()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+async fn database(dir: &tempfile::TempDir, mvcc: bool) -> Database {
+    let db = empty_database(dir).await;
     let admin = db.connect().unwrap();
     if mvcc {
         pragma(&admin, "PRAGMA journal_mode = 'mvcc'").await;
@@ -104,10 +109,7 @@ fn read_after_a_commit(after_begin: Option<&str>) -> Value {
 fn a_unique_update_is_checked_row_by_row_in_rowid_order() {
     let dir = tempfile::tempdir().unwrap();
     block(async {
-        let db = Builder::new_local(dir.path().join("bug.db").to_str().unwrap())
-            .build()
-            .await
-            .unwrap();
+        let db = empty_database(&dir).await;
         let c = db.connect().unwrap();
         exec(
             &c,
@@ -198,10 +200,7 @@ fn wal_concurrent_parent_delete_and_child_insert_leave_no_orphan() {
 fn orphans_after_concurrent_delete_and_insert(mvcc: bool) -> i64 {
     let dir = tempfile::tempdir().unwrap();
     block(async {
-        let db = Builder::new_local(dir.path().join("fk.db").to_str().unwrap())
-            .build()
-            .await
-            .unwrap();
+        let db = empty_database(&dir).await;
         let admin = db.connect().unwrap();
         if mvcc {
             pragma(&admin, "PRAGMA journal_mode = 'mvcc'").await;
@@ -274,10 +273,7 @@ fn a_key_update_without_action_keeps_an_earlier_deferred_violation() {
 fn commit_after_violation_and_key_update(action: &str) -> Result<u64, turso::Error> {
     let dir = tempfile::tempdir().unwrap();
     block(async {
-        let db = Builder::new_local(dir.path().join("fk.db").to_str().unwrap())
-            .build()
-            .await
-            .unwrap();
+        let db = empty_database(&dir).await;
         let c = db.connect().unwrap();
         exec(&c, "PRAGMA foreign_keys = ON").await;
         exec(&c, "CREATE TABLE p (k INT PRIMARY KEY)").await;
@@ -308,10 +304,7 @@ fn commit_after_violation_and_key_update(action: &str) -> Result<u64, turso::Err
 fn a_replace_that_deletes_a_parent_keeps_the_deferred_violation() {
     let dir = tempfile::tempdir().unwrap();
     let commit = block(async {
-        let db = Builder::new_local(dir.path().join("fk.db").to_str().unwrap())
-            .build()
-            .await
-            .unwrap();
+        let db = empty_database(&dir).await;
         let c = db.connect().unwrap();
         exec(&c, "PRAGMA foreign_keys = ON").await;
         // The reduced case as txfuzz ran it (hidden columns rid, wl included).
@@ -367,10 +360,7 @@ fn deleting_parents_with_a_deferred_key_fails_the_commit() {
 fn commit_after_delete_and_reinsert(reinsert: bool) -> Result<u64, turso::Error> {
     let dir = tempfile::tempdir().unwrap();
     block(async {
-        let db = Builder::new_local(dir.path().join("fk.db").to_str().unwrap())
-            .build()
-            .await
-            .unwrap();
+        let db = empty_database(&dir).await;
         let c = db.connect().unwrap();
         for sql in [
             "PRAGMA foreign_keys = ON",

@@ -130,6 +130,54 @@ impl Expr {
             Expr::Concat(a, b) | Expr::Coalesce(a, b) => a.has_aggregate() || b.has_aggregate(),
         }
     }
+    /// The expression with each column reference (outside subqueries)
+    /// replaced by what `f` gives for it (`None`: kept as it is).
+    pub fn map_cols(&self, f: &dyn Fn(Option<&str>, &str) -> Option<Expr>) -> Expr {
+        let m = |x: &Expr| Box::new(x.map_cols(f));
+        match self {
+            Expr::Col { table, name } => f(table.as_deref(), name).unwrap_or_else(|| self.clone()),
+            Expr::Bin { op, left, right } => Expr::Bin {
+                op: *op,
+                left: m(left),
+                right: m(right),
+            },
+            Expr::Not(x) => Expr::Not(m(x)),
+            Expr::IsNull { expr, negated } => Expr::IsNull {
+                expr: m(expr),
+                negated: *negated,
+            },
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => Expr::InList {
+                expr: m(expr),
+                list: list.iter().map(|x| x.map_cols(f)).collect(),
+                negated: *negated,
+            },
+            Expr::Between { expr, low, high } => Expr::Between {
+                expr: m(expr),
+                low: m(low),
+                high: m(high),
+            },
+            Expr::InSubquery {
+                expr,
+                query,
+                negated,
+            } => Expr::InSubquery {
+                expr: m(expr),
+                query: query.clone(),
+                negated: *negated,
+            },
+            Expr::Agg { func, arg } => Expr::Agg {
+                func: *func,
+                arg: arg.as_deref().map(m),
+            },
+            Expr::Concat(a, b) => Expr::Concat(m(a), m(b)),
+            Expr::Coalesce(a, b) => Expr::Coalesce(m(a), m(b)),
+            Expr::Lit(_) | Expr::Exists { .. } | Expr::Excluded(_) => self.clone(),
+        }
+    }
     /// Whether the expression contains a subquery.
     pub fn has_subquery(&self) -> bool {
         match self {

@@ -127,50 +127,7 @@ fn conflict_target(target: &[String]) -> String {
 /// PostgreSQL needs this in `DO UPDATE SET`: there `excluded`'s columns are in
 /// scope too, so a bare `c` is ambiguous.
 fn qualify_cols(table: &str, e: &Expr) -> Expr {
-    let q = |x: &Expr| Box::new(qualify_cols(table, x));
-    match e {
-        Expr::Col { table: None, name } => Expr::qcol(table, name),
-        Expr::Bin { op, left, right } => Expr::Bin {
-            op: *op,
-            left: q(left),
-            right: q(right),
-        },
-        Expr::Not(x) => Expr::Not(q(x)),
-        Expr::IsNull { expr, negated } => Expr::IsNull {
-            expr: q(expr),
-            negated: *negated,
-        },
-        Expr::InList {
-            expr,
-            list,
-            negated,
-        } => Expr::InList {
-            expr: q(expr),
-            list: list.iter().map(|x| qualify_cols(table, x)).collect(),
-            negated: *negated,
-        },
-        Expr::Between { expr, low, high } => Expr::Between {
-            expr: q(expr),
-            low: q(low),
-            high: q(high),
-        },
-        Expr::InSubquery {
-            expr,
-            query,
-            negated,
-        } => Expr::InSubquery {
-            expr: q(expr),
-            query: query.clone(),
-            negated: *negated,
-        },
-        Expr::Agg { func, arg } => Expr::Agg {
-            func: *func,
-            arg: arg.as_deref().map(q),
-        },
-        Expr::Concat(a, b) => Expr::Concat(q(a), q(b)),
-        Expr::Coalesce(a, b) => Expr::Coalesce(q(a), q(b)),
-        Expr::Col { .. } | Expr::Lit(_) | Expr::Exists { .. } | Expr::Excluded(_) => e.clone(),
-    }
+    e.map_cols(&|t, name| t.is_none().then(|| Expr::qcol(table, name)))
 }
 
 /// `c = e, ...`

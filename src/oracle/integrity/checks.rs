@@ -79,14 +79,7 @@ pub(super) fn check_constraints(
                 table.name
             ),
             claim: None,
-            evidence: Evidence {
-                state: StateRef::Final,
-                table: table.name.clone(),
-                constraint: format!("CHECK {text}"),
-                rows: bad,
-                missing_parent_keys: Vec::new(),
-                parent_removed_by: Vec::new(),
-            },
+            evidence: Evidence::of(&StateRef::Final, &table.name, format!("CHECK {text}"), bad),
         });
     }
     Ok(out)
@@ -104,42 +97,8 @@ fn is_true(v: &Value) -> bool {
 
 /// `e` with each column of `table` replaced by the row's value.
 pub(super) fn substitute(e: &Expr, table: &Table, values: &[Value]) -> Expr {
-    let sub = |x: &Expr| Box::new(substitute(x, table, values));
-    match e {
-        Expr::Col { name, .. } => table
-            .columns
-            .iter()
-            .position(|c| &c.name == name)
-            .and_then(|k| values.get(k))
-            .map_or_else(|| e.clone(), |v| Expr::Lit(v.clone())),
-        Expr::Lit(_) | Expr::Excluded(_) | Expr::Agg { .. } => e.clone(),
-        Expr::Bin { op, left, right } => Expr::Bin {
-            op: *op,
-            left: sub(left),
-            right: sub(right),
-        },
-        Expr::Not(x) => Expr::Not(sub(x)),
-        Expr::IsNull { expr, negated } => Expr::IsNull {
-            expr: sub(expr),
-            negated: *negated,
-        },
-        Expr::InList {
-            expr,
-            list,
-            negated,
-        } => Expr::InList {
-            expr: sub(expr),
-            list: list.iter().map(|x| substitute(x, table, values)).collect(),
-            negated: *negated,
-        },
-        Expr::Between { expr, low, high } => Expr::Between {
-            expr: sub(expr),
-            low: sub(low),
-            high: sub(high),
-        },
-        // A CHECK has no subquery (no engine allows one).
-        Expr::InSubquery { .. } | Expr::Exists { .. } => e.clone(),
-        Expr::Concat(a, b) => Expr::Concat(sub(a), sub(b)),
-        Expr::Coalesce(a, b) => Expr::Coalesce(sub(a), sub(b)),
-    }
+    e.map_cols(&|_, name| {
+        let k = table.columns.iter().position(|c| c.name == name)?;
+        values.get(k).cloned().map(Expr::Lit)
+    })
 }

@@ -109,14 +109,7 @@ pub(super) fn not_null(
                     committed_text(&bad)
                 ),
                 claim: None,
-                evidence: Evidence {
-                    state: state.clone(),
-                    table: table.name.clone(),
-                    constraint: format!("{} NOT NULL", col.name),
-                    rows: bad,
-                    missing_parent_keys: Vec::new(),
-                    parent_removed_by: Vec::new(),
-                },
+                evidence: Evidence::of(state, &table.name, format!("{} NOT NULL", col.name), bad),
             });
         }
     }
@@ -199,14 +192,7 @@ pub(super) fn unique(
                     committed_text(&bad)
                 ),
                 claim: None,
-                evidence: Evidence {
-                    state: state.clone(),
-                    table: table.name.clone(),
-                    constraint: text,
-                    rows: bad,
-                    missing_parent_keys: Vec::new(),
-                    parent_removed_by: Vec::new(),
-                },
+                evidence: Evidence::of(state, &table.name, text, bad),
             });
         }
     }

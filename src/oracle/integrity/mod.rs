@@ -64,6 +64,18 @@ pub struct RowEvidence {
     pub writers: Vec<Writer>,
 }
 
+impl RowEvidence {
+    /// A row version a statement read (its values are not known).
+    pub(crate) fn version(v: &crate::model::RowVersion, prov: &Provenance) -> RowEvidence {
+        RowEvidence {
+            rid: Some(v.rid),
+            wl: Some(v.wl.to_string()),
+            values: BTreeMap::new(),
+            writers: prov.writers(Some(&v.wl)),
+        }
+    }
+}
+
 /// The evidence of an `integrity` finding (typed; stored as its JSON).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
@@ -87,6 +99,23 @@ pub struct Evidence {
 }
 
 impl Evidence {
+    /// The evidence of a broken constraint other than a foreign key.
+    pub(crate) fn of(
+        state: &StateRef,
+        table: &str,
+        constraint: String,
+        rows: Vec<RowEvidence>,
+    ) -> Evidence {
+        Evidence {
+            state: state.clone(),
+            table: table.to_string(),
+            constraint,
+            rows,
+            missing_parent_keys: Vec::new(),
+            parent_removed_by: Vec::new(),
+        }
+    }
+
     /// Every statement the evidence names (the finding's `involved`).
     fn statements(&self) -> Vec<StmtRef> {
         let mut out: Vec<StmtRef> = self

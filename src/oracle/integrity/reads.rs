@@ -177,12 +177,7 @@ fn same_row_twice(
         .values()
         .filter(|v| v.len() > 1)
         .flatten()
-        .map(|r| RowEvidence {
-            rid: Some(r.rid),
-            wl: Some(r.wl.to_string()),
-            values: BTreeMap::new(),
-            writers: prov.writers(Some(&r.wl)),
-        })
+        .map(|r| RowEvidence::version(r, prov))
         .collect();
     let repeated = outcome.reads_complete && outcome.rows.len() > outcome.reads.len();
     if rows.is_empty() && !repeated {
@@ -208,26 +203,14 @@ fn same_row_twice(
         rows = outcome
             .reads
             .iter()
-            .map(|r| RowEvidence {
-                rid: Some(r.rid),
-                wl: Some(r.wl.to_string()),
-                values: BTreeMap::new(),
-                writers: prov.writers(Some(&r.wl)),
-            })
+            .map(|r| RowEvidence::version(r, prov))
             .collect();
     }
     Some(Broken {
         kind: "unique",
         summary: format!("{}: {what}", state_text(state)),
         claim: None,
-        evidence: Evidence {
-            state: state.clone(),
-            table: table.name.clone(),
-            constraint: "row identity (rid)".into(),
-            rows,
-            missing_parent_keys: Vec::new(),
-            parent_removed_by: Vec::new(),
-        },
+        evidence: Evidence::of(state, &table.name, "row identity (rid)".into(), rows),
     })
 }
 
@@ -301,14 +284,7 @@ fn same_key_twice(
                 table.name
             ),
             claim: None,
-            evidence: Evidence {
-                state: state.clone(),
-                table: table.name.clone(),
-                constraint: text,
-                rows: bad,
-                missing_parent_keys: Vec::new(),
-                parent_removed_by: Vec::new(),
-            },
+            evidence: Evidence::of(state, &table.name, text, bad),
         });
     }
     out
