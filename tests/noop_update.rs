@@ -175,6 +175,7 @@ fn upsert(k: i64, new_v: i64) -> Stmt {
         columns: vec!["k".into(), "v".into()],
         rows: vec![vec![Expr::Lit(Value::Int(k)), Expr::Lit(Value::Int(0))]],
         rids: vec![100 + k],
+        select: None,
         on_conflict: OnConflict::Update {
             target: vec!["k".into()],
             assignments: vec![Assignment {

@@ -141,6 +141,10 @@ pub fn stmt_features(stmt: &Stmt, out: &mut BTreeSet<&'static str>) {
                 }
             }
             i.rows.iter().flatten().for_each(|e| expr_features(e, out));
+            if let Some(q) = &i.select {
+                out.insert("insert-select");
+                select_features(q, out);
+            }
         }
         Stmt::Update(u) => {
             out.insert("update");

@@ -174,7 +174,8 @@ impl<'a> Checker<'a> {
                 assert!(i.expr.has_aggregate() || s.group_by.contains(&i.expr));
             }
         }
-        if let Some(_n) = s.limit {
+        let literals = s.items.iter().all(|i| matches!(i.expr, Expr::Lit(_)));
+        if let (Some(_n), false) = (s.limit, literals) {
             assert_eq!(s.from.len(), 1);
             assert!(!s.is_aggregate() && !s.distinct);
             let t = self.table(&s.from[0].table);
@@ -200,8 +201,18 @@ impl<'a> Checker<'a> {
             }
             Stmt::Insert(i) => {
                 let t = self.table(&i.table);
-                assert_eq!(i.rows.len(), i.rids.len());
-                assert!((1..=3).contains(&i.rows.len()));
+                assert_eq!(i.proposed_rows(), i.rids.len());
+                if let Some(q) = &i.select {
+                    assert!(i.rows.is_empty() && q.at_most_one_row());
+                    assert!(!matches!(i.on_conflict, OnConflict::Update { .. }));
+                    let classes = self.select(q, &Vec::new());
+                    for (c, cl) in i.columns.iter().zip(classes) {
+                        let col = t.column(c).expect("inserted column exists");
+                        assert!(compat(class_of_type(col.ty), cl), "{c}: {cl:?}");
+                    }
+                } else {
+                    assert!((1..=3).contains(&i.rows.len()));
+                }
                 for row in &i.rows {
                     assert_eq!(row.len(), i.columns.len());
                     for (c, e) in i.columns.iter().zip(row) {

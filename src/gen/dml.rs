@@ -5,7 +5,10 @@
 
 use super::expr::{Binding, Ctx};
 use super::Gen;
-use crate::model::{Assignment, BinOp, ColType, Delete, Expr, Insert, OnConflict, Update, Value};
+use crate::model::{
+    AggFn, Assignment, BinOp, ColType, Delete, Expr, FromItem, Insert, OnConflict, OrderBy, Select,
+    SelectItem, Update, Value,
+};
 
 impl Gen<'_> {
     pub(crate) fn gen_insert(&mut self) -> Insert {
@@ -38,6 +41,9 @@ impl Gen<'_> {
                 .map(|c| keys.iter().any(|k| k.contains(&c)))
                 .collect()
         };
+        if self.rng.chance(1, 6) {
+            return self.gen_insert_select(t, &cols);
+        }
         let nrows = self.rng.range(1, 3);
         let mut rows = Vec::new();
         let mut rids = Vec::new();
@@ -67,7 +73,113 @@ impl Gen<'_> {
                 .collect(),
             rows,
             rids,
+            select: None,
             on_conflict,
+        }
+    }
+
+    /// `INSERT INTO t (cols) SELECT ...` of one row: from a source table (the
+    /// parent of a foreign key of `t` half the time, which makes concurrent
+    /// parent deletes and child inserts meet), either aggregates
+    /// (`COALESCE(MAX(x), v) + 1`: the next key, read-then-insert) or the
+    /// first row in primary-key order (`ORDER BY pk LIMIT 1`). Each item
+    /// reads a source column of the target column's own type, or is a literal.
+    fn gen_insert_select(&mut self, t: usize, cols: &[usize]) -> Insert {
+        let parents: Vec<(usize, usize)> = cols.iter().filter_map(|&c| self.fk_parent(t, c)).collect();
+        let src = match self.rng.try_pick(&parents) {
+            Some(&(p, _)) if self.rng.chance(1, 2) => p,
+            _ => self.random_table(),
+        };
+        let b = Binding::new(src, Some("a0"));
+        let aggregate = self.pk_indexes(src).is_empty() || self.rng.chance(1, 2);
+        let mut items = Vec::new();
+        for &c in cols {
+            let ty = self.col_type(t, c);
+            let same: Vec<usize> = match self.fk_parent(t, c) {
+                Some((p, pc)) if p == src => vec![pc],
+                _ => (0..self.ncols(src)).filter(|&x| self.col_type(src, x) == ty).collect(),
+            };
+            let from_src = match self.rng.try_pick(&same) {
+                Some(&x) if self.rng.chance(2, 3) => Some(self.colref(&b, x)),
+                _ => None,
+            };
+            let fallback = Expr::lit(self.value_for(t, c, 40));
+            let expr = match from_src {
+                None => fallback,
+                Some(x) if !aggregate => x,
+                // PostgreSQL has no MIN/MAX(boolean).
+                Some(_) if ty == ColType::Bool => fallback,
+                Some(x) => {
+                    let func = if self.rng.chance(3, 4) { AggFn::Max } else { AggFn::Min };
+                    let agg = Expr::Coalesce(
+                        Box::new(Expr::Agg {
+                            func,
+                            arg: Some(Box::new(x)),
+                        }),
+                        Box::new(fallback),
+                    );
+                    let next = matches!(ty, ColType::Int | ColType::BigInt)
+                        && self.fk_parent(t, c).is_none()
+                        && self.rng.chance(1, 2);
+                    if next {
+                        Expr::bin(BinOp::Add, agg, Expr::lit(Value::Int(1)))
+                    } else {
+                        agg
+                    }
+                }
+            };
+            items.push(SelectItem { expr, alias: None });
+        }
+        let scope = [b.clone()];
+        let where_ = self.rng.chance(1, 2).then(|| {
+            self.predicate(Ctx {
+                avoid: Some(t),
+                ..Ctx::new(&scope)
+            })
+        });
+        let mut order_by = Vec::new();
+        let mut limit = None;
+        // Aggregates drawn as literals only: LIMIT 1 keeps it to one row (of
+        // literals: which row does not matter).
+        let aggregate = aggregate && items.iter().any(|i| i.expr.has_aggregate());
+        if !aggregate {
+            let desc = self.rng.chance(1, 2);
+            for c in self.pk_indexes(src) {
+                order_by.push(OrderBy {
+                    expr: self.colref(&b, c),
+                    desc,
+                });
+            }
+            limit = Some(1);
+        }
+        let select = Select {
+            distinct: false,
+            items,
+            from: vec![FromItem {
+                table: self.table_name(src),
+                alias: "a0".into(),
+                join: None,
+            }],
+            where_,
+            group_by: Vec::new(),
+            order_by,
+            limit,
+            lock: None,
+        };
+        let rid = self.next_rid;
+        self.next_rid += 1;
+        let on_conflict = match self.rng.weighted(&[55, 30, if self.cfg.features.replace { 15 } else { 0 }]) {
+            1 => OnConflict::Ignore,
+            2 => OnConflict::Replace,
+            _ => OnConflict::Error,
+        };
+        Insert {
+            table: self.table_name(t),
+            columns: cols.iter().map(|&c| self.schema.tables[t].columns[c].name.clone()).collect(),
+            rows: Vec::new(),
+            rids: vec![rid],
+            on_conflict,
+            select: Some(Box::new(select)),
         }
     }
 

@@ -413,6 +413,15 @@ fn instrument_insert(ins: &Insert, k: u32) -> Insert {
             ],
         );
     }
+    if let (Some(q), Some(&rid)) = (&mut out.select, ins.rids.first()) {
+        q.items.splice(
+            0..0,
+            [Value::Int(rid), Value::Text(k.to_string())].map(|v| SelectItem {
+                expr: Expr::Lit(v),
+                alias: None,
+            }),
+        );
+    }
     if let OnConflict::Update { assignments, .. } = &mut out.on_conflict {
         assignments.push(append_op(Some(&ins.table), k));
     }

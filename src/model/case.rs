@@ -172,14 +172,23 @@ impl TestCase {
                 return Err(format!("operation id {} is zero or used twice", s.op));
             }
             if let Stmt::Insert(ins) = &s.stmt {
-                if ins.rids.len() != ins.rows.len() {
+                if ins.rids.len() != ins.proposed_rows() {
                     return Err(format!(
                         "T{} op {}: INSERT of {} row(s) with {} row id(s)",
                         t.id,
                         s.op,
-                        ins.rows.len(),
+                        ins.proposed_rows(),
                         ins.rids.len()
                     ));
+                }
+                if let Some(q) = &ins.select {
+                    if !ins.rows.is_empty() || !q.at_most_one_row() {
+                        return Err(format!(
+                            "T{} op {}: INSERT ... SELECT must have no VALUES rows and a query \
+                             that returns at most one row (an aggregate without GROUP BY, or LIMIT 1)",
+                            t.id, s.op
+                        ));
+                    }
                 }
             }
             for table in crate::model::walk::tables(&s.stmt) {

@@ -197,6 +197,11 @@ pub fn remove_columns(case: &TestCase, cols: &[(String, String)]) -> Option<Test
                             row.remove(i);
                         }
                     }
+                    if let Some(q) = &mut ins.select {
+                        if i < q.items.len() {
+                            q.items.remove(i);
+                        }
+                    }
                 }
             }
         }

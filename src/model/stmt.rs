@@ -268,6 +268,12 @@ impl Select {
     pub fn is_aggregate(&self) -> bool {
         !self.group_by.is_empty() || self.items.iter().any(|i| i.expr.has_aggregate())
     }
+    /// Whether the query returns at most one row whatever the data: an
+    /// aggregate without GROUP BY, or `LIMIT 0` / `LIMIT 1`.
+    pub fn at_most_one_row(&self) -> bool {
+        (self.group_by.is_empty() && self.items.iter().any(|i| i.expr.has_aggregate()))
+            || self.limit.is_some_and(|l| l <= 1)
+    }
 }
 
 /// What an INSERT does on a unique-key conflict.
@@ -303,6 +309,21 @@ pub struct Insert {
     /// The row id txfuzz assigns to each inserted row (hidden column `rid`).
     pub rids: Vec<i64>,
     pub on_conflict: OnConflict,
+    /// `INSERT ... SELECT`: the row comes from this query, one item per
+    /// column, and `rows` is empty. The query yields at most one row
+    /// ([`Select::at_most_one_row`]), so its row id is `rids[0]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub select: Option<Box<Select>>,
+}
+
+impl Insert {
+    /// How many rows the statement proposes at most (each with a row id).
+    pub fn proposed_rows(&self) -> usize {
+        match &self.select {
+            Some(_) => 1,
+            None => self.rows.len(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -11,6 +11,9 @@ pub fn tables(stmt: &Stmt) -> BTreeSet<String> {
         Stmt::Select(s) => select_tables(s, &mut out),
         Stmt::Insert(i) => {
             out.insert(i.table.clone());
+            if let Some(q) = &i.select {
+                select_tables(q, &mut out);
+            }
             exprs.extend(i.rows.iter().flatten());
             if let OnConflict::Update { assignments, .. } = &i.on_conflict {
                 exprs.extend(assignments.iter().map(|a| &a.value));
@@ -114,11 +117,16 @@ pub fn outer_tables(stmt: &Stmt) -> BTreeSet<String> {
 }
 
 /// The tables a statement mentions inside its subqueries (at any depth).
+/// The query of an `INSERT ... SELECT` counts as a subquery of the write.
 pub fn subquery_tables(stmt: &Stmt) -> BTreeSet<String> {
     let mut exprs: Vec<&Expr> = Vec::new();
+    let mut inner = BTreeSet::new();
     match stmt {
         Stmt::Select(s) => exprs.extend(select_exprs(s)),
         Stmt::Insert(i) => {
+            if let Some(q) = &i.select {
+                select_tables(q, &mut inner);
+            }
             exprs.extend(i.rows.iter().flatten());
             if let OnConflict::Update { assignments, .. } = &i.on_conflict {
                 exprs.extend(assignments.iter().map(|a| &a.value));
@@ -131,7 +139,6 @@ pub fn subquery_tables(stmt: &Stmt) -> BTreeSet<String> {
         Stmt::Delete(d) => exprs.extend(d.where_.iter()),
         _ => {}
     }
-    let mut inner = BTreeSet::new();
     for e in exprs {
         expr_tables(e, &mut inner);
     }
@@ -174,6 +181,9 @@ pub fn columns(stmt: &Stmt) -> BTreeSet<String> {
     match stmt {
         Stmt::Select(s) => select_columns(s, &mut out),
         Stmt::Insert(i) => {
+            if let Some(q) = &i.select {
+                select_columns(q, &mut out);
+            }
             i.rows
                 .iter()
                 .flatten()

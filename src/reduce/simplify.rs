@@ -67,8 +67,21 @@ fn select_simplifications(s: &Select, out: &mut Vec<Stmt>) {
     }
 }
 
-/// An INSERT's alternatives: one row fewer, one upsert assignment fewer.
+/// An INSERT's alternatives: a smaller WHERE of its query, one row fewer,
+/// one upsert assignment fewer.
 fn insert_simplifications(i: &Insert, out: &mut Vec<Stmt>) {
+    // The query of an INSERT ... SELECT: each smaller WHERE (its items stay,
+    // one per column, and so does the LIMIT that keeps it to one row).
+    if let Some(q) = &i.select {
+        for w in where_alternatives(&q.where_) {
+            let mut x = i.clone();
+            x.select = Some(Box::new(Select {
+                where_: w,
+                ..(**q).clone()
+            }));
+            out.push(Stmt::Insert(x));
+        }
+    }
     if i.rows.len() > 1 {
         for r in 0..i.rows.len() {
             let mut x = i.clone();

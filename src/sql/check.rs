@@ -28,7 +28,17 @@ pub fn unsupported(d: Dialect, s: &Stmt) -> Option<String> {
 }
 
 fn insert_problem(d: Dialect, ins: &Insert) -> Option<String> {
-    if ins.columns.is_empty() || ins.rows.is_empty() {
+    if let Some(q) = &ins.select {
+        if q.items.len() != ins.columns.len() {
+            return Some("INSERT ... SELECT list length differs from its column list".to_string());
+        }
+        // SQLite cannot parse `INSERT ... SELECT ... ON CONFLICT` without a
+        // WHERE, and MariaDB's ON DUPLICATE KEY UPDATE then resolves column
+        // names against the query: not generated.
+        if matches!(ins.on_conflict, OnConflict::Update { .. }) {
+            return Some("INSERT ... SELECT with an upsert".to_string());
+        }
+    } else if ins.columns.is_empty() || ins.rows.is_empty() {
         return Some("INSERT without columns or rows".to_string());
     }
     if ins.rows.iter().any(|r| r.len() != ins.columns.len()) {
@@ -110,6 +120,9 @@ fn selects_of(s: &Stmt) -> Vec<&Select> {
     match s {
         Stmt::Select(q) => collect_select(q, &mut out),
         Stmt::Insert(ins) => {
+            if let Some(q) = &ins.select {
+                collect_select(q, &mut out);
+            }
             ins.rows
                 .iter()
                 .flatten()

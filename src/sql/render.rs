@@ -48,16 +48,21 @@ pub fn session_setup(d: Dialect, iso: Isolation) -> Vec<String> {
 
 fn render_insert(d: Dialect, ins: &Insert) -> String {
     let head = insert_head(d, &ins.on_conflict);
-    let rows: Vec<String> = ins
-        .rows
-        .iter()
-        .map(|r| format!("({})", expr_list(d, r)))
-        .collect();
+    let source = match &ins.select {
+        Some(q) => render_select(d, q),
+        None => {
+            let rows: Vec<String> = ins
+                .rows
+                .iter()
+                .map(|r| format!("({})", expr_list(d, r)))
+                .collect();
+            format!("VALUES {}", rows.join(", "))
+        }
+    };
     let mut sql = format!(
-        "{head} {} ({}) VALUES {}",
+        "{head} {} ({}) {source}",
         ins.table,
         ident_list(&ins.columns),
-        rows.join(", ")
     );
     sql.push_str(&conflict_tail(d, &ins.table, &ins.on_conflict));
     sql

@@ -55,6 +55,7 @@ pub fn insert_parent(rid: i64, k: i64, v: i64) -> Stmt {
         columns: vec!["k".into(), "v".into()],
         rows: vec![vec![int(k), int(v)]],
         rids: vec![rid],
+        select: None,
         on_conflict: OnConflict::Error,
     })
 }
@@ -66,6 +67,7 @@ pub fn insert_child(rid: i64, k: i64, pk: i64) -> Stmt {
         columns: vec!["k".into(), "pk".into()],
         rows: vec![vec![int(k), int(pk)]],
         rids: vec![rid],
+        select: None,
         on_conflict: OnConflict::Error,
     })
 }
@@ -77,8 +79,79 @@ pub fn insert_child_u(rid: i64, k: i64, u: i64) -> Stmt {
         columns: vec!["k".into(), "u".into()],
         rows: vec![vec![int(k), int(u)]],
         rids: vec![rid],
+        select: None,
         on_conflict: OnConflict::Error,
     })
+}
+
+/// `INSERT INTO c (k, pk) SELECT k, a0.k FROM p a0 WHERE a0.k = pk ORDER
+/// BY a0.k LIMIT 1` with row id `rid`: a child of parent `pk` if the
+/// statement finds it.
+pub fn insert_child_of_found_parent(rid: i64, k: i64, pk: i64) -> Stmt {
+    let a0k = Expr::qcol("a0", "k");
+    Stmt::Insert(Insert {
+        table: "c".into(),
+        columns: vec!["k".into(), "pk".into()],
+        rows: vec![],
+        rids: vec![rid],
+        select: Some(Box::new(Select {
+            distinct: false,
+            items: vec![item(int(k)), item(a0k.clone())],
+            from: vec![from_p()],
+            where_: Some(Expr::eq(a0k.clone(), int(pk))),
+            group_by: vec![],
+            order_by: vec![OrderBy {
+                expr: a0k,
+                desc: false,
+            }],
+            limit: Some(1),
+            lock: None,
+        })),
+        on_conflict: OnConflict::Error,
+    })
+}
+
+/// `INSERT INTO p (k, v) SELECT COALESCE(MAX(a0.k), 0) + 1, v FROM p a0`
+/// with row id `rid`: the next parent key, read then written.
+pub fn insert_next_parent(rid: i64, v: i64) -> Stmt {
+    let max = Expr::Agg {
+        func: AggFn::Max,
+        arg: Some(Box::new(Expr::qcol("a0", "k"))),
+    };
+    let next = Expr::bin(
+        BinOp::Add,
+        Expr::Coalesce(Box::new(max), Box::new(int(0))),
+        int(1),
+    );
+    Stmt::Insert(Insert {
+        table: "p".into(),
+        columns: vec!["k".into(), "v".into()],
+        rows: vec![],
+        rids: vec![rid],
+        select: Some(Box::new(Select {
+            distinct: false,
+            items: vec![item(next), item(int(v))],
+            from: vec![from_p()],
+            where_: None,
+            group_by: vec![],
+            order_by: vec![],
+            limit: None,
+            lock: None,
+        })),
+        on_conflict: OnConflict::Error,
+    })
+}
+
+fn item(expr: Expr) -> SelectItem {
+    SelectItem { expr, alias: None }
+}
+
+fn from_p() -> FromItem {
+    FromItem {
+        table: "p".into(),
+        alias: "a0".into(),
+        join: None,
+    }
 }
 
 /// `DELETE FROM c WHERE u = u`

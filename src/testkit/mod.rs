@@ -92,6 +92,7 @@ pub fn insert(t: &str, rid: i64, key: i64, value: i64) -> Stmt {
         columns: vec!["k".into(), "v".into()],
         rows: vec![vec![int(key), int(value)]],
         rids: vec![rid],
+        select: None,
         on_conflict: OnConflict::Error,
     })
 }

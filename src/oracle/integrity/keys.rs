@@ -317,6 +317,10 @@ fn parent_removers(
         for s in &t.stmts {
             match &s.stmt {
                 Stmt::Insert(i) if i.table == parent.name => {
+                    // A row from a query may have held any key.
+                    if i.select.is_some() {
+                        rids.extend(&i.rids);
+                    }
                     for (row, rid) in i.rows.iter().zip(&i.rids) {
                         let k: Option<Vec<Value>> = key_names
                             .iter()
