@@ -85,7 +85,8 @@ impl Gen<'_> {
     /// first row in primary-key order (`ORDER BY pk LIMIT 1`). Each item
     /// reads a source column of the target column's own type, or is a literal.
     fn gen_insert_select(&mut self, t: usize, cols: &[usize]) -> Insert {
-        let parents: Vec<(usize, usize)> = cols.iter().filter_map(|&c| self.fk_parent(t, c)).collect();
+        let parents: Vec<(usize, usize)> =
+            cols.iter().filter_map(|&c| self.fk_parent(t, c)).collect();
         let src = match self.rng.try_pick(&parents) {
             Some(&(p, _)) if self.rng.chance(1, 2) => p,
             _ => self.random_table(),
@@ -97,7 +98,9 @@ impl Gen<'_> {
             let ty = self.col_type(t, c);
             let same: Vec<usize> = match self.fk_parent(t, c) {
                 Some((p, pc)) if p == src => vec![pc],
-                _ => (0..self.ncols(src)).filter(|&x| self.col_type(src, x) == ty).collect(),
+                _ => (0..self.ncols(src))
+                    .filter(|&x| self.col_type(src, x) == ty)
+                    .collect(),
             };
             let from_src = match self.rng.try_pick(&same) {
                 Some(&x) if self.rng.chance(2, 3) => Some(self.colref(&b, x)),
@@ -110,7 +113,11 @@ impl Gen<'_> {
                 // PostgreSQL has no MIN/MAX(boolean).
                 Some(_) if ty == ColType::Bool => fallback,
                 Some(x) => {
-                    let func = if self.rng.chance(3, 4) { AggFn::Max } else { AggFn::Min };
+                    let func = if self.rng.chance(3, 4) {
+                        AggFn::Max
+                    } else {
+                        AggFn::Min
+                    };
                     let agg = Expr::Coalesce(
                         Box::new(Expr::Agg {
                             func,
@@ -168,14 +175,21 @@ impl Gen<'_> {
         };
         let rid = self.next_rid;
         self.next_rid += 1;
-        let on_conflict = match self.rng.weighted(&[55, 30, if self.cfg.features.replace { 15 } else { 0 }]) {
-            1 => OnConflict::Ignore,
-            2 => OnConflict::Replace,
-            _ => OnConflict::Error,
-        };
+        let on_conflict =
+            match self
+                .rng
+                .weighted(&[55, 30, if self.cfg.features.replace { 15 } else { 0 }])
+            {
+                1 => OnConflict::Ignore,
+                2 => OnConflict::Replace,
+                _ => OnConflict::Error,
+            };
         Insert {
             table: self.table_name(t),
-            columns: cols.iter().map(|&c| self.schema.tables[t].columns[c].name.clone()).collect(),
+            columns: cols
+                .iter()
+                .map(|&c| self.schema.tables[t].columns[c].name.clone())
+                .collect(),
             rows: Vec::new(),
             rids: vec![rid],
             on_conflict,

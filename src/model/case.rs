@@ -206,6 +206,9 @@ impl TestCase {
     /// One data section per table, for a defined table, with rows of its width.
     fn validate_data(&self) -> Result<(), String> {
         for t in &self.schema.tables {
+            if let Some(problem) = t.auto_key_problem() {
+                return Err(problem);
+            }
             if self.data.iter().filter(|d| d.table == t.name).count() > 1 {
                 return Err(format!("table {} has two data sections", t.name));
             }

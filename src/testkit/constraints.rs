@@ -10,6 +10,7 @@ fn col(name: &str, not_null: bool) -> Column {
         ty: ColType::Int,
         not_null,
         default: None,
+        auto_key: false,
     }
 }
 

@@ -18,10 +18,19 @@ pub(super) fn base_opts(
         connect_err("invalid URL (expected mysql://user[:password]@host:port/db)".into())
     })?;
     // Like the mysql client, take the password from MYSQL_PWD when the URL has none.
-    Ok(match (base.pass(), std::env::var("MYSQL_PWD")) {
+    let base = match (base.pass(), std::env::var("MYSQL_PWD")) {
         (None, Ok(p)) if !p.is_empty() => OptsBuilder::from_opts(base).pass(Some(p)).into(),
         _ => base,
-    })
+    };
+    // A 0 written into an AUTO_INCREMENT column (`Column::auto_key`) is
+    // stored as written, as in the other engines, instead of being replaced
+    // by a generated key (MariaDB KB "SQL_MODE": NO_AUTO_VALUE_ON_ZERO).
+    // Every connection: sessions, the loader, the scratch and the shadow run.
+    Ok(OptsBuilder::from_opts(base)
+        .init(vec![
+            "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'NO_AUTO_VALUE_ON_ZERO')",
+        ])
+        .into())
 }
 
 /// A setup error when the server's sql_mode has SIMULTANEOUS_ASSIGNMENT: the

@@ -43,6 +43,7 @@ fn col(name: &str, ty: ColType, not_null: bool) -> Column {
         ty,
         not_null,
         default: None,
+        auto_key: false,
     }
 }
 
