@@ -54,6 +54,10 @@ pub enum Trait {
     /// A transaction deleted rows of a deferred foreign key's parent table
     /// and later inserted into that table, both successfully.
     DeferredKeyParentDeletedAndReinserted,
+    /// A transaction that committed switched its foreign keys back to
+    /// immediate (`SET CONSTRAINTS ALL IMMEDIATE`, SQLite `PRAGMA
+    /// defer_foreign_keys = OFF`) after a successful write.
+    ConstraintsSetImmediateAfterWrite,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -281,6 +285,33 @@ fn finding_stmt(finding: &Finding) -> Option<StmtRef> {
     })
 }
 
+/// Whether a committed transaction ran `SET CONSTRAINTS ... IMMEDIATE`
+/// successfully after one of its writes succeeded.
+fn constraints_set_immediate_after_write(case: &TestCase, history: &History) -> bool {
+    use crate::model::{ConstraintTiming, TxnEnd};
+    case.txns.iter().any(|t| {
+        let ok = |index: usize| {
+            history
+                .outcome(StmtRef {
+                    txn: t.id,
+                    index: index as u32,
+                })
+                .is_some_and(crate::model::Outcome::ok)
+        };
+        let first_write = t
+            .stmts
+            .iter()
+            .enumerate()
+            .position(|(i, s)| s.stmt.kind().is_write() && ok(i));
+        history.txn_end(t.id) == Some(TxnEnd::Committed)
+            && first_write.is_some_and(|w| {
+                t.stmts.iter().enumerate().skip(w + 1).any(|(i, s)| {
+                    s.stmt == Stmt::SetConstraints(ConstraintTiming::Immediate) && ok(i)
+                })
+            })
+    })
+}
+
 /// Whether a deferred foreign key with an ON UPDATE action saw its
 /// referenced key changed by a statement that succeeded.
 fn deferred_key_action_on_update(case: &TestCase, history: &History) -> bool {
@@ -379,6 +410,9 @@ fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) ->
                 .any(|t| commit_between_savepoint_and_first_statement(t.id, case, history))
         }
         Trait::DeferredKeyActionOnUpdate => deferred_key_action_on_update(case, history),
+        Trait::ConstraintsSetImmediateAfterWrite => {
+            constraints_set_immediate_after_write(case, history)
+        }
         Trait::DeferredKeyParentDeletedAndReinserted => {
             deferred_key_parent_deleted_and_reinserted(case, history)
         }

@@ -119,6 +119,9 @@ pub fn stmt_features(stmt: &Stmt, out: &mut BTreeSet<&'static str>) {
         Stmt::Savepoint(_) | Stmt::RollbackTo(_) => {
             out.insert("savepoint");
         }
+        Stmt::SetConstraints(_) => {
+            out.insert("set-constraints");
+        }
         Stmt::Select(s) => {
             out.insert("select");
             select_features(s, out);

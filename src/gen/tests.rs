@@ -82,6 +82,7 @@ fn small_and_degenerate_configs() {
             fk_actions: false,
             fk_actions_on_checked_columns: false,
             deferrable_fks: false,
+            set_constraints: false,
         },
     };
     for i in 0..300 {

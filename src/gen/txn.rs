@@ -1,7 +1,7 @@
 //! Transactions, sessions and the submit order.
 
 use super::Gen;
-use crate::model::{CaseStmt, Stmt, StmtRef, Txn};
+use crate::model::{CaseStmt, ConstraintTiming, Stmt, StmtRef, Txn};
 
 /// Savepoint name used by generated transactions.
 pub(crate) const SAVEPOINT: &str = "sp1";
@@ -47,6 +47,20 @@ impl Gen<'_> {
                         let at = self.rng.range(lo, body.len() as i64) as usize;
                         body.insert(at, Stmt::RollbackTo(SAVEPOINT.into()));
                     }
+                }
+                if self.cfg.features.set_constraints
+                    && self.schema.tables.iter().any(|t| !t.foreign_keys.is_empty())
+                    && self.rng.chance(1, 5)
+                {
+                    // Anywhere before the end: IMMEDIATE later in a
+                    // transaction checks what its statements left pending.
+                    let at = self.rng.below(body.len() as u64 + 1) as usize;
+                    let timing = if self.rng.chance(2, 3) {
+                        ConstraintTiming::Deferred
+                    } else {
+                        ConstraintTiming::Immediate
+                    };
+                    body.insert(at, Stmt::SetConstraints(timing));
                 }
                 stmts.push(Stmt::Begin);
                 stmts.extend(body);

@@ -131,6 +131,43 @@ impl TestCase {
     pub fn stmt_count(&self) -> usize {
         self.txns.iter().map(|t| t.stmts.len()).sum()
     }
+    /// Whether a transaction changes when foreign keys are checked (`SET
+    /// CONSTRAINTS`): then any foreign key of the case may be checked at
+    /// COMMIT (SQLite's form defers even keys not declared DEFERRABLE).
+    pub fn sets_constraints(&self) -> bool {
+        self.txns
+            .iter()
+            .flat_map(|t| &t.stmts)
+            .any(|s| matches!(s.stmt, Stmt::SetConstraints(_)))
+    }
+    /// The tables on either side of a foreign key some transaction may check
+    /// at COMMIT: replays that run statements on their own check it after
+    /// each statement instead, which matters where a statement writes one.
+    pub fn deferred_key_tables(&self) -> std::collections::BTreeSet<String> {
+        if !self.sets_constraints() {
+            return self.schema.deferred_key_tables();
+        }
+        let mut out = std::collections::BTreeSet::new();
+        for t in &self.schema.tables {
+            for fk in &t.foreign_keys {
+                out.insert(t.name.clone());
+                out.insert(fk.ref_table.clone());
+            }
+        }
+        out
+    }
+    /// The schema as statement-by-statement replays may enforce it: every
+    /// foreign key a transaction may defer is marked INITIALLY DEFERRED
+    /// (all of them when the case sets constraints).
+    pub fn replay_schema(&self) -> crate::model::Schema {
+        let mut schema = self.schema.clone();
+        if self.sets_constraints() {
+            for fk in schema.tables.iter_mut().flat_map(|t| &mut t.foreign_keys) {
+                fk.deferrable = Some(crate::model::Deferral::InitiallyDeferred);
+            }
+        }
+        schema
+    }
     /// Every statement reference in transaction order.
     pub fn all_refs(&self) -> impl Iterator<Item = StmtRef> + '_ {
         self.txns.iter().flat_map(|t| {

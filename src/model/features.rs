@@ -23,6 +23,12 @@ pub struct Features {
     /// SQLite; InnoDB checks every foreign key immediately and has no
     /// DEFERRABLE clause: MariaDB KB "Foreign Keys").
     pub deferrable_fks: bool,
+    /// A transaction changes when foreign keys are checked
+    /// ([`super::stmt::ConstraintTiming`]): PostgreSQL `SET CONSTRAINTS`
+    /// (manual, "SET CONSTRAINTS"), SQLite `PRAGMA defer_foreign_keys`
+    /// (sqlite.org/pragma.html#pragma_defer_foreign_keys). turso 0.8.3
+    /// has neither pragma; MariaDB neither statement.
+    pub set_constraints: bool,
 }
 
 impl Features {
@@ -36,6 +42,7 @@ impl Features {
             fk_actions: true,
             fk_actions_on_checked_columns: true,
             deferrable_fks: true,
+            set_constraints: true,
         }
     }
     pub fn mysql() -> Self {
@@ -48,6 +55,7 @@ impl Features {
             fk_actions: true,
             fk_actions_on_checked_columns: false,
             deferrable_fks: false,
+            set_constraints: false,
         }
     }
     pub fn postgres() -> Self {
@@ -60,6 +68,7 @@ impl Features {
             fk_actions: true,
             fk_actions_on_checked_columns: true,
             deferrable_fks: true,
+            set_constraints: true,
         }
     }
 }

@@ -24,7 +24,7 @@ pub use schema::{
     ColType, Column, Deferral, FkAction, ForeignKey, Index, Row, Schema, Table, TableData, RID, WL,
 };
 pub use stmt::{
-    AggFn, Assignment, BinOp, Delete, Expr, FromItem, Insert, Join, JoinKind, LockMode, OnConflict,
+    AggFn, Assignment, BinOp, ConstraintTiming, Delete, Expr, FromItem, Insert, Join, JoinKind, LockMode, OnConflict,
     OrderBy, Select, SelectItem, Stmt, StmtKind, Update,
 };
 pub use value::Value;

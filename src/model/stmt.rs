@@ -341,6 +341,20 @@ pub struct Delete {
     pub where_: Option<Expr>,
 }
 
+/// When the foreign keys a transaction may defer are checked, from this
+/// statement to its end: PostgreSQL `SET CONSTRAINTS ALL DEFERRED |
+/// IMMEDIATE` (the DEFERRABLE keys; IMMEDIATE also checks what is pending,
+/// and fails if that breaks a key), SQLite `PRAGMA defer_foreign_keys = ON |
+/// OFF` (ON defers every foreign key to COMMIT; OFF returns to the declared
+/// timing). Oracles treat every foreign key of a case with this statement as
+/// possibly deferred ([`super::TestCase::sets_constraints`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConstraintTiming {
+    Deferred,
+    Immediate,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stmt {
@@ -349,6 +363,7 @@ pub enum Stmt {
     Rollback,
     Savepoint(String),
     RollbackTo(String),
+    SetConstraints(ConstraintTiming),
     Select(Select),
     Insert(Insert),
     Update(Update),
@@ -364,6 +379,7 @@ pub enum StmtKind {
     Rollback,
     Savepoint,
     RollbackTo,
+    SetConstraints,
     Select,
     Insert,
     Update,
@@ -378,6 +394,7 @@ impl Stmt {
             Stmt::Rollback => StmtKind::Rollback,
             Stmt::Savepoint(_) => StmtKind::Savepoint,
             Stmt::RollbackTo(_) => StmtKind::RollbackTo,
+            Stmt::SetConstraints(_) => StmtKind::SetConstraints,
             Stmt::Select(_) => StmtKind::Select,
             Stmt::Insert(_) => StmtKind::Insert,
             Stmt::Update(_) => StmtKind::Update,
@@ -395,7 +412,7 @@ impl StmtKind {
     pub fn is_data(self) -> bool {
         self.is_write() || self == StmtKind::Select
     }
-    /// BEGIN, COMMIT, ROLLBACK, SAVEPOINT and ROLLBACK TO.
+    /// BEGIN, COMMIT, ROLLBACK, SAVEPOINT, ROLLBACK TO and SET CONSTRAINTS.
     pub fn is_control(self) -> bool {
         !self.is_data()
     }

@@ -26,7 +26,7 @@ pub fn written_by_action(stmt: &Stmt, out: &Outcome, schema: &Schema) -> Vec<Str
 /// a foreign key checked at COMMIT by default: replays that run statements
 /// on their own would check that key after the statement instead.
 pub fn writes_deferred_key(case: &TestCase, history: &History) -> bool {
-    let tables = case.schema.deferred_key_tables();
+    let tables = case.deferred_key_tables();
     !tables.is_empty()
         && history.outcomes.iter().any(|o| {
             case.stmt(o.stmt).is_some_and(|cs| {

@@ -22,6 +22,9 @@ pub fn unsupported(d: Dialect, s: &Stmt) -> Option<String> {
         Stmt::Update(upd) if upd.assignments.is_empty() => {
             Some("UPDATE without assignments".to_string())
         }
+        Stmt::SetConstraints(_) if d == Dialect::Mysql => {
+            Some("MariaDB has no SET CONSTRAINTS (InnoDB checks every key at once)".to_string())
+        }
         _ => None,
     };
     own.or_else(|| selects_of(s).into_iter().find_map(|q| select_problem(d, q)))
@@ -140,7 +143,12 @@ fn selects_of(s: &Stmt) -> Vec<&Select> {
             upd.where_.iter().for_each(|e| collect_in_expr(e, &mut out));
         }
         Stmt::Delete(del) => del.where_.iter().for_each(|e| collect_in_expr(e, &mut out)),
-        Stmt::Begin | Stmt::Commit | Stmt::Rollback | Stmt::Savepoint(_) | Stmt::RollbackTo(_) => {}
+        Stmt::Begin
+        | Stmt::Commit
+        | Stmt::Rollback
+        | Stmt::Savepoint(_)
+        | Stmt::RollbackTo(_)
+        | Stmt::SetConstraints(_) => {}
     }
     out
 }

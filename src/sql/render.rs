@@ -2,7 +2,9 @@
 
 use super::expr::{expr_list, ident_list, render_expr, render_select};
 use super::Dialect;
-use crate::model::{Assignment, Delete, Expr, Insert, Isolation, OnConflict, Stmt, Update};
+use crate::model::{
+    Assignment, ConstraintTiming, Delete, Expr, Insert, Isolation, OnConflict, Stmt, Update,
+};
 
 /// One statement, without a trailing semicolon.
 ///
@@ -16,10 +18,27 @@ pub fn render_stmt(d: Dialect, s: &Stmt) -> String {
         Stmt::Rollback => "ROLLBACK".to_string(),
         Stmt::Savepoint(n) => format!("SAVEPOINT {n}"),
         Stmt::RollbackTo(n) => format!("ROLLBACK TO SAVEPOINT {n}"),
+        Stmt::SetConstraints(t) => set_constraints(d, *t),
         Stmt::Select(sel) => render_select(d, sel),
         Stmt::Insert(ins) => render_insert(d, ins),
         Stmt::Update(upd) => render_update(d, upd),
         Stmt::Delete(del) => render_delete(d, del),
+    }
+}
+
+/// `SET CONSTRAINTS ALL ...` (PostgreSQL), `PRAGMA defer_foreign_keys`
+/// (SQLite; MariaDB has neither: `unsupported` says so).
+fn set_constraints(d: Dialect, t: ConstraintTiming) -> String {
+    let deferred = t == ConstraintTiming::Deferred;
+    match d {
+        Dialect::Sqlite => format!(
+            "PRAGMA defer_foreign_keys = {}",
+            if deferred { "ON" } else { "OFF" }
+        ),
+        Dialect::Postgres | Dialect::Mysql => format!(
+            "SET CONSTRAINTS ALL {}",
+            if deferred { "DEFERRED" } else { "IMMEDIATE" }
+        ),
     }
 }
 

@@ -25,7 +25,7 @@ mod uncertain;
 use evaluate::{evaluate, sorted_writes, Evaluation};
 use expect::{expect, Expect};
 use judge::{judge_abort, judge_block, judge_run};
-use uncertain::{partial_write_visible, release_unobserved, subquery_read_view};
+use uncertain::{insert_query_view, partial_write_visible, release_unobserved, subquery_read_view};
 
 /// Where this statement's snapshot is, and whether the transaction had one before.
 struct SnapshotInfo {
@@ -56,14 +56,6 @@ fn has_subquery(stmt: &Stmt) -> bool {
 /// Statements the model does not cover.
 fn unsupported(ck: &Checker, stmt: &Stmt) -> Option<Undecided> {
     match stmt {
-        // Where an INSERT's key checks read the newest committed rows (row
-        // locks) while its query reads by the level's rule, no one scratch
-        // view holds both; elsewhere both read the statement's view.
-        Stmt::Insert(_)
-            if has_subquery(stmt) && ck.rule.row_locks && !ck.rule.keys_checked_at_commit =>
-        {
-            Some(Undecided::InsertSubquery)
-        }
         // Scratch tables without foreign keys (MariaDB's temporary tables), and
         // INSERT IGNORE skips rows that violate one instead of failing. A
         // single row is emulated (evaluate.rs: the scratch run's foreign-key
@@ -149,6 +141,7 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
     };
     let was_blocked = ck.blocked.contains(&r);
     subquery_read_view(ck, r, access, pos)?;
+    insert_query_view(ck, r, access, pos)?;
     set_undecided_instead(ck, r, access);
     if let Some(judged) = judge_resumed_scan(ck, r, access, pos, was_blocked, &actual) {
         return judged;

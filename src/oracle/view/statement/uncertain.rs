@@ -94,6 +94,50 @@ pub(super) fn subquery_read_view(
     Ok(())
 }
 
+/// An INSERT whose values come from a query (`INSERT ... SELECT`, or a
+/// subquery) on an engine with row locks: its key checks read the newest
+/// committed rows (they wait for uncommitted ones), its query reads as a
+/// subquery of a write does. Where that is a snapshot (PostgreSQL: the
+/// statement's or the transaction's, manual 13.2.1 / 13.2.2), the scratch
+/// evaluation's one view per table holds both only when no other
+/// transaction committed between the snapshot and the statement's end;
+/// else the case is undecided (`insert-subquery`). InnoDB's plain
+/// subqueries (READ COMMITTED / UNCOMMITTED) are `subquery_read_view`'s;
+/// its locking ones read the newest committed rows, as the key checks do.
+/// Where keys are checked on the statement's own view (SQLite, turso), one
+/// view holds both.
+pub(in crate::oracle::view) fn insert_query_view(
+    ck: &Checker,
+    r: StmtRef,
+    access: Access,
+    pos: Pos,
+) -> Result<(), Stop> {
+    let with_query = ck
+        .case
+        .stmt(r)
+        .is_some_and(|c| matches!(c.stmt, Stmt::Insert(_)) && has_subquery(&c.stmt));
+    if !with_query || !ck.rule.row_locks || ck.rule.keys_checked_at_commit {
+        return Ok(());
+    }
+    let outer = view_rule(ck, r, access);
+    let subqueries = ck.rule.subqueries(access);
+    let reads_latest = outer == ViewRule::LatestCommitted
+        && (subqueries == SubqueryRead::AsOuter || (ck.rule.plain_read_is_locking && in_txn(ck, r)));
+    let innodb_plain = subqueries == SubqueryRead::Plain && outer == ViewRule::LatestCommitted;
+    if reads_latest || innodb_plain {
+        return Ok(());
+    }
+    let start = ck.submitted_at.get(&r).copied().unwrap_or(pos);
+    let snapshot = peek_snapshot(ck, r, access, pos).at.unwrap_or(start);
+    if ck
+        .store
+        .commits_between(Writer::Txn(r.txn), snapshot.saturating_sub(1), pos)
+    {
+        return Err(undecided(Undecided::InsertSubquery));
+    }
+    Ok(())
+}
+
 /// The tables `stmt` reads only in subqueries, if no table is read both in
 /// a subquery and outside (including the foreign-key checks of a write).
 fn tables_only_in_subqueries(
