@@ -39,10 +39,7 @@ fn commit_must_fail(c: &Connection) {
             |r| r.get(0),
         )
         .unwrap();
-    assert!(
-        commit.is_err(),
-        "COMMIT succeeded with {orphans} orphan(s)"
-    );
+    assert!(commit.is_err(), "COMMIT succeeded with {orphans} orphan(s)");
 }
 
 /// Control: an orphan left by a deferred key fails the COMMIT.

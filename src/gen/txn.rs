@@ -49,8 +49,12 @@ impl Gen<'_> {
                     }
                 }
                 if self.cfg.features.set_constraints
-                    && self.schema.tables.iter().any(|t| !t.foreign_keys.is_empty())
-                    && self.rng.chance(1, 5)
+                    && self
+                        .schema
+                        .tables
+                        .iter()
+                        .any(|t| !t.foreign_keys.is_empty())
+                    && self.rng.chance(1, 12)
                 {
                     // Anywhere before the end: IMMEDIATE later in a
                     // transaction checks what its statements left pending.

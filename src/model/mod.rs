@@ -24,8 +24,8 @@ pub use schema::{
     ColType, Column, Deferral, FkAction, ForeignKey, Index, Row, Schema, Table, TableData, RID, WL,
 };
 pub use stmt::{
-    AggFn, Assignment, BinOp, ConstraintTiming, Delete, Expr, FromItem, Insert, Join, JoinKind, LockMode, OnConflict,
-    OrderBy, Select, SelectItem, Stmt, StmtKind, Update,
+    AggFn, Assignment, BinOp, ConstraintTiming, Delete, Expr, FromItem, Insert, Join, JoinKind,
+    LockMode, OnConflict, OrderBy, Select, SelectItem, Stmt, StmtKind, Update,
 };
 pub use value::Value;
 pub use write_list::WriteList;

@@ -155,6 +155,14 @@ fn from_p() -> FromItem {
     }
 }
 
+/// `DELETE FROM c WHERE k = k`
+pub fn delete_child(k: i64) -> Stmt {
+    Stmt::Delete(Delete {
+        table: "c".into(),
+        where_: Some(Expr::eq(Expr::col("k"), int(k))),
+    })
+}
+
 /// `DELETE FROM c WHERE u = u`
 pub fn delete_child_u(u: i64) -> Stmt {
     Stmt::Delete(Delete {
@@ -168,6 +176,24 @@ pub fn delete_parent(k: i64) -> Stmt {
     Stmt::Delete(Delete {
         table: "p".into(),
         where_: Some(Expr::eq(Expr::col("k"), int(k))),
+    })
+}
+
+/// `SELECT k, v FROM p`
+pub fn select_parents() -> Stmt {
+    Stmt::Select(Select {
+        distinct: false,
+        items: vec![item(Expr::col("k")), item(Expr::col("v"))],
+        from: vec![FromItem {
+            table: "p".into(),
+            alias: "p".into(),
+            join: None,
+        }],
+        where_: None,
+        group_by: vec![],
+        order_by: vec![],
+        limit: None,
+        lock: None,
     })
 }
 

@@ -42,7 +42,7 @@ fn key(row: &StateRow, cols: &[usize]) -> Option<Vec<Value>> {
     cols.iter().map(|&k| row.values.get(k).cloned()).collect()
 }
 
-fn show_key(names: &[String], key: &[Value]) -> String {
+pub(super) fn show_key(names: &[String], key: &[Value]) -> String {
     names
         .iter()
         .zip(key)
@@ -243,12 +243,7 @@ pub(super) fn foreign_keys(case: &TestCase, rows: &Rows, prov: &Provenance) -> V
                 .iter()
                 .map(|(r, _)| row_evidence(table, r, &cols, prov))
                 .collect();
-            let constraint = format!(
-                "FOREIGN KEY ({}) REFERENCES {} ({})",
-                fk.columns.join(", "),
-                fk.ref_table,
-                fk.ref_columns.join(", ")
-            );
+            let constraint = fk_text(fk);
             let keys: Vec<String> = missing.iter().map(|k| show_key(&fk.columns, k)).collect();
             let removers = if removed.is_empty() {
                 "no statement of the case removed the parent key".to_string()
@@ -287,6 +282,16 @@ pub(super) fn foreign_keys(case: &TestCase, rows: &Rows, prov: &Provenance) -> V
         }
     }
     out
+}
+
+/// A foreign key as declared (without its actions).
+pub(super) fn fk_text(fk: &crate::model::ForeignKey) -> String {
+    format!(
+        "FOREIGN KEY ({}) REFERENCES {} ({})",
+        fk.columns.join(", "),
+        fk.ref_table,
+        fk.ref_columns.join(", ")
+    )
 }
 
 /// The committed statements that removed (or may have removed) one of the
@@ -405,5 +410,6 @@ pub(super) fn state_text(state: &StateRef) -> String {
     match state {
         StateRef::Final => "final state".into(),
         StateRef::Read { stmt } => format!("rows read by T{}#{}", stmt.txn, stmt.index),
+        StateRef::Snapshot { txn, .. } => format!("T{txn}'s snapshot"),
     }
 }

@@ -9,7 +9,9 @@
 //!
 //! Kinds, one finding per broken constraint and state:
 //! - `foreign-key`: a child row whose non-NULL key matches no parent row
-//!   (MATCH SIMPLE: a key with a NULL is not checked);
+//!   (MATCH SIMPLE: a key with a NULL is not checked), in the final state
+//!   or in one transaction's snapshot (a child row one plain SELECT
+//!   returned, and a read of the whole parent table without its key);
 //! - `unique`: two rows with the same primary or unique key (NULLs distinct,
 //!   as the profile says), or a read that returned one row (one `rid`) twice;
 //! - `not-null`: a NULL in a column declared NOT NULL;
@@ -47,6 +49,9 @@ pub enum StateRef {
     Final,
     /// The rows one SELECT returned.
     Read { stmt: StmtRef },
+    /// The rows several plain SELECTs of one transaction returned from its
+    /// one snapshot ([`KeyRules::one_snapshot`]).
+    Snapshot { txn: u32, reads: Vec<StmtRef> },
 }
 
 /// One row of the evidence: where it is, its values, who wrote it.
@@ -125,8 +130,10 @@ impl Evidence {
             .chain(&self.parent_removed_by)
             .filter_map(|w| w.stmt)
             .collect();
-        if let StateRef::Read { stmt } = &self.state {
-            out.push(*stmt);
+        match &self.state {
+            StateRef::Read { stmt } => out.push(*stmt),
+            StateRef::Snapshot { reads, .. } => out.extend(reads),
+            StateRef::Final => {}
         }
         out
     }
@@ -137,12 +144,24 @@ impl Evidence {
 pub struct KeyRules {
     /// NULLs are distinct in a UNIQUE key ([`EngineProfile::unique_nulls_distinct`]).
     pub nulls_distinct: bool,
+    /// At the case's level, the plain SELECTs of a transaction all read one
+    /// snapshot (the profile's rule: snapshot reads, taken once per
+    /// transaction, not turned into locking reads): SQLite, turso, MariaDB
+    /// REPEATABLE READ, PostgreSQL REPEATABLE READ and SERIALIZABLE.
+    pub one_snapshot: bool,
 }
 
 impl KeyRules {
-    pub fn of(profile: &EngineProfile) -> KeyRules {
+    pub fn of(profile: &EngineProfile, level: crate::model::Isolation) -> KeyRules {
+        use crate::engine::profile::{SnapshotPoint, ViewRule};
+        let one_snapshot = profile.rule(level).is_some_and(|r| {
+            r.plain_read == ViewRule::Snapshot
+                && r.snapshot != SnapshotPoint::EachStatement
+                && !r.plain_read_is_locking
+        });
         KeyRules {
             nulls_distinct: profile.unique_nulls_distinct,
+            one_snapshot,
         }
     }
 }
@@ -211,6 +230,7 @@ pub fn check(
         }
     }
     broken.extend(reads::duplicates(case, rules, history, &prov));
+    broken.extend(reads::orphans_in_snapshot(case, rules, history, &prov));
     Checked {
         findings: broken.into_iter().map(Broken::into_finding).collect(),
         checks_unevaluated: unevaluated,
@@ -236,7 +256,7 @@ impl super::Oracle for IntegrityOracle {
         false
     }
     fn check(&self, cx: super::CheckContext<'_>) -> Result<Vec<Finding>, EngineError> {
-        let rules = KeyRules::of(cx.engine.profile());
+        let rules = KeyRules::of(cx.engine.profile(), cx.case.isolation);
         let out = check(Some(cx.engine), rules, cx.case, cx.history);
         let counts = cx.stats.oracle(OracleKind::Integrity.name());
         let reason = if out.initial_state_broken {

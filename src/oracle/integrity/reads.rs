@@ -289,3 +289,161 @@ fn same_key_twice(
     }
     out
 }
+
+/// One transaction's snapshot with a child row and no parent for it: where
+/// the plain SELECTs of a transaction read one snapshot
+/// ([`KeyRules::one_snapshot`]), a child row one of them returned (its key
+/// columns among the items, none NULL) whose key is missing from a read of
+/// the whole parent table (one table, no WHERE, no LIMIT, no aggregate, the
+/// referenced columns among the items). Reads after the transaction's own
+/// write of either table, and locking reads, do not count.
+pub(super) fn orphans_in_snapshot(
+    case: &TestCase,
+    rules: KeyRules,
+    history: &History,
+    prov: &Provenance,
+) -> Vec<Broken> {
+    if !rules.one_snapshot {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for t in case.txns.iter().filter(|t| !t.autocommit) {
+        let mut written: BTreeSet<String> = BTreeSet::new();
+        // Parent table -> (read, its keys per referenced-column list).
+        let mut parents: Vec<(StmtRef, &Table, Vec<Vec<Value>>)> = Vec::new();
+        let mut children: Vec<(StmtRef, &Table, &Outcome, &Select)> = Vec::new();
+        for o in history.outcomes.iter().filter(|o| o.stmt.txn == t.id) {
+            let Some(stmt) = prov.stmt(o.stmt) else {
+                continue;
+            };
+            if stmt.kind().is_write() {
+                // Whether or not it succeeded: a failed write may have left
+                // rows behind until its statement's rollback.
+                written.extend(walk::outer_tables(stmt));
+                written.extend(walk::cascade_targets(stmt, &case.schema));
+                continue;
+            }
+            let Stmt::Select(q) = stmt else { continue };
+            let Some(table) = single_table(case, q) else {
+                continue;
+            };
+            if !o.outcome.ok() || q.lock.is_some() || written.contains(&table.name) {
+                continue;
+            }
+            if q.where_.is_none() && q.limit.is_none() {
+                parents.push((o.stmt, table, o.outcome.rows.clone()));
+            }
+            children.push((o.stmt, table, &o.outcome, q));
+        }
+        for (child_read, child, outcome, q) in &children {
+            for fk in &child.foreign_keys {
+                let Some(key_at) = item_positions(q, &fk.columns) else {
+                    continue;
+                };
+                for (parent_read, parent, rows) in &parents {
+                    if parent.name != fk.ref_table {
+                        continue;
+                    }
+                    let q_parent = match prov.stmt(*parent_read) {
+                        Some(Stmt::Select(p)) => p,
+                        _ => continue,
+                    };
+                    let Some(ref_at) = item_positions(q_parent, &fk.ref_columns) else {
+                        continue;
+                    };
+                    let keys: BTreeSet<Vec<Value>> = rows
+                        .iter()
+                        .map(|r| ref_at.iter().map(|&i| r[i].clone()).collect())
+                        .collect();
+                    for (i, row) in outcome.rows.iter().enumerate() {
+                        let key: Vec<Value> = key_at.iter().map(|&k| row[k].clone()).collect();
+                        if key.iter().any(Value::is_null) || keys.contains(&key) {
+                            continue;
+                        }
+                        out.push(snapshot_orphan(
+                            t.id,
+                            [*child_read, *parent_read],
+                            child,
+                            fk,
+                            key,
+                            outcome
+                                .reads
+                                .get(i)
+                                .filter(|_| outcome.reads.len() == outcome.rows.len()),
+                            prov,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Where each of `columns` is a plain item of `q` (`None`: one is not).
+fn item_positions(q: &Select, columns: &[String]) -> Option<Vec<usize>> {
+    columns
+        .iter()
+        .map(|c| {
+            q.items
+                .iter()
+                .position(|i| matches!(&i.expr, Expr::Col { name, .. } if name == c))
+        })
+        .collect()
+}
+
+fn snapshot_orphan(
+    txn: u32,
+    reads: [StmtRef; 2],
+    child: &Table,
+    fk: &crate::model::ForeignKey,
+    key: Vec<Value>,
+    version: Option<&crate::model::RowVersion>,
+    prov: &Provenance,
+) -> Broken {
+    let [child_read, parent_read] = reads;
+    let constraint = super::keys::fk_text(fk);
+    let row = RowEvidence {
+        values: fk
+            .columns
+            .iter()
+            .cloned()
+            .zip(key.iter().cloned())
+            .collect(),
+        ..version.map_or(
+            RowEvidence {
+                rid: None,
+                wl: None,
+                values: BTreeMap::new(),
+                writers: Vec::new(),
+            },
+            |v| RowEvidence::version(v, prov),
+        )
+    };
+    Broken {
+        kind: "foreign-key",
+        summary: format!(
+            "T{txn}'s snapshot has a row of {} with {} and no parent: T{}#{} returned it, T{}#{} read all of {} without that key",
+            child.name,
+            super::keys::show_key(&fk.columns, &key),
+            child_read.txn,
+            child_read.index,
+            parent_read.txn,
+            parent_read.index,
+            fk.ref_table
+        ),
+        evidence: Evidence {
+            missing_parent_keys: vec![key],
+            ..Evidence::of(
+                &StateRef::Snapshot {
+                    txn,
+                    reads: vec![child_read, parent_read],
+                },
+                &child.name,
+                constraint,
+                vec![row],
+            )
+        },
+        claim: None,
+    }
+}

@@ -34,6 +34,7 @@ fn sqlite_run(case: &TestCase) -> (SqliteEngine, History) {
 fn rules() -> KeyRules {
     KeyRules {
         nulls_distinct: true,
+        one_snapshot: true,
     }
 }
 
@@ -178,6 +179,7 @@ fn c_nulls_equal(case: &TestCase, h: &History) {
         None,
         KeyRules {
             nulls_distinct: false,
+            ..rules()
         },
         case,
         &h,
@@ -406,4 +408,91 @@ fn each_integrity_fault_is_caught() {
             );
         }
     }
+}
+
+/// T1 (explicit) reads the children, then the whole parent table, with
+/// `children` and `parents` returned; `write_first`: T1 first inserts a
+/// parent (its reads then mix its snapshot with its own write).
+fn snapshot_history(
+    children: Vec<Vec<Value>>,
+    parents: Vec<Vec<Value>>,
+    write_first: bool,
+) -> (TestCase, History) {
+    let mut body = vec![select_children(), select_parents()];
+    if write_first {
+        body.insert(0, insert_parent(9, 9, 90));
+    }
+    let case = parent_child_case(&[(1, 10)], &[], vec![committed(body)], "1 1 1 1 1");
+    let reads = |rows: &Vec<Vec<Value>>, table: &str, base: i64| Outcome {
+        rows: rows.clone(),
+        reads: (0..rows.len() as i64)
+            .map(|k| RowVersion {
+                table: table.into(),
+                rid: base + k,
+                wl: WriteList::parse("0").unwrap(),
+            })
+            .collect(),
+        reads_complete: true,
+        writes_complete: true,
+        ..Outcome::default()
+    };
+    let mut outcomes = vec![reads(&children, "c", 101), reads(&parents, "p", 1)];
+    if write_first {
+        outcomes.insert(0, Outcome::default());
+    }
+    let h = History {
+        isolation: case.isolation,
+        events: vec![],
+        outcomes: outcomes
+            .into_iter()
+            .enumerate()
+            .map(|(k, outcome)| StmtOutcome {
+                stmt: StmtRef {
+                    txn: 1,
+                    index: 1 + k as u32,
+                },
+                op: 2 + k as u32,
+                outcome,
+            })
+            .collect(),
+        txns: vec![],
+        final_state: Default::default(),
+        final_state_error: None,
+    };
+    (case, h)
+}
+
+#[test]
+fn a_snapshot_with_a_child_and_no_parent_is_found() {
+    let child = vec![vec![i(5), i(2), N]];
+    // Parent 2 read: consistent.
+    let (case, h) = snapshot_history(
+        child.clone(),
+        vec![vec![i(1), i(10)], vec![i(2), i(20)]],
+        false,
+    );
+    assert_eq!(check(None, rules(), &case, &h).findings, vec![]);
+    // Parent 2 missing from the whole-table read: a finding.
+    let (case, h) = snapshot_history(child.clone(), vec![vec![i(1), i(10)]], false);
+    let f = check(None, rules(), &case, &h).findings;
+    assert_eq!(kinds(&f), ["foreign-key"], "{f:#?}");
+    let ev = evidence(&f[0]);
+    assert_eq!(ev.missing_parent_keys, vec![vec![i(2)]]);
+    assert_eq!(
+        ev.state,
+        StateRef::Snapshot {
+            txn: 1,
+            reads: vec![StmtRef { txn: 1, index: 1 }, StmtRef { txn: 1, index: 2 }]
+        }
+    );
+    assert_eq!(ev.rows[0].rid, Some(101));
+    // Not at a level whose statements read different snapshots.
+    let each_statement = KeyRules {
+        one_snapshot: false,
+        ..rules()
+    };
+    assert_eq!(check(None, each_statement, &case, &h).findings, vec![]);
+    // Not after the transaction's own write of the parent table.
+    let (case, h) = snapshot_history(child, vec![vec![i(1), i(10)]], true);
+    assert_eq!(check(None, rules(), &case, &h).findings, vec![]);
 }

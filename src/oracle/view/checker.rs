@@ -278,9 +278,7 @@ impl Checker<'_> {
             | Stmt::Savepoint(_)
             | Stmt::RollbackTo(_)
             | Stmt::Rollback
-            | Stmt::SetConstraints(_) => {
-                Err(undecided(Undecided::ControlStatementFailed))
-            }
+            | Stmt::SetConstraints(_) => Err(undecided(Undecided::ControlStatementFailed)),
             Stmt::Select(_) | Stmt::Insert(_) | Stmt::Update(_) | Stmt::Delete(_) => {
                 super::statement::on_complete(self, r, pos)
             }

@@ -122,7 +122,8 @@ pub(in crate::oracle::view) fn insert_query_view(
     let outer = view_rule(ck, r, access);
     let subqueries = ck.rule.subqueries(access);
     let reads_latest = outer == ViewRule::LatestCommitted
-        && (subqueries == SubqueryRead::AsOuter || (ck.rule.plain_read_is_locking && in_txn(ck, r)));
+        && (subqueries == SubqueryRead::AsOuter
+            || (ck.rule.plain_read_is_locking && in_txn(ck, r)));
     let innodb_plain = subqueries == SubqueryRead::Plain && outer == ViewRule::LatestCommitted;
     if reads_latest || innodb_plain {
         return Ok(());
