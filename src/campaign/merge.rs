@@ -174,6 +174,7 @@ fn add_counts(s: &mut Summary, p: &Summary) {
     add(&mut s.known_by, &p.known_by);
     add(&mut s.permitted_by, &p.permitted_by);
     add(&mut s.cases_per_isolation, &p.cases_per_isolation);
+    add(&mut s.cases_with, &p.cases_with);
     add(&mut s.statement_errors, &p.statement_errors);
     for (oracle, kinds) in &p.findings {
         add(s.findings.entry(oracle.clone()).or_default(), kinds);

@@ -24,6 +24,10 @@ pub struct Summary {
     /// of one foreign key ([`crate::model::fk_conflict`]).
     #[serde(default)]
     pub parent_child_conflicts: u64,
+    /// Cases that use each constraint feature
+    /// ([`crate::model::case_features::constraint_features`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cases_with: BTreeMap<String, u64>,
     pub replays: u64,
     pub undecided: u64,
     /// Per-oracle counts (`sdg`, `view`): checked, undecided, discarded by reason.
@@ -134,6 +138,9 @@ impl Summary {
             .entry(case.isolation.name().to_string())
             .or_default() += 1;
         self.digest = self.digest.wrapping_add(case_hash(case));
+        for f in crate::model::case_features::constraint_features(case) {
+            *self.cases_with.entry(f.to_string()).or_default() += 1;
+        }
     }
 
     pub fn note_history(&mut self, case: &TestCase, h: &History, stats: &CheckStats) {

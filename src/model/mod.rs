@@ -2,6 +2,7 @@
 
 pub mod anomaly;
 pub mod case;
+pub mod case_features;
 pub mod compare;
 pub mod edit;
 pub mod features;
