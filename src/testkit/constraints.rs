@@ -90,26 +90,16 @@ pub fn insert_child_u(rid: i64, k: i64, u: i64) -> Stmt {
 /// statement finds it.
 pub fn insert_child_of_found_parent(rid: i64, k: i64, pk: i64) -> Stmt {
     let a0k = Expr::qcol("a0", "k");
-    Stmt::Insert(Insert {
-        table: "c".into(),
-        columns: vec!["k".into(), "pk".into()],
-        rows: vec![],
-        rids: vec![rid],
-        select: Some(Box::new(Select {
-            distinct: false,
-            items: vec![item(int(k)), item(a0k.clone())],
-            from: vec![from_p()],
-            where_: Some(Expr::eq(a0k.clone(), int(pk))),
-            group_by: vec![],
-            order_by: vec![OrderBy {
-                expr: a0k,
-                desc: false,
-            }],
-            limit: Some(1),
-            lock: None,
-        })),
-        on_conflict: OnConflict::Error,
-    })
+    let query = Select {
+        where_: Some(Expr::eq(a0k.clone(), int(pk))),
+        order_by: vec![OrderBy {
+            expr: a0k.clone(),
+            desc: false,
+        }],
+        limit: Some(1),
+        ..query_of_p(vec![int(k), a0k])
+    };
+    insert_select("c", &["k", "pk"], rid, query)
 }
 
 /// `INSERT INTO p (k, v) SELECT COALESCE(MAX(a0.k), 0) + 1, v FROM p a0`
@@ -124,35 +114,40 @@ pub fn insert_next_parent(rid: i64, v: i64) -> Stmt {
         Expr::Coalesce(Box::new(max), Box::new(int(0))),
         int(1),
     );
+    insert_select("p", &["k", "v"], rid, query_of_p(vec![next, int(v)]))
+}
+
+fn insert_select(table: &str, columns: &[&str], rid: i64, query: Select) -> Stmt {
     Stmt::Insert(Insert {
-        table: "p".into(),
-        columns: vec!["k".into(), "v".into()],
+        table: table.into(),
+        columns: columns.iter().map(|c| c.to_string()).collect(),
         rows: vec![],
         rids: vec![rid],
-        select: Some(Box::new(Select {
-            distinct: false,
-            items: vec![item(next), item(int(v))],
-            from: vec![from_p()],
-            where_: None,
-            group_by: vec![],
-            order_by: vec![],
-            limit: None,
-            lock: None,
-        })),
+        select: Some(Box::new(query)),
         on_conflict: OnConflict::Error,
     })
 }
 
-fn item(expr: Expr) -> SelectItem {
-    SelectItem { expr, alias: None }
+/// `SELECT items FROM p a0`.
+fn query_of_p(items: Vec<Expr>) -> Select {
+    Select {
+        distinct: false,
+        items: items.into_iter().map(item).collect(),
+        from: vec![FromItem {
+            table: "p".into(),
+            alias: "a0".into(),
+            join: None,
+        }],
+        where_: None,
+        group_by: vec![],
+        order_by: vec![],
+        limit: None,
+        lock: None,
+    }
 }
 
-fn from_p() -> FromItem {
-    FromItem {
-        table: "p".into(),
-        alias: "a0".into(),
-        join: None,
-    }
+fn item(expr: Expr) -> SelectItem {
+    SelectItem { expr, alias: None }
 }
 
 /// `DELETE FROM c WHERE k = k`
