@@ -848,3 +848,78 @@ fn repeatable_read_unique_checks_see_rows_outside_the_snapshot() {
         .constraint_checks_outside_snapshot
         .contains(&Isolation::RepeatableRead));
 }
+
+/// Issue 30's reduced READ COMMITTED schedule: T1 locks the row with k = -2;
+/// T2's `INSERT ... VALUES (1, 5), (-2, 6) ON CONFLICT DO NOTHING` skips
+/// row 1 (committed, unlocked) and waits on -2; T1 deletes every row and
+/// commits; T2 then inserts -2 only. PostgreSQL decides each row at its
+/// turn (13.2.1: "may have insertion not proceed for a row due to the
+/// outcome of another transaction whose effects are not visible to the
+/// INSERT snapshot"): `view`, which judges the statement on the state after
+/// the wait, is undecided (`insert-rows-decided-apart`), not a violation.
+/// With the rows swapped, both are decided after the wait and go in: `view`
+/// decides that case.
+#[test]
+fn a_multi_row_insert_that_waited_decided_its_rows_apart() {
+    use txfuzz::model::{Delete, Expr, Insert, OnConflict};
+    let Some(url) = common::pg_url() else {
+        return;
+    };
+    let insert = |rows: [(i64, i64); 2]| {
+        Stmt::Insert(Insert {
+            table: "t".into(),
+            columns: vec!["k".into(), "v".into()],
+            rows: rows
+                .iter()
+                .map(|&(k, v)| vec![Expr::Lit(Value::Int(k)), Expr::Lit(Value::Int(v))])
+                .collect(),
+            rids: vec![101, 102],
+            select: None,
+            on_conflict: OnConflict::Ignore,
+        })
+    };
+    let delete_all = Stmt::Delete(Delete {
+        table: "t".into(),
+        where_: None,
+    });
+    for (rows, inserted) in [([(1, 5), (-2, 6)], 1), ([(-2, 6), (1, 5)], 2)] {
+        let case = at_level(
+            kv_case(
+                &[(-2, 0), (1, 0)],
+                vec![
+                    committed(vec![add("t", -2, 1), delete_all.clone()]),
+                    committed(vec![insert(rows)]),
+                ],
+                "1 2 1 2 1 1 2",
+            ),
+            Isolation::ReadCommitted,
+        );
+        let mut e = common::open(&url);
+        let mut stats = CheckStats::default();
+        let (h, f) = run_case(
+            e.as_mut(),
+            &case,
+            &[OracleKind::View],
+            &ExecOptions::default(),
+            &mut stats,
+        )
+        .unwrap();
+        let o = h.outcome(at(2, 1)).unwrap();
+        assert!(
+            h.events
+                .iter()
+                .any(|ev| ev.stmt == at(2, 1) && matches!(ev.kind, EventKind::Blocked { .. })),
+            "{h:#?}"
+        );
+        assert_eq!(o.writes.len(), inserted, "{rows:?}: {o:#?}");
+        assert!(f.is_empty(), "{rows:?}: {f:#?}");
+        let view = &stats.per_oracle["view"];
+        let apart = view
+            .undecided_by
+            .get("insert-rows-decided-apart")
+            .copied()
+            .unwrap_or(0);
+        assert_eq!(apart, u64::from(inserted == 1), "{rows:?}: {view:?}");
+        assert_eq!(view.checked, u64::from(inserted == 2), "{rows:?}: {view:?}");
+    }
+}

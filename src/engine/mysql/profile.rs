@@ -156,6 +156,7 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
             doc: "MySQL 8.0 Reference Manual 15.2.17 \"UPDATE Statement\" (https://dev.mysql.com/doc/refman/8.0/en/update.html): \"UPDATE t SET id = id + 1; ... could fail with a duplicate-key error, depending on the order in which rows are updated\" (InnoDB; MariaDB's UPDATE page has no such sentence)",
             test: "tests/mariadb.rs::unique_keys_are_checked_row_by_row",
         }),
+        insert_conflicts_decided_per_row: None,
         constraint_checks_outside_snapshot: Vec::new(),
         locking_read_subqueries_use_statement_snapshot: true,
         permitted_anomalies: permitted_anomalies(si),

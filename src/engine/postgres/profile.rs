@@ -102,6 +102,10 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
             doc: "PostgreSQL 15 manual, CREATE TABLE, Compatibility, \"Non-Deferred Uniqueness Constraints\" (https://www.postgresql.org/docs/15/sql-createtable.html): \"When a UNIQUE or PRIMARY KEY constraint is not deferrable, PostgreSQL checks for uniqueness immediately whenever a row is inserted or modified\"",
             test: "tests/postgres.rs::unique_keys_are_checked_row_by_row",
         }),
+        insert_conflicts_decided_per_row: Some(Source {
+            doc: "PostgreSQL 15 manual, 13.2.1 \"Read Committed Isolation Level\" (https://www.postgresql.org/docs/15/transaction-iso.html): \"INSERT with an ON CONFLICT DO NOTHING clause may have insertion not proceed for a row due to the outcome of another transaction whose effects are not visible to the INSERT snapshot\"",
+            test: "tests/postgres.rs::a_multi_row_insert_that_waited_decided_its_rows_apart",
+        }),
         constraint_checks_outside_snapshot: vec![
             Isolation::RepeatableRead,
             Isolation::Serializable,

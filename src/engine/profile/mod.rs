@@ -97,6 +97,15 @@ pub struct EngineProfile {
     /// depending on the order its plan visits rows. Scoped by the verdict policy
     /// to the UPDATE whose unique error differs and the rows it explains.
     pub unique_checked_per_row: Option<Source>,
+    /// An INSERT that skips or updates a row on a key conflict (`ON CONFLICT
+    /// DO NOTHING / DO UPDATE`) decides each row at its turn against the
+    /// rows committed then, without locking a conflicting row it skips
+    /// (PostgreSQL): a multi-row INSERT that waited decided the rows before
+    /// the wait on an earlier state than the rows after it. `view` judges a
+    /// statement on one state, so a difference there is undecided
+    /// (`insert-rows-decided-apart`). InnoDB locks the duplicate it skips
+    /// (shared next-key lock), so its earlier rows stay decided: `None`.
+    pub insert_conflicts_decided_per_row: Option<Source>,
     /// Levels at which writes read the transaction's snapshot while their
     /// unique and foreign-key checks see the latest committed rows (PostgreSQL
     /// REPEATABLE READ and SERIALIZABLE): a constraint error there can come from
@@ -192,6 +201,9 @@ impl EngineProfile {
             .collect();
         if let Some(s) = self.unique_checked_per_row {
             out.push(("unique_checked_per_row".into(), s));
+        }
+        if let Some(s) = self.insert_conflicts_decided_per_row {
+            out.push(("insert_conflicts_decided_per_row".into(), s));
         }
         if let Some(p) = &self.own_writes_over_snapshot {
             out.push(("own_writes_over_snapshot".into(), p.source));

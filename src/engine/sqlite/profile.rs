@@ -50,6 +50,7 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
         serializable_reads_in_commit_order: true,
         savepoint_rollback_releases_locks: false,
         unique_checked_per_row: None,
+        insert_conflicts_decided_per_row: None,
         constraint_checks_outside_snapshot: Vec::new(),
         locking_read_subqueries_use_statement_snapshot: false,
         permitted_anomalies: Vec::new(),

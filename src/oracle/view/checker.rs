@@ -40,6 +40,7 @@ pub fn run(
         rule,
         scratch_foreign_keys: profile.temporary_foreign_keys,
         savepoint_releases_locks: profile.savepoint_rollback_releases_locks,
+        insert_conflicts_per_row: profile.insert_conflicts_decided_per_row.is_some(),
         lock_waits: profile.lock_waits,
         prepared: prepare_case(engine.target(), case),
     };
@@ -78,6 +79,7 @@ struct Setup {
     rule: Rule,
     scratch_foreign_keys: bool,
     savepoint_releases_locks: bool,
+    insert_conflicts_per_row: bool,
     lock_waits: bool,
     prepared: HashMap<StmtRef, Prepared>,
 }
@@ -94,6 +96,7 @@ fn walk_one(
         rule: setup.rule,
         scratch_foreign_keys: setup.scratch_foreign_keys,
         savepoint_releases_locks: setup.savepoint_releases_locks,
+        insert_conflicts_per_row: setup.insert_conflicts_per_row,
         lock_waits: setup.lock_waits,
         scratch,
         prepared: setup.prepared.clone(),

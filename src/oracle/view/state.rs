@@ -44,6 +44,9 @@ pub struct Checker<'a> {
     pub scratch_foreign_keys: bool,
     /// ROLLBACK TO SAVEPOINT releases row locks taken after the savepoint.
     pub savepoint_releases_locks: bool,
+    /// A conflict-handling INSERT decides each row at its turn (profile
+    /// `insert_conflicts_decided_per_row`).
+    pub insert_conflicts_per_row: bool,
     /// The engine waits for locks; else a statement that would wait fails at
     /// once (profile `lock_waits`).
     pub lock_waits: bool,

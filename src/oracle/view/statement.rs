@@ -163,7 +163,9 @@ fn set_undecided_instead(ck: &mut Checker, r: StmtRef, access: Access) {
     // may already be gone. The statement is compared on the view without
     // either: agreement decides it, a difference leaves the case undecided.
     ck.undecided_instead = None;
-    if release_unobserved(ck, r) {
+    if insert_rows_decided_apart(ck, r) {
+        ck.undecided_instead = Some(Undecided::InsertRowsDecidedApart);
+    } else if release_unobserved(ck, r) {
         ck.undecided_instead = Some(Undecided::ReleaseBeforeObserved);
     } else if view_rule(ck, r, access) == ViewRule::Uncommitted {
         if partial_write_visible(ck, r) {
@@ -172,6 +174,20 @@ fn set_undecided_instead(ck: &mut Checker, r: StmtRef, access: Access) {
             ck.undecided_instead = Some(Undecided::DoomedTransaction);
         }
     }
+}
+
+/// A multi-row INSERT that skips or updates rows on a key conflict, which
+/// waited, where the engine decides each row at its turn
+/// (`EngineProfile::insert_conflicts_decided_per_row`): the rows before the
+/// wait were decided on an earlier state than the one it is judged on.
+fn insert_rows_decided_apart(ck: &Checker, r: StmtRef) -> bool {
+    ck.insert_conflicts_per_row
+        && ck.blocked.contains(&r)
+        && ck.case.stmt(r).is_some_and(|c| {
+            matches!(&c.stmt, Stmt::Insert(i)
+                if i.proposed_rows() > 1
+                    && matches!(i.on_conflict, OnConflict::Ignore | OnConflict::Update { .. }))
+        })
 }
 
 /// The judgement of a statement that resumed a scan after waiting, where

@@ -48,6 +48,7 @@ reasons! {
     ErrorInsteadOfBlock = "error-instead-of-block",
     InsertIgnoreForeignKey = "insert-ignore-foreign-key",
     InsertSubquery = "insert-subquery",
+    InsertRowsDecidedApart = "insert-rows-decided-apart",
     LockingReadRecheck = "locking-read-recheck",
     NoFinalState = "no-final-state",
     NoOrder = "no-order",
