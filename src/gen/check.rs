@@ -206,9 +206,20 @@ impl<'a> Checker<'a> {
                     assert!(i.rows.is_empty() && q.at_most_one_row());
                     assert!(!matches!(i.on_conflict, OnConflict::Update { .. }));
                     let classes = self.select(q, &Vec::new());
-                    for (c, cl) in i.columns.iter().zip(classes) {
+                    for ((c, cl), item) in i.columns.iter().zip(classes).zip(&q.items) {
                         let col = t.column(c).expect("inserted column exists");
                         assert!(compat(class_of_type(col.ty), cl), "{c}: {cl:?}");
+                        // A key generator never gets a NULL (the engine
+                        // would generate a key): a literal or a COALESCE.
+                        if col.auto_key {
+                            let never_null = match &item.expr {
+                                Expr::Lit(v) => !v.is_null(),
+                                Expr::Coalesce(..) => true,
+                                Expr::Bin { left, .. } => matches!(**left, Expr::Coalesce(..)),
+                                _ => false,
+                            };
+                            assert!(never_null, "{c}: {:?}", item.expr);
+                        }
                     }
                 } else {
                     assert!((1..=3).contains(&i.rows.len()));

@@ -107,8 +107,14 @@ impl Gen<'_> {
                 _ => None,
             };
             let fallback = Expr::lit(self.value_for(t, c, 40));
+            // A NULL into a key generator makes the engine generate a key
+            // (a value the oracles' replays would not reproduce).
+            let auto_key = self.schema.tables[t].columns[c].auto_key;
             let expr = match from_src {
                 None => fallback,
+                Some(x) if !aggregate && auto_key => {
+                    Expr::Coalesce(Box::new(x), Box::new(fallback))
+                }
                 Some(x) if !aggregate => x,
                 // PostgreSQL has no MIN/MAX(boolean).
                 Some(_) if ty == ColType::Bool => fallback,
