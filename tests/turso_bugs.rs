@@ -381,3 +381,50 @@ fn commit_after_delete_and_reinsert(reinsert: bool) -> Result<u64, turso::Error>
         c.execute("COMMIT", ()).await
     })
 }
+
+/// turso 0.8.3, both modes: inside a transaction, a multi-row `UPDATE` of a
+/// rowid alias (`INTEGER PRIMARY KEY`) that fails its unique check keeps the
+/// rows it rewrote before the failure, and COMMIT makes them permanent
+/// (SQLite lang_conflict.html: ABORT, the default, "backs out any prior
+/// changes made by the current SQL statement"). Known upstream: turso#8695. txfuzz
+/// meets it as shadow-run differences (`fidelity`) on key-generator tables:
+/// its instrumented UPDATE (with RETURNING) is backed out, the plain one is
+/// not.
+#[test]
+#[should_panic(expected = "the failed UPDATE left rows behind")]
+fn a_failed_update_of_a_rowid_alias_leaves_nothing_behind() {
+    assert_eq!(keys_after_failed_rowid_update(true), 0);
+}
+
+/// Control: the same UPDATE in autocommit is backed out.
+#[test]
+fn a_failed_autocommit_update_of_a_rowid_alias_leaves_nothing_behind() {
+    assert_eq!(keys_after_failed_rowid_update(false), 0);
+}
+
+/// Rows of `t (k INTEGER PRIMARY KEY)` = {2, 6} after `UPDATE t SET k = 13`
+/// (fails on the second row), in a transaction or not: the number of keys
+/// that changed.
+fn keys_after_failed_rowid_update(in_transaction: bool) -> i64 {
+    let dir = tempfile::tempdir().unwrap();
+    block(async {
+        let db = empty_database(&dir).await;
+        let c = db.connect().unwrap();
+        exec(&c, "CREATE TABLE t (k INTEGER PRIMARY KEY)").await;
+        exec(&c, "INSERT INTO t VALUES (2), (6)").await;
+        if in_transaction {
+            exec(&c, "BEGIN").await;
+        }
+        let update = c.execute("UPDATE t SET k = 13", ()).await;
+        assert!(update.is_err(), "{update:?}");
+        if in_transaction {
+            exec(&c, "COMMIT").await;
+        }
+        let changed = one_value(&c, "SELECT COUNT(*) FROM t WHERE k NOT IN (2, 6)").await;
+        let Value::Integer(n) = changed else {
+            panic!("{changed:?}")
+        };
+        assert_eq!(n, 0, "the failed UPDATE left rows behind");
+        n
+    })
+}
