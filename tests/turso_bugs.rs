@@ -428,3 +428,65 @@ fn keys_after_failed_rowid_update(in_transaction: bool) -> i64 {
         n
     })
 }
+
+/// turso 0.8.3: with a `DEFERRABLE INITIALLY DEFERRED` foreign key whose
+/// `ON DELETE` action writes children (SET NULL, CASCADE), a transaction inserts a child of a missing parent (a
+/// deferred violation), then deletes a parent whose child the action sets
+/// to NULL: COMMIT succeeds and commits the orphan (SQLite "Foreign Key
+/// Support" 4.2: "COMMIT will fail as long as foreign key constraints
+/// remain in violation"). Found by `integrity` in a 90-second WAL campaign
+/// through an `INSERT ... SELECT`, reduced by `txfuzz reduce`; a plain
+/// INSERT shows it too.
+#[test]
+#[should_panic(expected = "COMMIT succeeded with an orphan")]
+fn a_set_null_action_keeps_an_earlier_deferred_violation() {
+    commit_after_violation_and_parent_delete("ON DELETE SET NULL").unwrap_err();
+}
+
+/// The same with `ON DELETE CASCADE` (the child of the deleted parent goes).
+#[test]
+#[should_panic(expected = "COMMIT succeeded with an orphan")]
+fn a_cascade_delete_keeps_an_earlier_deferred_violation() {
+    commit_after_violation_and_parent_delete("ON DELETE CASCADE").unwrap_err();
+}
+
+/// Control: without an action the parent delete adds a violation, and
+/// COMMIT fails.
+#[test]
+fn a_parent_delete_without_action_keeps_an_earlier_deferred_violation() {
+    commit_after_violation_and_parent_delete("").unwrap_err();
+}
+
+/// `p` = {20}, `c` = {(1, 20)} with a deferred key `action`; in one
+/// transaction: a child of missing parent 14, then `DELETE FROM p`; COMMIT.
+fn commit_after_violation_and_parent_delete(action: &str) -> Result<u64, turso::Error> {
+    let dir = tempfile::tempdir().unwrap();
+    block(async {
+        let db = empty_database(&dir).await;
+        let c = db.connect().unwrap();
+        exec(&c, "PRAGMA foreign_keys = ON").await;
+        exec(&c, "CREATE TABLE p (k INT PRIMARY KEY)").await;
+        exec(
+            &c,
+            &format!(
+                "CREATE TABLE c (k INT PRIMARY KEY, pk INT REFERENCES p (k) {action} DEFERRABLE INITIALLY DEFERRED)"
+            ),
+        )
+        .await;
+        exec(&c, "INSERT INTO p VALUES (20)").await;
+        exec(&c, "INSERT INTO c VALUES (1, 20)").await;
+        exec(&c, "BEGIN").await;
+        exec(&c, "INSERT INTO c VALUES (2, 14)").await;
+        exec(&c, "DELETE FROM p").await;
+        let commit = c.execute("COMMIT", ()).await;
+        if commit.is_ok() {
+            let orphans = one_value(
+                &c,
+                "SELECT COUNT(*) FROM c WHERE pk NOT IN (SELECT k FROM p)",
+            )
+            .await;
+            panic!("COMMIT succeeded with an orphan: {orphans:?}");
+        }
+        commit
+    })
+}

@@ -54,6 +54,11 @@ pub enum Trait {
     /// A transaction deleted rows of a deferred foreign key's parent table
     /// and later inserted into that table, both successfully.
     DeferredKeyParentDeletedAndReinserted,
+    /// A foreign key checked at COMMIT (`DEFERRABLE INITIALLY DEFERRED`)
+    /// with an `ON DELETE` action that writes children (CASCADE, SET NULL),
+    /// and a successful statement that deleted rows of the key's parent
+    /// table (a DELETE of it, or a REPLACE into it).
+    DeferredKeyActionOnDelete,
     /// A transaction that committed switched its foreign keys back to
     /// immediate (`SET CONSTRAINTS ALL IMMEDIATE`, SQLite `PRAGMA
     /// defer_foreign_keys = OFF`) after a successful write.
@@ -312,6 +317,33 @@ fn constraints_set_immediate_after_write(case: &TestCase, history: &History) -> 
     })
 }
 
+/// Whether a deferred foreign key with an ON DELETE action that writes
+/// children saw rows of its parent table deleted by a statement that
+/// succeeded.
+fn deferred_key_action_on_delete(case: &TestCase, history: &History) -> bool {
+    use crate::model::{Deferral, OnConflict};
+    let parents: BTreeSet<&str> = case
+        .schema
+        .tables
+        .iter()
+        .flat_map(|t| &t.foreign_keys)
+        .filter(|fk| {
+            fk.deferrable == Some(Deferral::InitiallyDeferred) && fk.on_delete.writes_children()
+        })
+        .map(|fk| fk.ref_table.as_str())
+        .collect();
+    history.outcomes.iter().any(|o| {
+        o.outcome.ok()
+            && match case.stmt(o.stmt).map(|s| &s.stmt) {
+                Some(Stmt::Delete(d)) => parents.contains(d.table.as_str()),
+                Some(Stmt::Insert(i)) => {
+                    i.on_conflict == OnConflict::Replace && parents.contains(i.table.as_str())
+                }
+                _ => false,
+            }
+    })
+}
+
 /// Whether a deferred foreign key with an ON UPDATE action saw its
 /// referenced key changed by a statement that succeeded.
 fn deferred_key_action_on_update(case: &TestCase, history: &History) -> bool {
@@ -410,6 +442,7 @@ fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) ->
                 .any(|t| commit_between_savepoint_and_first_statement(t.id, case, history))
         }
         Trait::DeferredKeyActionOnUpdate => deferred_key_action_on_update(case, history),
+        Trait::DeferredKeyActionOnDelete => deferred_key_action_on_delete(case, history),
         Trait::ConstraintsSetImmediateAfterWrite => {
             constraints_set_immediate_after_write(case, history)
         }
