@@ -5,6 +5,7 @@ use txfuzz::campaign::{run_campaign, CampaignConfig, Summary};
 use txfuzz::engine::fault::{Fault, FaultyEngine};
 use txfuzz::engine::sqlite::SqliteEngine;
 use txfuzz::engine::Engine;
+use txfuzz::finding::known::KnownIssues;
 
 fn campaign(fault: Option<Fault>, seed: u64, tests: u64) -> (Summary, tempfile::TempDir) {
     let out = tempfile::tempdir().unwrap();
@@ -19,6 +20,7 @@ fn campaign(fault: Option<Fault>, seed: u64, tests: u64) -> (Summary, tempfile::
         } else {
             txfuzz::campaign::DEFAULT_SHADOW
         },
+        known: KnownIssues::builtin(),
         ..CampaignConfig::new(seed, tests, out.path())
     };
     (run_campaign(engine.as_mut(), &cfg).unwrap(), out)
@@ -29,14 +31,31 @@ fn sqlite_campaign_of_2000_cases_has_no_violation() {
     let (s, out) = campaign(None, 11, 2000);
     assert_eq!(s.cases, 2000);
     assert_eq!(s.violations, 0, "{}", s.render());
+    // The one SQLite bug generated cases reach is marked known:
+    // `PRAGMA defer_foreign_keys = OFF` forgets pending violations
+    // (docs/bugs.md); nothing else was written.
+    assert!(
+        s.known_by
+            .keys()
+            .all(|k| k == "sqlite-defer-foreign-keys-off-forgets-pending-violations"),
+        "{}",
+        s.render()
+    );
     // The default share of cases ran a shadow, and none differed.
     assert_eq!(s.fidelity, 0, "{}", s.render());
     let shadows = &s.oracle_counts["fidelity"];
     assert!(shadows.checked + shadows.undecided > 100, "{}", s.render());
-    assert!(std::fs::read_dir(out.path().join("findings"))
+    let written = std::fs::read_dir(out.path().join("findings"))
         .unwrap()
-        .next()
-        .is_none());
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "json")
+        })
+        .count();
+    assert_eq!(written as u64, s.known_violations, "{}", s.render());
     // The campaign really exercised concurrency control.
     assert!(s.blocked_events > 50, "{}", s.render());
     assert!(s.aborts > 10, "{}", s.render());
@@ -53,6 +72,10 @@ fn lose_write_campaign_is_caught() {
 
 #[test]
 fn stale_update_campaign_is_caught() {
-    let (s, _out) = campaign(Some(Fault::StaleUpdate), 5, 300);
+    // 600 cases: the fault fires once per case, where a transaction's
+    // UPDATE follows a commit made since its BEGIN, and shows only where the
+    // stale values differ (seed 5: 4 violations in 600 cases, none in the
+    // first 300 since INSERT ... SELECT and key generators joined the mix).
+    let (s, _out) = campaign(Some(Fault::StaleUpdate), 5, 600);
     assert!(s.violations > 0, "{}", s.render());
 }
