@@ -373,7 +373,7 @@ fn compare_and_apply(
             .is_some_and(|l| eval.outcome.rows.len() as u64 >= l);
         if !cut && !same_bag(&eval.outcome.rows, &actual.rows) {
             let (only_expected, only_actual) = bag_diff(&eval.outcome.rows, &actual.rows);
-            let summary = format!("{} returned rows its view does not contain", label(ck, r));
+            let summary = result_summary(&label(ck, r), only_expected.len(), only_actual.len());
             return violation(
                 ck,
                 r,
@@ -579,4 +579,30 @@ fn violation(
         }),
     ));
     Err(Stop::Violation)
+}
+
+/// What a result difference is, in words: rows the statement returned that
+/// its view does not contain, rows of its view it did not return, or both.
+fn result_summary(label: &str, missing: usize, extra: usize) -> String {
+    match (missing, extra) {
+        (0, n) => format!("{label} returned {n} row(s) its view does not contain"),
+        (m, 0) => format!("{label} did not return {m} row(s) its view contains"),
+        (m, n) => {
+            format!("{label} returned {n} row(s) its view does not contain and not {m} it contains")
+        }
+    }
+}
+
+#[cfg(test)]
+mod summary_tests {
+    #[test]
+    fn a_result_difference_says_whether_rows_are_missing_or_extra() {
+        let s = |m, n| super::result_summary("T1#1", m, n);
+        assert_eq!(s(0, 2), "T1#1 returned 2 row(s) its view does not contain");
+        assert_eq!(s(1, 0), "T1#1 did not return 1 row(s) its view contains");
+        assert_eq!(
+            s(1, 3),
+            "T1#1 returned 3 row(s) its view does not contain and not 1 it contains"
+        );
+    }
 }
