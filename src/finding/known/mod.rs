@@ -1,0 +1,436 @@
+//! Known engine bugs: findings that match one are still violations, marked
+//! `known` with the upstream reference, counted apart, and they do not fail a
+//! campaign unless `--fail-on-known`.
+//!
+//! The list is TOML (docs/known-issues.md): txfuzz ships `known-issues.toml`
+//! and `--known FILE` adds a user's own. An entry matches a violation when its
+//! engine and version range, its signature pattern (a `*` glob over the
+//! finding's signature key, `oracle/kind/verdict/engine/isolation/features`)
+//! and, if given, its case trait (`when`) all match.
+
+use super::signature::{involved, signature};
+use crate::model::{EngineInfo, History, TestCase};
+use crate::oracle::verdict::KnownMatch;
+use crate::oracle::{Finding, Verdict};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The list txfuzz ships.
+pub const BUILTIN: &str = include_str!("../../../known-issues.toml");
+
+mod traits;
+
+use traits::has_trait;
+pub use traits::Trait;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KnownIssue {
+    /// A short stable name.
+    pub id: String,
+    /// Engine names (`EngineInfo::name`: `mariadb`, `mysql`, `postgres`, `sqlite`).
+    pub engines: Vec<String>,
+    /// First affected version (inclusive), e.g. `10.11`; none: all before `until`.
+    #[serde(default)]
+    pub since: Option<String>,
+    /// First fixed version (exclusive); none: not fixed.
+    #[serde(default)]
+    pub until: Option<String>,
+    /// `*` glob(s) over the signature key: one pattern or a list (any matches).
+    pub signature: Patterns,
+    #[serde(default)]
+    pub when: Option<Trait>,
+    /// Upstream bug, or the manual section it contradicts when not reported.
+    pub reference: String,
+    pub description: String,
+    /// The scripted test that shows the behaviour.
+    #[serde(default)]
+    pub test: Option<String>,
+}
+
+/// One signature pattern or several.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Patterns {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Patterns {
+    fn list(&self) -> Vec<&str> {
+        match self {
+            Patterns::One(p) => vec![p.as_str()],
+            Patterns::Many(ps) => ps.iter().map(String::as_str).collect(),
+        }
+    }
+    /// Whether any pattern matches `key`.
+    pub fn matches(&self, key: &str) -> bool {
+        self.list().into_iter().any(|p| glob(p, key))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KnownFile {
+    #[serde(default, rename = "issue")]
+    issues: Vec<KnownIssue>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KnownIssues {
+    pub issues: Vec<KnownIssue>,
+}
+
+impl KnownIssues {
+    /// Parses a known-issues file; the error is one line for the user.
+    pub fn parse(text: &str, origin: &str) -> Result<KnownIssues, String> {
+        let file: KnownFile = toml::from_str(text).map_err(|e| {
+            let msg = e.to_string();
+            let first = msg.lines().next().unwrap_or_default().to_string();
+            format!(
+                "{origin} is not a valid known-issues file: {first} ({})",
+                e.message()
+            )
+        })?;
+        for i in &file.issues {
+            let no_pattern = i.signature.list().iter().all(|p| p.is_empty());
+            if i.engines.is_empty() || no_pattern || i.id.is_empty() {
+                return Err(format!(
+                    "{origin}: known issue '{}' needs an id, engines and a signature",
+                    i.id
+                ));
+            }
+        }
+        Ok(KnownIssues {
+            issues: file.issues,
+        })
+    }
+
+    /// The list txfuzz ships.
+    pub fn builtin() -> KnownIssues {
+        KnownIssues::parse(BUILTIN, "known-issues.toml").expect("the shipped list parses")
+    }
+
+    /// The shipped list plus the user's files.
+    pub fn load(extra: &[std::path::PathBuf]) -> Result<KnownIssues, String> {
+        let mut all = KnownIssues::builtin();
+        for p in extra {
+            all.issues.extend(Self::read(p)?.issues);
+        }
+        Ok(all)
+    }
+
+    fn read(path: &Path) -> Result<KnownIssues, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read known-issues file {}: {e}", path.display()))?;
+        KnownIssues::parse(&text, &path.display().to_string())
+    }
+
+    /// The first issue `finding` matches (only violations can).
+    pub fn find(
+        &self,
+        finding: &Finding,
+        case: &TestCase,
+        history: &History,
+        engine: &EngineInfo,
+    ) -> Option<&KnownIssue> {
+        if finding.verdict != Verdict::Violation {
+            return None;
+        }
+        let key = signature(finding, case, engine).key();
+        self.issues.iter().find(|i| {
+            i.engines
+                .iter()
+                .any(|e| e.eq_ignore_ascii_case(&engine.name))
+                && in_range(&engine.version, i.since.as_deref(), i.until.as_deref())
+                && i.signature.matches(&key)
+                && i.when.is_none_or(|t| has_trait(t, finding, case, history))
+        })
+    }
+
+    /// Marks `findings` that match a known issue (and unmarks the others).
+    pub fn mark(
+        &self,
+        findings: &mut [Finding],
+        case: &TestCase,
+        history: &History,
+        engine: &EngineInfo,
+    ) {
+        for f in findings.iter_mut() {
+            f.known = self.find(f, case, history, engine).map(|k| KnownMatch {
+                id: k.id.clone(),
+                reference: k.reference.clone(),
+                description: k.description.clone(),
+            });
+        }
+    }
+}
+
+/// `*` matches any run of characters; everything else literally.
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for p in &parts[1..parts.len() - 1] {
+        match rest.find(p) {
+            Some(at) => rest = &rest[at + p.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The leading numeric components of a version (`10.11.19-MariaDB` -> 10, 11, 19).
+fn numbers(v: &str) -> Vec<u64> {
+    v.split(|c: char| !c.is_ascii_digit() && c != '.')
+        .next()
+        .unwrap_or_default()
+        .split('.')
+        .map_while(|p| p.parse().ok())
+        .collect()
+}
+
+/// Whether `version` is in `[since, until)`, comparing numeric components (a
+/// version without numbers is in no bounded range).
+pub fn in_range(version: &str, since: Option<&str>, until: Option<&str>) -> bool {
+    let v = numbers(version);
+    if v.is_empty() && (since.is_some() || until.is_some()) {
+        return false;
+    }
+    since.is_none_or(|s| v >= numbers(s)) && until.is_none_or(|u| v < numbers(u))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::traits::{named_txns, savepoint_before_first_statement_rolled_back};
+    use super::*;
+    use crate::model::{Stmt, StmtRef};
+
+    #[test]
+    fn the_shipped_list_parses_and_names_tests_that_exist() {
+        let k = KnownIssues::builtin();
+        assert!(k.issues.len() >= 2);
+        for i in &k.issues {
+            if let Some(t) = &i.test {
+                let (file, func) = t.split_once("::").unwrap();
+                let text = std::fs::read_to_string(
+                    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file),
+                )
+                .unwrap();
+                assert!(text.contains(&format!("fn {func}(")), "{}: {t}", i.id);
+            }
+        }
+    }
+
+    #[test]
+    fn globs_and_versions() {
+        assert!(glob(
+            "graph/*/violation/mariadb/*",
+            "graph/G-single/violation/mariadb/serializable/select"
+        ));
+        assert!(!glob(
+            "graph/*/violation/mariadb/*",
+            "wss/x/violation/mariadb/serializable/"
+        ));
+        assert!(glob("*", ""));
+        assert!(glob("a*b*c", "aXbYc") && !glob("a*b*c", "aXcYb"));
+        assert!(in_range(
+            "10.11.19-MariaDB-0+deb12u1",
+            Some("10.11"),
+            Some("10.12")
+        ));
+        assert!(!in_range("11.4.2-MariaDB", Some("10.11"), Some("10.12")));
+        assert!(in_range("15.20", None, None));
+        assert!(!in_range("unknown", None, Some("11.0")));
+        assert!(in_range("unknown", None, None));
+    }
+
+    #[test]
+    fn named_transactions_come_from_the_evidence() {
+        let f = |ev| Finding::new(crate::oracle::OracleKind::Wss, "y", String::new(), ev);
+        let named = |ev| named_txns(&f(ev)).map(|s| s.into_iter().collect::<Vec<_>>());
+        use serde_json::json;
+        assert_eq!(
+            named(json!({"transactions": ["T1", "T3#2"]})),
+            Some(vec![1, 3])
+        );
+        assert_eq!(
+            named(json!({"stmt": "T4#5", "details": {"holder": 2}})),
+            Some(vec![2, 4])
+        );
+        assert_eq!(
+            named(json!({"writes": [{"stmt": {"txn": 5, "index": 0}}]})),
+            Some(vec![5])
+        );
+        assert_eq!(
+            named(json!({"statements": [{"stmt": "T2#1"}]})),
+            Some(vec![2])
+        );
+        assert_eq!(named(json!({"tables": {}})), None);
+    }
+
+    #[test]
+    fn the_savepoint_trait_needs_the_latest_savepoint_first_and_the_rollback_in_time() {
+        use crate::model::{EventKind, StmtOutcome};
+        use crate::testkit::{kv_case, select};
+        let sp = || Stmt::Savepoint("s".into());
+        let rb = || Stmt::RollbackTo("s".into());
+        let case_of = |stmts: Vec<Stmt>| kv_case(&[(1, 1)], vec![(false, stmts)], "");
+        // Every statement ran and completed, in order.
+        let history_of = |case: &TestCase| {
+            let mut h = History {
+                isolation: case.isolation,
+                events: Vec::new(),
+                outcomes: Vec::new(),
+                txns: Vec::new(),
+                final_state: Default::default(),
+                final_state_error: None,
+            };
+            for (i, cs) in case.txns[0].stmts.iter().enumerate() {
+                let stmt = StmtRef {
+                    txn: 1,
+                    index: i as u32,
+                };
+                h.events.push(crate::model::Event {
+                    stmt,
+                    kind: EventKind::Completed {
+                        ok: true,
+                        resumed: false,
+                    },
+                    at_us: i as u64,
+                });
+                h.outcomes.push(StmtOutcome {
+                    stmt,
+                    op: cs.op,
+                    outcome: Default::default(),
+                });
+            }
+            h
+        };
+        let bug = case_of(vec![
+            Stmt::Begin,
+            sp(),
+            select("t", Some(1)),
+            rb(),
+            Stmt::Commit,
+        ]);
+        let h = history_of(&bug);
+        assert!(savepoint_before_first_statement_rolled_back(
+            1, &bug, &h, None
+        ));
+        // Before the ROLLBACK TO completed, the bug had not acted yet.
+        let early = Some(StmtRef { txn: 1, index: 2 });
+        assert!(!savepoint_before_first_statement_rolled_back(
+            1, &bug, &h, early
+        ));
+        // The name redefined after the first statement: the documented case.
+        let redefined = case_of(vec![
+            Stmt::Begin,
+            sp(),
+            select("t", Some(1)),
+            sp(),
+            select("t", Some(1)),
+            rb(),
+            Stmt::Commit,
+        ]);
+        let h = history_of(&redefined);
+        assert!(!savepoint_before_first_statement_rolled_back(
+            1, &redefined, &h, None
+        ));
+        // No data statement between the savepoint and the rollback: no lock.
+        let empty = case_of(vec![
+            Stmt::Begin,
+            sp(),
+            rb(),
+            select("t", Some(1)),
+            Stmt::Commit,
+        ]);
+        let h = history_of(&empty);
+        assert!(!savepoint_before_first_statement_rolled_back(
+            1, &empty, &h, None
+        ));
+    }
+
+    /// The rollback releases T1's locks: a statement of T2 judged after it
+    /// counts; one judged before it does not.
+    #[test]
+    fn the_savepoint_trait_covers_statements_of_other_transactions_after_the_rollback() {
+        use crate::model::{Event, EventKind, StmtOutcome};
+        use crate::testkit::{kv_case, select};
+        let t1 = vec![
+            Stmt::Begin,
+            Stmt::Savepoint("s".into()),
+            select("t", Some(1)),
+            Stmt::RollbackTo("s".into()),
+            Stmt::Commit,
+        ];
+        let t2 = vec![Stmt::Begin, select("t", Some(1)), Stmt::Commit];
+        let judged = |order: &str, index| {
+            let case = kv_case(
+                &[(1, 1)],
+                vec![(false, t1.clone()), (false, t2.clone())],
+                order,
+            );
+            let mut h = History {
+                isolation: case.isolation,
+                events: Vec::new(),
+                outcomes: Vec::new(),
+                txns: Vec::new(),
+                final_state: Default::default(),
+                final_state_error: None,
+            };
+            for (i, r) in case.submit_order.iter().enumerate() {
+                h.events.push(Event {
+                    stmt: *r,
+                    kind: EventKind::Completed {
+                        ok: true,
+                        resumed: false,
+                    },
+                    at_us: i as u64,
+                });
+                h.outcomes.push(StmtOutcome {
+                    stmt: *r,
+                    op: case.stmt(*r).unwrap().op,
+                    outcome: Default::default(),
+                });
+            }
+            let f = Finding::new(
+                crate::oracle::OracleKind::View,
+                "result",
+                String::new(),
+                serde_json::json!({ "stmt": format!("T2#{index}") }),
+            );
+            has_trait(
+                Trait::SavepointBeforeFirstStatementRolledBack,
+                &f,
+                &case,
+                &h,
+            )
+        };
+        assert!(judged("1 1 1 1 2 2 1 2", 1));
+        assert!(!judged("1 1 1 2 2 1 1 2", 1));
+    }
+
+    #[test]
+    fn bad_files_are_one_line_errors() {
+        let e = KnownIssues::parse("[[issue]]\nid = 1", "x.toml").unwrap_err();
+        assert!(
+            e.starts_with("x.toml is not a valid known-issues file"),
+            "{e}"
+        );
+        let e = KnownIssues::parse(
+            "[[issue]]\nid = \"a\"\nengines = []\nsignature = \"*\"\nreference = \"r\"\ndescription = \"d\"",
+            "y.toml",
+        )
+        .unwrap_err();
+        assert!(e.contains("needs an id, engines and a signature"), "{e}");
+        let e = KnownIssues::parse("[[issue]]\nbogus = 1", "z.toml").unwrap_err();
+        assert!(!e.contains('\n'), "{e}");
+    }
+}
