@@ -67,10 +67,7 @@ impl Gen<'_> {
         let on_conflict = self.on_conflict(t);
         Insert {
             table: self.table_name(t),
-            columns: cols
-                .iter()
-                .map(|&c| self.schema.tables[t].columns[c].name.clone())
-                .collect(),
+            columns: self.column_names(t, &cols),
             rows,
             rids,
             select: None,
@@ -192,15 +189,20 @@ impl Gen<'_> {
             };
         Insert {
             table: self.table_name(t),
-            columns: cols
-                .iter()
-                .map(|&c| self.schema.tables[t].columns[c].name.clone())
-                .collect(),
+            columns: self.column_names(t, cols),
             rows: Vec::new(),
             rids: vec![rid],
             on_conflict,
             select: Some(Box::new(select)),
         }
+    }
+
+    /// The names of columns `cols` of table `t`.
+    fn column_names(&self, t: usize, cols: &[usize]) -> Vec<String> {
+        let table = &self.schema.tables[t];
+        cols.iter()
+            .map(|&c| table.columns[c].name.clone())
+            .collect()
     }
 
     fn insert_value(&mut self, t: usize, c: usize, keyed: bool) -> Value {

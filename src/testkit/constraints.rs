@@ -97,7 +97,7 @@ pub fn insert_child_of_found_parent(rid: i64, k: i64, pk: i64) -> Stmt {
             desc: false,
         }],
         limit: Some(1),
-        ..query_of_p(vec![int(k), a0k])
+        ..query("p", "a0", vec![int(k), a0k])
     };
     insert_select("c", &["k", "pk"], rid, query)
 }
@@ -114,7 +114,7 @@ pub fn insert_next_parent(rid: i64, v: i64) -> Stmt {
         Expr::Coalesce(Box::new(max), Box::new(int(0))),
         int(1),
     );
-    insert_select("p", &["k", "v"], rid, query_of_p(vec![next, int(v)]))
+    insert_select("p", &["k", "v"], rid, query("p", "a0", vec![next, int(v)]))
 }
 
 fn insert_select(table: &str, columns: &[&str], rid: i64, query: Select) -> Stmt {
@@ -128,14 +128,14 @@ fn insert_select(table: &str, columns: &[&str], rid: i64, query: Select) -> Stmt
     })
 }
 
-/// `SELECT items FROM p a0`.
-fn query_of_p(items: Vec<Expr>) -> Select {
+/// `SELECT items FROM table AS alias`.
+fn query(table: &str, alias: &str, items: Vec<Expr>) -> Select {
     Select {
         distinct: false,
         items: items.into_iter().map(item).collect(),
         from: vec![FromItem {
-            table: "p".into(),
-            alias: "a0".into(),
+            table: table.into(),
+            alias: alias.into(),
             join: None,
         }],
         where_: None,
@@ -176,44 +176,13 @@ pub fn delete_parent(k: i64) -> Stmt {
 
 /// `SELECT k, v FROM p`
 pub fn select_parents() -> Stmt {
-    Stmt::Select(Select {
-        distinct: false,
-        items: vec![item(Expr::col("k")), item(Expr::col("v"))],
-        from: vec![FromItem {
-            table: "p".into(),
-            alias: "p".into(),
-            join: None,
-        }],
-        where_: None,
-        group_by: vec![],
-        order_by: vec![],
-        limit: None,
-        lock: None,
-    })
+    Stmt::Select(query("p", "p", vec![Expr::col("k"), Expr::col("v")]))
 }
 
 /// `SELECT k, pk, u FROM c`
 pub fn select_children() -> Stmt {
-    Stmt::Select(Select {
-        distinct: false,
-        items: ["k", "pk", "u"]
-            .iter()
-            .map(|c| SelectItem {
-                expr: Expr::col(c),
-                alias: None,
-            })
-            .collect(),
-        from: vec![FromItem {
-            table: "c".into(),
-            alias: "c".into(),
-            join: None,
-        }],
-        where_: None,
-        group_by: vec![],
-        order_by: vec![],
-        limit: None,
-        lock: None,
-    })
+    let items = ["k", "pk", "u"].iter().map(|c| Expr::col(c)).collect();
+    Stmt::Select(query("c", "c", items))
 }
 
 /// A case over `p` (rows `(k, v)`, row ids 1, 2, ...) and `c` (rows `(k,

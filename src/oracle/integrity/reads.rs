@@ -309,9 +309,8 @@ pub(super) fn orphans_in_snapshot(
     let mut out = Vec::new();
     for t in case.txns.iter().filter(|t| !t.autocommit) {
         let mut written: BTreeSet<String> = BTreeSet::new();
-        // Parent table -> (read, its keys per referenced-column list).
-        let mut parents: Vec<(StmtRef, &Table, Vec<Vec<Value>>)> = Vec::new();
-        let mut children: Vec<(StmtRef, &Table, &Outcome, &Select)> = Vec::new();
+        // The transaction's plain single-table reads from its snapshot.
+        let mut reads: Vec<(StmtRef, &Table, &Outcome, &Select)> = Vec::new();
         for o in history.outcomes.iter().filter(|o| o.stmt.txn == t.id) {
             let Some(stmt) = prov.stmt(o.stmt) else {
                 continue;
@@ -327,31 +326,29 @@ pub(super) fn orphans_in_snapshot(
             let Some(table) = single_table(case, q) else {
                 continue;
             };
-            if !o.outcome.ok() || q.lock.is_some() || written.contains(&table.name) {
-                continue;
+            if o.outcome.ok() && q.lock.is_none() && !written.contains(&table.name) {
+                reads.push((o.stmt, table, &o.outcome, q));
             }
-            if q.where_.is_none() && q.limit.is_none() {
-                parents.push((o.stmt, table, o.outcome.rows.clone()));
-            }
-            children.push((o.stmt, table, &o.outcome, q));
         }
-        for (child_read, child, outcome, q) in &children {
+        // Reads of a whole table: every parent key the snapshot holds.
+        let whole = || {
+            reads
+                .iter()
+                .filter(|(_, _, _, q)| q.where_.is_none() && q.limit.is_none())
+        };
+        for (child_read, child, outcome, q) in &reads {
             for fk in &child.foreign_keys {
                 let Some(key_at) = item_positions(q, &fk.columns) else {
                     continue;
                 };
-                for (parent_read, parent, rows) in &parents {
-                    if parent.name != fk.ref_table {
-                        continue;
-                    }
-                    let q_parent = match prov.stmt(*parent_read) {
-                        Some(Stmt::Select(p)) => p,
-                        _ => continue,
-                    };
+                for (parent_read, _, parent, q_parent) in
+                    whole().filter(|(_, p, _, _)| p.name == fk.ref_table)
+                {
                     let Some(ref_at) = item_positions(q_parent, &fk.ref_columns) else {
                         continue;
                     };
-                    let keys: BTreeSet<Vec<Value>> = rows
+                    let keys: BTreeSet<Vec<Value>> = parent
+                        .rows
                         .iter()
                         .map(|r| ref_at.iter().map(|&i| r[i].clone()).collect())
                         .collect();
