@@ -13,6 +13,7 @@
 //! `undecided` with a reason instead; there is no level-wide permission.
 
 use super::{Finding, Verdict};
+use crate::engine::profile::ScanRule;
 use crate::engine::EngineProfile;
 use crate::model::{Anomaly, Isolation};
 use serde::{Deserialize, Serialize};
@@ -33,6 +34,10 @@ pub enum Claim {
     /// A read that returned rows breaking a constraint included a row
     /// version another transaction had not committed (a dirty read).
     UncommittedRead,
+    /// A write or locking read that waited halfway through its scan skipped
+    /// rows only this way of judging them explains (profile
+    /// `Rule::resumed_scan`).
+    ResumedScan { rule: ScanRule },
 }
 
 /// The profile fact that permits a finding, with its source.
@@ -67,6 +72,15 @@ pub fn permit(profile: &EngineProfile, level: Isolation, claim: Claim) -> Option
                 fact: format!("uncommitted_reads_inconsistent[{level}]"),
                 doc: p.source.doc.into(),
                 test: p.source.test.into(),
+            }),
+        Claim::ResumedScan { rule } => profile
+            .rule(level)
+            .and_then(|r| r.resumed_scan)
+            .and_then(|s| s.source(rule))
+            .map(|s| Permit {
+                fact: format!("resumed_scan[{level}]: {rule}"),
+                doc: s.doc.into(),
+                test: s.test.into(),
             }),
         Claim::OwnWritesOverSnapshot => profile
             .own_writes_over_snapshot

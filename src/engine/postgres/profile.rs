@@ -21,7 +21,7 @@ pub fn rule(iso: Isolation) -> Rule {
             conflict: Conflict::Proceed,
             plain_read_is_locking: false,
             row_locks: true,
-            resumed_scan_skips_passed_rows: false,
+            resumed_scan: None,
             locking_read_subqueries: SubqueryRead::AsOuter,
             write_subqueries: SubqueryRead::AsOuter,
             aborts_anywhere: None,
@@ -37,7 +37,7 @@ pub fn rule(iso: Isolation) -> Rule {
             conflict: Conflict::Abort(ErrorClass::SerializationFailure),
             plain_read_is_locking: false,
             row_locks: true,
-            resumed_scan_skips_passed_rows: false,
+            resumed_scan: None,
             locking_read_subqueries: SubqueryRead::AsOuter,
             write_subqueries: SubqueryRead::AsOuter,
             // 13.2.3 "Serializable Isolation Level": "applications using this

@@ -16,7 +16,9 @@
 pub mod rules;
 
 use crate::model::{Anomaly, ErrorClass, Features, Isolation};
-pub use rules::{Access, Conflict, Rule, SnapshotPoint, SubqueryRead, ViewRule};
+pub use rules::{
+    Access, Conflict, ResumedScan, Rule, ScanRule, SnapshotPoint, SubqueryRead, ViewRule,
+};
 use serde::Serialize;
 
 /// What an error rolls back.
@@ -210,6 +212,11 @@ impl EngineProfile {
         }
         if let Some(p) = &self.uncommitted_reads_inconsistent {
             out.push(("uncommitted_reads_inconsistent".into(), p.source));
+        }
+        for (level, rule) in &self.rules {
+            for (scan_rule, source) in rule.resumed_scan.iter().flat_map(|s| s.documented) {
+                out.push((format!("resumed_scan[{level}]: {scan_rule}"), *source));
+            }
         }
         out
     }

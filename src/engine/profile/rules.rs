@@ -95,6 +95,74 @@ pub enum SubqueryRead {
     Plain,
 }
 
+/// A way a row may end up skipped by a write or locking read that waited
+/// halfway through its scan ([`ResumedScan`]). Each is either documented in
+/// the profile (with its source: the outcome is permitted) or only what the
+/// engine does (a violation, which a known issue may name).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScanRule {
+    /// The row was judged on a committed version from the statement's run
+    /// that did not match (the version it had when the scan met it; an
+    /// UPDATE also judges a row another transaction holds on its latest
+    /// committed version, none for a row that transaction inserted: the
+    /// semi-consistent read), or on a state where it was deleted.
+    SkippedOnCommittedVersion,
+    /// A row another transaction inserted and committed while the statement
+    /// ran (or had inserted, so that the statement had to wait for it) was
+    /// not met, though it matched in every committed state that holds it:
+    /// inserted behind the scan position.
+    MissedInsertedRow,
+    /// A row whose indexed columns another transaction changed while the
+    /// statement ran was not met, though it matched in every committed state:
+    /// moved behind the scan position.
+    MissedMovedRow,
+}
+
+impl ScanRule {
+    /// The finding kind of an outcome only this rule explains.
+    pub fn kind(self) -> &'static str {
+        match self {
+            ScanRule::SkippedOnCommittedVersion => "resumed-skip",
+            ScanRule::MissedInsertedRow => "resumed-missed-insert",
+            ScanRule::MissedMovedRow => "resumed-missed-moved-row",
+        }
+    }
+}
+
+impl std::fmt::Display for ScanRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ScanRule::SkippedOnCommittedVersion => "skipped-on-committed-version",
+            ScanRule::MissedInsertedRow => "missed-inserted-row",
+            ScanRule::MissedMovedRow => "missed-moved-row",
+        })
+    }
+}
+
+/// How writes and locking reads that waited halfway through their scan
+/// judge rows (InnoDB READ COMMITTED / READ UNCOMMITTED): a row they write,
+/// delete or return is judged on its version when its lock was granted (it
+/// holds the row from then on); a row they skip was judged on some
+/// committed version of their run, by one of the [`ScanRule`]s. Only the
+/// rules listed here are documented.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResumedScan {
+    pub documented: &'static [(ScanRule, super::Source)],
+}
+
+impl ResumedScan {
+    /// The documentation that allows `rule`, if any.
+    pub fn source(&self, rule: ScanRule) -> Option<super::Source> {
+        self.documented
+            .iter()
+            .find(|(r, _)| *r == rule)
+            .map(|(_, s)| *s)
+    }
+}
+
 /// The rule set of one engine family at one isolation level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rule {
@@ -109,10 +177,11 @@ pub struct Rule {
     /// Locks are per row (servers) rather than one database write lock (SQLite).
     pub row_locks: bool,
     /// Writes and locking reads scan without gap locks and judge a row by its
-    /// newest committed version (semi-consistent reads): one that waited
+    /// newest committed version when the scan meets it: one that waited
     /// halfway through its scan does not revisit rows it passed (InnoDB READ
-    /// COMMITTED / READ UNCOMMITTED).
-    pub resumed_scan_skips_passed_rows: bool,
+    /// COMMITTED / READ UNCOMMITTED). `None`: a statement that waited is
+    /// judged on one state.
+    pub resumed_scan: Option<ResumedScan>,
     /// How the subqueries of locking reads read (InnoDB: "A locking read
     /// clause in an outer statement does not lock the rows of a table in a
     /// nested subquery unless a locking read clause is also specified in the

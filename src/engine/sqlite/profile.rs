@@ -20,7 +20,7 @@ pub fn rule() -> Rule {
         conflict: Conflict::SingleWriter,
         plain_read_is_locking: false,
         row_locks: false,
-        resumed_scan_skips_passed_rows: false,
+        resumed_scan: None,
         locking_read_subqueries: SubqueryRead::AsOuter,
         write_subqueries: SubqueryRead::AsOuter,
         aborts_anywhere: None,

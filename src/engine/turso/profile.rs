@@ -44,7 +44,7 @@ pub fn mvcc_rule() -> Rule {
         // An uncommitted version marks its row as written (the conflict
         // check), as a row lock would; nobody waits for it.
         row_locks: true,
-        resumed_scan_skips_passed_rows: false,
+        resumed_scan: None,
         locking_read_subqueries: SubqueryRead::AsOuter,
         write_subqueries: SubqueryRead::AsOuter,
         aborts_anywhere: None,

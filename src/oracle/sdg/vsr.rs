@@ -68,9 +68,7 @@ fn vsr_modes(
         // lock: what the statement judges when it does not wait (one that
         // waits is separated from its VSRs and rescheduled). Not at READ
         // UNCOMMITTED, where a plain read sees uncommitted versions.
-        Some(r) if r.resumed_scan_skips_passed_rows && r.plain_read != ViewRule::Uncommitted => {
-            None
-        }
+        Some(r) if r.resumed_scan.is_some() && r.plain_read != ViewRule::Uncommitted => None,
         _ => vsr_lock(stmt),
     };
     let plain_subqueries = rule

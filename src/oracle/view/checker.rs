@@ -49,14 +49,15 @@ pub fn run(
     let mut undecided_reason = None;
     for h in &histories {
         let c = walk_one(&setup, &mut scratch, case, h);
-        match (&c.undecided, c.findings.is_empty()) {
-            (None, true) => return Ok(c),
-            (Some(r), true) => {
+        match (&c.undecided, c.violation) {
+            // Decided: its findings, if any, claim documented behaviour.
+            (None, false) => return Ok(c),
+            (Some(r), false) => {
                 undecided_reason.get_or_insert(*r);
             }
             _ => {}
         }
-        if first.is_none() && !c.findings.is_empty() {
+        if first.is_none() && c.violation {
             first = Some(c);
         }
     }
@@ -71,6 +72,7 @@ fn undecided_case(reason: Undecided) -> Conclusion {
     Conclusion {
         findings: Vec::new(),
         undecided: Some(reason),
+        violation: false,
     }
 }
 
@@ -135,6 +137,7 @@ fn walk_one(
             Some(Stop::Undecided(r)) => Some(r),
             _ => None,
         },
+        violation: matches!(stop, Some(Stop::Violation)),
     }
 }
 

@@ -54,6 +54,9 @@ pub struct Conclusion {
     pub findings: Vec<Finding>,
     /// Why the comparison stopped early (`None`: the whole case was compared).
     pub undecided: Option<Undecided>,
+    /// The walk stopped at a violation (the last finding); the others claim
+    /// documented behaviour and do not stop it.
+    pub violation: bool,
 }
 
 pub fn check(
@@ -77,8 +80,8 @@ pub fn check(
     }
     let c = checker::run(engine, case, history)?;
     let counts = stats.oracle(ORACLE);
-    match (&c.undecided, c.findings.is_empty()) {
-        (Some(reason), true) => {
+    match (&c.undecided, c.violation) {
+        (Some(reason), false) => {
             counts.undecided += 1;
             *counts.undecided_by.entry(reason.key()).or_default() += 1;
         }

@@ -204,7 +204,7 @@ fn judge_resumed_scan(
     // whose newest committed version does not match: a statement that waited
     // halfway through its scan may miss rows committed behind its cursor.
     if !(was_blocked
-        && ck.rule.resumed_scan_skips_passed_rows
+        && ck.rule.resumed_scan.is_some()
         && view_rule(ck, r, access) == ViewRule::LatestCommitted)
     {
         return None;

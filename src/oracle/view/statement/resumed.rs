@@ -27,12 +27,14 @@
 //! versions it could have been judged on, and what the statement did.
 
 use super::*;
+use crate::engine::profile::ScanRule;
+use crate::oracle::verdict::Claim;
 use evaluate::{materialise, single_table, write_effects};
 use std::collections::{BTreeMap, BTreeSet};
 
 mod locking_read;
 
-use locking_read::{misread_row, reads_per_state};
+use locking_read::{judge_reads, reads_per_state, ReadJudgement};
 
 /// How the rule reads in findings.
 const RULE: &str = "InnoDB READ COMMITTED/UNCOMMITTED (MySQL 17.7.2.1, semi-consistent read): \
@@ -98,65 +100,252 @@ pub(super) fn judge(
         // rows their outcome: not modelled.
         return Err(undecided(Undecided::ResumedScanStateError));
     }
-    let moved = moved_rows(
-        ck,
-        r,
-        &table,
-        &states.iter().map(|s| s.before).collect::<Vec<_>>(),
-    );
+    let points: Vec<Pos> = states.iter().map(|s| s.before).collect();
+    let moved = moved_rows(ck, r, &table, &points);
     let actual_writes: BTreeMap<i64, RowWrite> = sorted_writes(&actual.writes)
         .into_iter()
         .map(|w| (w.rid, w))
         .collect();
-    let written_rows = match judged_rows(&states, &actual_writes, &moved) {
-        Ok(rows) => rows,
-        Err((rid, did)) => return outside_the_rule(ck, r, &table, rid, did, &states, actual),
-    };
+    let is_update = matches!(stmt, Stmt::Update(_));
+    let judged = judge_rows(ck, r, &table, &states, &actual_writes, &moved, is_update);
+    if let Some((rid, did)) = judged.unexplained {
+        return outside_the_rule(ck, r, &table, rid, did, &states, actual);
+    }
+    let atomic = states.iter().any(|s| {
+        s.error.is_none()
+            && s.writes
+                .iter()
+                .all(|(k, w)| actual_writes.get(k) == Some(w))
+            && actual_writes.keys().all(|k| s.writes.contains_key(k))
+    });
+    let could = |ck: &Checker, rid: i64| could_have_judged(ck, r, &table, rid, &states);
+    if let Some(stop) = by_rule_outcome(ck, r, &table, &judged.by_rule, atomic, "skipped", could) {
+        return stop;
+    }
     let eval = Evaluation {
         outcome: actual.clone(),
         targets: actual_writes
             .keys()
             .map(|rid| (table.clone(), *rid, LockMode::ForUpdate))
             .collect(),
+        written_rows: judged.written_rows,
         writes: actual_writes.into_values().collect(),
-        written_rows,
-        view: json!({ "resumed_scan_states": states.iter().map(|s| s.before).collect::<Vec<_>>() }),
+        view: json!({ "resumed_scan_states": points }),
     };
     apply(ck, r, access, pos, &eval, actual)
 }
 
-/// A row whose outcome no state gives: its id and what the statement did to it.
+/// A row whose outcome no rule explains: its id and what the statement did to it.
 type Unjudged<'w> = (i64, Option<&'w RowWrite>);
 
-/// The rows a resumed write wrote, as read back in a state that gives each
-/// its outcome; `Err` with the first row whose outcome (`actual_writes`) no
-/// state gives and no move behind the cursor explains.
-fn judged_rows<'w>(
+/// The rows of a resumed write, judged one by one.
+struct JudgedRows<'w> {
+    /// The rows it wrote, as read back in the last committed state.
+    written_rows: Vec<(i64, Vec<Value>)>,
+    /// The rows it skipped though the last state has it write them, with the
+    /// rule that explains each.
+    by_rule: BTreeMap<i64, ScanRule>,
+    /// The first row no rule explains.
+    unexplained: Option<Unjudged<'w>>,
+}
+
+/// Judges each row a resumed write wrote, or skipped though the last
+/// committed state of its run has it write the row. A row it wrote or
+/// deleted was judged on its version when its lock was granted: the
+/// statement holds the row from then on, so no later commit changes it, and
+/// that is the row's version in the last state. A row it skipped was judged
+/// on some state of the run ([`explain_skip`]).
+fn judge_rows<'w>(
+    ck: &Checker,
+    r: StmtRef,
+    table: &str,
     states: &[State],
     actual_writes: &'w BTreeMap<i64, RowWrite>,
     moved: &BTreeSet<i64>,
-) -> Result<Vec<(i64, Vec<Value>)>, Unjudged<'w>> {
+    is_update: bool,
+) -> JudgedRows<'w> {
+    let mut out = JudgedRows {
+        written_rows: Vec::new(),
+        by_rule: BTreeMap::new(),
+        unexplained: None,
+    };
+    let Some(last) = states.last() else {
+        return out;
+    };
     let rids: BTreeSet<i64> = actual_writes
         .keys()
-        .chain(states.iter().flat_map(|s| s.writes.keys()))
+        .chain(last.writes.keys())
         .copied()
         .collect();
-    let mut written_rows = Vec::new();
+    let points: Vec<Pos> = states.iter().map(|s| s.before).collect();
     for rid in rids {
         let did = actual_writes.get(&rid);
-        let judged_on = states.iter().find(|s| s.writes.get(&rid) == did);
-        match (judged_on, did) {
-            (Some(s), Some(_)) => {
-                if let Some(row) = s.written_rows.iter().find(|(id, _)| *id == rid) {
-                    written_rows.push(row.clone());
+        match (did, last.writes.get(&rid)) {
+            (Some(w), Some(expected)) if w == expected => {
+                if let Some(row) = last.written_rows.iter().find(|(id, _)| *id == rid) {
+                    out.written_rows.push(row.clone());
                 }
             }
-            (Some(_), None) => {}
-            (None, None) if moved.contains(&rid) => {}
-            (None, _) => return Err((rid, did)),
+            (None, Some(_)) => {
+                let acts = |i: usize| states[i].writes.contains_key(&rid);
+                match explain_skip(ck, r, table, rid, &points, acts, is_update, moved) {
+                    Some(rule) => {
+                        out.by_rule.insert(rid, rule);
+                    }
+                    None => {
+                        out.unexplained = Some((rid, None));
+                        return out;
+                    }
+                }
+            }
+            (None, None) => {}
+            (Some(_), _) => {
+                out.unexplained = Some((rid, did));
+                return out;
+            }
         }
     }
-    Ok(written_rows)
+    out
+}
+
+/// What a row was in one committed state of a statement's run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Presence {
+    Present,
+    /// Deleted by a committed transaction.
+    Deleted,
+    /// No committed version yet.
+    Absent,
+}
+
+fn presence(ck: &Checker, own: Writer, table: &str, rid: i64, before: Pos) -> Presence {
+    match ck
+        .store
+        .visible(table, rid, own, Sight::CommittedBefore(before))
+    {
+        Some(v) if v.deleted => Presence::Deleted,
+        Some(_) => Presence::Present,
+        None => Presence::Absent,
+    }
+}
+
+/// Another transaction holds an uncommitted version of the row at `at`
+/// (an uncommitted INSERT, for a row with no committed version).
+fn held_by_other(ck: &Checker, own: Writer, table: &str, rid: i64, at: Pos) -> bool {
+    ck.store
+        .chain(table, rid)
+        .iter()
+        .any(|v| v.writer != own && v.written_at < at && !v.is_committed_before(at))
+}
+
+/// Why a resumed statement may have skipped row `rid`, which the last
+/// committed state of its run has it act on (`acts(i)`: it acts on the row
+/// in state `i`, which begins at `points[i]`); `None`: no rule explains it.
+///
+/// - [`ScanRule::SkippedOnCommittedVersion`]: in some state the row's
+///   committed version did not match, or was a deletion; or (an UPDATE's
+///   semi-consistent read) the row had no committed version while another
+///   transaction's uncommitted INSERT of it existed.
+/// - [`ScanRule::MissedInsertedRow`]: the row had no committed version when
+///   the statement started, and matched in every state that holds it.
+/// - [`ScanRule::MissedMovedRow`]: its indexed columns changed during the run.
+#[allow(clippy::too_many_arguments)]
+fn explain_skip(
+    ck: &Checker,
+    r: StmtRef,
+    table: &str,
+    rid: i64,
+    points: &[Pos],
+    acts: impl Fn(usize) -> bool,
+    semi_consistent: bool,
+    moved: &BTreeSet<i64>,
+) -> Option<ScanRule> {
+    let own = Writer::Txn(r.txn);
+    for (i, at) in points.iter().enumerate() {
+        let skipped_there = match presence(ck, own, table, rid, *at) {
+            Presence::Present => !acts(i),
+            Presence::Deleted => true,
+            Presence::Absent => semi_consistent && held_by_other(ck, own, table, rid, *at),
+        };
+        if skipped_there {
+            return Some(ScanRule::SkippedOnCommittedVersion);
+        }
+    }
+    if presence(ck, own, table, rid, points[0]) == Presence::Absent {
+        Some(ScanRule::MissedInsertedRow)
+    } else if moved.contains(&rid) {
+        Some(ScanRule::MissedMovedRow)
+    } else {
+        None
+    }
+}
+
+/// The outcome of a resumed statement whose skipped rows `by_rule` explains:
+/// a violation if a rule the profile does not document explains one of them
+/// (`Some(Err)`), a permitted finding recorded if the rows no single
+/// committed state explains are documented (`None`, the walk goes on).
+fn by_rule_outcome(
+    ck: &mut Checker,
+    r: StmtRef,
+    table: &str,
+    by_rule: &BTreeMap<i64, ScanRule>,
+    atomic: bool,
+    verb: &str,
+    could: impl Fn(&Checker, i64) -> Vec<serde_json::Value>,
+) -> Option<Result<(), Stop>> {
+    let scan = ck.rule.resumed_scan?;
+    let undocumented = by_rule
+        .iter()
+        .filter(|(_, rule)| scan.source(**rule).is_none())
+        .min_by_key(|(_, rule)| std::cmp::Reverse(**rule));
+    let (rid, rule, is_violation) = match undocumented {
+        Some((rid, rule)) => (*rid, *rule, true),
+        None if atomic => return None,
+        None => {
+            let (rid, rule) = by_rule.iter().next()?;
+            (*rid, *rule, false)
+        }
+    };
+    let why = match rule {
+        ScanRule::SkippedOnCommittedVersion => "on a committed version of its run that did not match",
+        ScanRule::MissedInsertedRow => "though it matched in every committed state that holds it: another transaction inserted it, and the scan did not meet it",
+        ScanRule::MissedMovedRow => "though it matched in every committed state: its indexed columns changed while the statement waited, and the scan did not meet it",
+    };
+    let summary = format!(
+        "{} (after a lock wait) {verb} row {rid} of {table}, {why}",
+        label(ck, r)
+    );
+    let details = json!({
+        "rule": RULE,
+        "scan_rule": rule,
+        "table": table,
+        "rid": rid,
+        "rows_by_rule": by_rule,
+        "could_have_judged": could(ck, rid),
+    });
+    let mut f = Finding::new(
+        crate::oracle::OracleKind::View,
+        rule.kind(),
+        summary,
+        json!({
+            "stmt": format!("T{}#{}", r.txn, r.index),
+            "sql": ck.prepared.get(&r).map(|p| p.plain.clone()).unwrap_or_default(),
+            "isolation": ck.history.isolation,
+            "details": details,
+        }),
+    )
+    .about(vec![r]);
+    f.claim = Some(Claim::ResumedScan { rule });
+    if is_violation {
+        if let Some(reason) = ck.undecided_instead.take() {
+            return Some(Err(undecided(reason)));
+        }
+        ck.findings.push(f);
+        Some(Err(Stop::Violation))
+    } else {
+        ck.findings.push(f);
+        None
+    }
 }
 
 /// Judges a resumed single-table locking read; on success records its locks.
@@ -206,12 +395,17 @@ pub(super) fn judge_locking_read(
             .map(|(before, reads)| json!({ "committed_before": before, "returns_version": reads.get(&rid) }))
             .collect()
     };
-    let who = label(ck, r);
     let limited = sel.limit.is_some();
-    if let Some((rid, summary)) =
-        misread_row(&who, &table, &reads_per_state, &moved, &read, limited)
-    {
-        return read_violation(ck, r, &table, rid, summary, could(rid), actual);
+    let by_rule = match judge_reads(ck, r, &table, &reads_per_state, &moved, &read, limited) {
+        ReadJudgement::Unexplained(rid, summary) => {
+            return read_violation(ck, r, &table, rid, summary, could(rid), actual)
+        }
+        ReadJudgement::Skipped(by_rule) => by_rule,
+    };
+    let atomic = limited || reads_per_state.iter().any(|(_, reads)| *reads == read);
+    let could_json = |_: &Checker, rid: i64| could(rid);
+    if let Some(stop) = by_rule_outcome(ck, r, &table, &by_rule, atomic, "skipped", could_json) {
+        return stop;
     }
     let eval = Evaluation {
         outcome: actual.clone(),
@@ -349,17 +543,17 @@ fn moved_rows(ck: &Checker, r: StmtRef, table: &str, states: &[Pos]) -> BTreeSet
     out
 }
 
-fn outside_the_rule(
-    ck: &mut Checker,
+/// Per committed state of the run, row `rid`'s version and what the
+/// statement would write to it there.
+fn could_have_judged(
+    ck: &Checker,
     r: StmtRef,
     table: &str,
     rid: i64,
-    did: Option<&RowWrite>,
     states: &[State],
-    actual: &Outcome,
-) -> Result<(), Stop> {
+) -> Vec<serde_json::Value> {
     let own = Writer::Txn(r.txn);
-    let could: Vec<serde_json::Value> = states
+    states
         .iter()
         .map(|s| {
             let version = ck
@@ -372,9 +566,23 @@ fn outside_the_rule(
                 "statement_writes": s.writes.get(&rid),
             })
         })
-        .collect();
+        .collect()
+}
+
+fn outside_the_rule(
+    ck: &mut Checker,
+    r: StmtRef,
+    table: &str,
+    rid: i64,
+    did: Option<&RowWrite>,
+    states: &[State],
+    actual: &Outcome,
+) -> Result<(), Stop> {
+    let could = could_have_judged(ck, r, table, rid, states);
+    let on_an_earlier_state = did.is_some() && states.iter().any(|s| s.writes.get(&rid) == did);
     let what = match did {
         None => format!("skipped row {rid} of {table}, which it writes on every committed version it could have judged"),
+        Some(_) if on_an_earlier_state => format!("wrote row {rid} of {table} on a committed version older than the one committed when it got the row's lock (a lost update: no later commit can change a row it holds)"),
         Some(w) if w.after.is_none() => format!("deleted row {rid} of {table}, which no committed version it could have judged lets it delete"),
         Some(_) => format!("wrote row {rid} of {table} in a way no committed version it could have judged gives"),
     };

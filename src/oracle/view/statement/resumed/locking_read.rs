@@ -39,41 +39,71 @@ pub(super) fn reads_per_state(
     Ok(reads_per_state)
 }
 
-/// A row the locking read `who` returned at a version that matched in no
-/// state, or (without LIMIT) skipped though it matched, unmoved, in every
-/// state: the row and the violation's summary.
-pub(super) fn misread_row(
-    who: &str,
+/// How a resumed locking read's rows are explained.
+pub(super) enum ReadJudgement {
+    /// A row no rule explains, and the violation's summary.
+    Unexplained(i64, String),
+    /// The rows it skipped though the last committed state of its run has
+    /// them match, with the rule that explains each.
+    Skipped(BTreeMap<i64, ScanRule>),
+}
+
+/// Judges the rows a resumed locking read `r` returned and
+/// skipped. A returned row is locked from the moment it is read, so no later
+/// commit changes it: it must be the row's version in the last committed
+/// state, matching there. Without LIMIT, a row that matches in the last state
+/// and was not returned needs a rule that explains the skip ([`explain_skip`];
+/// a locking read has no semi-consistent read: it waits for a row another
+/// transaction inserted).
+pub(super) fn judge_reads(
+    ck: &Checker,
+    r: StmtRef,
     table: &str,
     reads_per_state: &StateReads,
     moved: &BTreeSet<i64>,
     read: &BTreeMap<i64, WriteList>,
     limited: bool,
-) -> Option<(i64, String)> {
+) -> ReadJudgement {
+    let Some((_, last)) = reads_per_state.last() else {
+        return ReadJudgement::Skipped(BTreeMap::new());
+    };
+    let who = label(ck, r);
     for (rid, wl) in read {
-        if !reads_per_state
+        if last.get(rid) == Some(wl) {
+            continue;
+        }
+        let earlier = reads_per_state
             .iter()
-            .any(|(_, reads)| reads.get(rid) == Some(wl))
-        {
-            let summary = format!(
+            .any(|(_, reads)| reads.get(rid) == Some(wl));
+        let summary = if earlier {
+            format!(
+                "{who} (after a lock wait) returned row {rid} of {table} at version {wl}, older than the version committed when it got the row's lock (no later commit can change a row it holds)"
+            )
+        } else {
+            format!(
                 "{who} (after a lock wait) returned row {rid} of {table} at version {wl}, which matched in no committed state it could have read"
-            );
-            return Some((*rid, summary));
-        }
+            )
+        };
+        return ReadJudgement::Unexplained(*rid, summary);
     }
+    let mut by_rule = BTreeMap::new();
     if limited {
-        return None;
+        return ReadJudgement::Skipped(by_rule);
     }
-    for rid in reads_per_state[0].1.keys() {
-        let everywhere = reads_per_state
-            .iter()
-            .all(|(_, reads)| reads.contains_key(rid));
-        if everywhere && !moved.contains(rid) && !read.contains_key(rid) {
-            let summary = format!(
-                "{who} (after a lock wait) skipped row {rid} of {table}, which matched in every committed state it could have read"
-            );
-            return Some((*rid, summary));
+    let points: Vec<Pos> = reads_per_state.iter().map(|s| s.0).collect();
+    for rid in last.keys().filter(|rid| !read.contains_key(rid)) {
+        let matched = |i: usize| reads_per_state[i].1.contains_key(rid);
+        match explain_skip(ck, r, table, *rid, &points, matched, false, moved) {
+            Some(rule) => {
+                by_rule.insert(*rid, rule);
+            }
+            None => {
+                let summary = format!(
+                    "{who} (after a lock wait) skipped row {rid} of {table}, which matched in every committed state it could have read"
+                );
+                return ReadJudgement::Unexplained(*rid, summary);
+            }
         }
     }
-    None
+    ReadJudgement::Skipped(by_rule)
 }
