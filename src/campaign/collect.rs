@@ -71,6 +71,9 @@ impl Collector<'_> {
                         "fidelity (txfuzz changed the engine's behaviour)".to_string()
                     }
                     Some(k) => format!("known violation ({})", k.id),
+                    None if rec.finding.kind == crate::oracle::view::QUERY_BUG => {
+                        "query bug (the statement alone answers wrongly)".to_string()
+                    }
                     None => "violation".to_string(),
                 };
                 say(
@@ -97,8 +100,12 @@ impl Collector<'_> {
         summary.note_phase("record", recording.elapsed().as_secs_f64());
         self.progress.set_position(summary.cases);
         self.progress.set_message(format!(
-            "{} violation(s), {} known, {} permitted, {} fidelity",
-            summary.violations, summary.known_violations, summary.permitted, summary.fidelity
+            "{} violation(s), {} query bug(s), {} known, {} permitted, {} fidelity",
+            summary.violations,
+            summary.query_bugs,
+            summary.known_violations,
+            summary.permitted,
+            summary.fidelity
         ));
         Ok(())
     }

@@ -183,6 +183,7 @@ fn add_counts(s: &mut Summary, p: &Summary) {
     s.known_violations += p.known_violations;
     s.permitted += p.permitted;
     s.fidelity += p.fidelity;
+    s.query_bugs += p.query_bugs;
     s.jobs += p.jobs;
     for (phase, secs) in &p.phase_s {
         *s.phase_s.entry(phase.clone()).or_default() += secs;

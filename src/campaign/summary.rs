@@ -44,6 +44,12 @@ pub struct Summary {
     /// campaign too.
     #[serde(default)]
     pub fidelity: u64,
+    /// New query bugs (`view` `query-bug` findings): a statement that alone,
+    /// on one committed state, gives a wrong answer. Engine bugs, but not
+    /// transactional ones: counted apart from `violations`; they fail the
+    /// campaign too.
+    #[serde(default)]
+    pub query_bugs: u64,
     /// Known violations by known-issue id.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub known_by: BTreeMap<String, u64>,
@@ -173,6 +179,9 @@ impl Summary {
     pub fn note_finding(&mut self, f: &Finding, path: &Path) {
         match (f.verdict, &f.known, &f.permitted_by) {
             _ if f.oracle == crate::oracle::OracleKind::Fidelity => self.fidelity += 1,
+            (Verdict::Violation, None, _) if f.kind == crate::oracle::view::QUERY_BUG => {
+                self.query_bugs += 1
+            }
             (Verdict::Violation, None, _) => self.violations += 1,
             (Verdict::Violation, Some(k), _) => {
                 self.known_violations += 1;
@@ -202,7 +211,11 @@ impl Summary {
         let point = (
             self.elapsed_s,
             self.cases,
-            self.violations + self.known_violations + self.permitted + self.fidelity,
+            self.violations
+                + self.known_violations
+                + self.permitted
+                + self.fidelity
+                + self.query_bugs,
         );
         if self
             .timeline
@@ -300,8 +313,8 @@ impl Summary {
             s.push_str("findings: none\n");
         } else {
             s.push_str(&format!(
-                "findings: {} violation(s), {} known violation(s), {} permitted, {} fidelity (txfuzz changed the engine's behaviour)\n",
-                self.violations, self.known_violations, self.permitted, self.fidelity
+                "findings: {} violation(s), {} query bug(s), {} known violation(s), {} permitted, {} fidelity (txfuzz changed the engine's behaviour)\n",
+                self.violations, self.query_bugs, self.known_violations, self.permitted, self.fidelity
             ));
             for (id, n) in &self.known_by {
                 s.push_str(&format!("  known   {id:<40} {n}\n"));

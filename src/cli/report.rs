@@ -43,7 +43,7 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode, UsageError> {
     let path = crate::report::write_report(&args.out).map_err(UsageError)?;
     println!("wrote {}", path.display());
     let s = &merged.summary;
-    Ok(if s.violations + s.fidelity > 0 {
+    Ok(if s.violations + s.fidelity + s.query_bugs > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -116,7 +116,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
     }
     Ok(
         if args.known.fails(
-            summary.violations + summary.fidelity,
+            summary.violations + summary.fidelity + summary.query_bugs,
             summary.known_violations,
         ) {
             ExitCode::from(1)

@@ -76,6 +76,10 @@ fn summary(s: &mut String, r: &Report) {
         ("aborts", sm.aborts.to_string()),
         ("replays", sm.replays.to_string()),
         ("violations", sm.violations.to_string()),
+        (
+            "query bugs (a statement alone answers wrongly)",
+            sm.query_bugs.to_string(),
+        ),
         ("known violations", sm.known_violations.to_string()),
         ("permitted", sm.permitted.to_string()),
         (

@@ -133,6 +133,30 @@ fn create_index(table: &str, i: &Index) -> String {
     )
 }
 
+/// The non-unique secondary indexes of `t` created on its TEMPORARY twin
+/// (a scratch table of the same name, which shadows `t`), named `name`
+/// (SQLite: in the `temp` schema, where the table is).
+pub fn create_temporary_index(d: Dialect, t: &Table, i: &Index, name: &str) -> String {
+    let name = match d {
+        Dialect::Sqlite => format!("temp.{name}"),
+        Dialect::Mysql | Dialect::Postgres => name.to_string(),
+    };
+    format!(
+        "CREATE INDEX {name} ON {} ({})",
+        t.name,
+        ident_list(&i.columns)
+    )
+}
+
+/// Drops index `name` of `t`'s TEMPORARY twin ([`create_temporary_index`]).
+pub fn drop_temporary_index(d: Dialect, t: &Table, name: &str) -> String {
+    match d {
+        Dialect::Sqlite => format!("DROP INDEX temp.{name}"),
+        Dialect::Postgres => format!("DROP INDEX pg_temp.{name}"),
+        Dialect::Mysql => format!("DROP INDEX {name} ON {}", t.name),
+    }
+}
+
 /// `DROP TABLE IF EXISTS t` (PostgreSQL: with `CASCADE`, dropping dependent
 /// foreign keys).
 pub fn drop_table(d: Dialect, name: &str) -> String {

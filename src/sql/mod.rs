@@ -29,8 +29,9 @@ mod fixtures;
 
 pub use check::unsupported;
 pub use ddl::{
-    create_table, create_table_as, drop_table, empty_table, foreign_key_switch, insert_rows,
-    insert_rows_as, select_state, select_state_as, Layout,
+    create_table, create_table_as, create_temporary_index, drop_table, drop_temporary_index,
+    empty_table, foreign_key_switch, insert_rows, insert_rows_as, select_state, select_state_as,
+    Layout,
 };
 pub use expr::{render_expr, render_select, render_value};
 pub use render::{render_stmt, session_setup};

@@ -47,6 +47,9 @@ use crate::model::{History, TestCase};
 pub use undecided::Undecided;
 
 pub const ORACLE: &str = "view";
+/// The finding kind of a statement that alone gives a wrong answer
+/// (`statement/query_bug.rs`): a query bug, counted apart.
+pub const QUERY_BUG: &str = "query-bug";
 
 /// What the oracle concluded about one case.
 #[derive(Debug, Default)]

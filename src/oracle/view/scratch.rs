@@ -172,6 +172,61 @@ impl Scratch {
         Ok(())
     }
 
+    /// Runs `p` on `tables` (rows per table, `[rid, wl, columns...]`) with
+    /// the case's non-unique secondary indexes on the scratch tables (which
+    /// otherwise leave them out), and drops the indexes again: the statement
+    /// alone, planned as the engine plans it with the case's indexes.
+    /// `Ok(None)`: the case has no such index.
+    pub fn run_indexed(
+        &mut self,
+        tables: &[(String, Vec<Vec<Value>>)],
+        p: &Prepared,
+    ) -> ScratchResult<Option<Outcome>> {
+        let indexes: Vec<(Table, crate::model::Index, String)> = self
+            .schema
+            .tables
+            .iter()
+            .flat_map(|t| t.indexes.iter().filter(|i| !i.unique).map(move |i| (t, i)))
+            .enumerate()
+            .map(|(n, (t, i))| (t.clone(), i.clone(), format!("txfuzz_q{n}")))
+            .collect();
+        if indexes.is_empty() {
+            return Ok(None);
+        }
+        let mut created = Vec::new();
+        let mut result = Ok(None);
+        for (t, i, name) in &indexes {
+            if let Err(e) = self.query(&sql::create_temporary_index(self.dialect, t, i, name)) {
+                result = Err(e);
+                break;
+            }
+            created.push((t, name));
+        }
+        if result.is_ok() {
+            // Filling a parent may empty its children (PostgreSQL): twice.
+            for _pass in 0..2 {
+                for (name, rows) in tables {
+                    if let Err(e) = self.fill(name, rows) {
+                        result = Err(e);
+                    }
+                }
+            }
+            if result.is_ok() {
+                result = Ok(Some(self.run(p)));
+            }
+        }
+        for (t, name) in created {
+            if let Err(e) = self.query(&sql::drop_temporary_index(self.dialect, t, name)) {
+                result = Err(e);
+            }
+        }
+        result
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
     /// Whether scratch table `name` holds known rows.
     pub fn is_filled(&self, name: &str) -> bool {
         self.filled.contains_key(name)

@@ -19,6 +19,7 @@ use serde_json::json;
 mod evaluate;
 mod expect;
 mod judge;
+mod query_bug;
 mod resumed;
 mod uncertain;
 
@@ -558,6 +559,12 @@ fn violation(
 ) -> Result<(), Stop> {
     if let Some(reason) = ck.undecided_instead.take() {
         return Err(undecided(reason));
+    }
+    if matches!(kind, "result" | "write-set") {
+        if let Some(f) = query_bug::query_bug(ck, r, eval, actual)? {
+            ck.findings.push(f);
+            return Err(Stop::Violation);
+        }
     }
     let plain = ck
         .prepared
