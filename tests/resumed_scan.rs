@@ -18,7 +18,7 @@ use txfuzz::campaign::run_case;
 use txfuzz::engine::Engine;
 use txfuzz::exec::ExecOptions;
 use txfuzz::finding::known::KnownIssues;
-use txfuzz::model::{EventKind, History, Isolation, StmtRef, TestCase, Value};
+use txfuzz::model::{EventKind, History, Isolation, StmtRef, TestCase, Value, WriteList};
 use txfuzz::oracle::{self, CheckStats, Finding, OracleKind, Verdict};
 use txfuzz::testkit::*;
 
@@ -165,6 +165,24 @@ fn resumed_update_does_not_revisit_the_rows_it_passed() {
     resumed_finding(
         &view_findings(e.as_mut(), &case, &drop_effects(&h, T2_STMT)),
         "resumed-write",
+    );
+    // A lost update: row 3 written on its version from before T1's commit
+    // (it held the row's lock from the write on, so T1's commit came first;
+    // on that version it did not even match).
+    let mut stale = h.clone();
+    for o in stale.outcomes.iter_mut().filter(|o| o.stmt == T2_STMT) {
+        for w in o.outcome.writes.iter_mut().filter(|w| w.rid == 3) {
+            let op = w.after.as_ref().unwrap().last();
+            w.before = Some(WriteList::initial());
+            w.after = Some(WriteList::initial().then(op));
+        }
+    }
+    let findings = view_findings(e.as_mut(), &case, &stale);
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.kind == "resumed-write" && f.summary.contains("wrote row 3")),
+        "{findings:#?}"
     );
 }
 

@@ -151,6 +151,29 @@ mod tests {
     }
 
     #[test]
+    fn a_resumed_scan_rule_permits_only_where_documented() {
+        use crate::engine::profile::ScanRule;
+        let claim = |rule| Some(Claim::ResumedScan { rule });
+        let mut fs = vec![
+            finding(claim(ScanRule::SkippedOnCommittedVersion)),
+            finding(claim(ScanRule::MissedInsertedRow)),
+            finding(claim(ScanRule::MissedMovedRow)),
+        ];
+        apply(&mut fs, &profile("mariadb"), Isolation::ReadCommitted);
+        assert_eq!(fs[0].verdict, Verdict::Permitted);
+        let p = fs[0].permitted_by.as_ref().unwrap();
+        assert_eq!(p.fact, "resumed_scan[read-committed]: skipped-on-committed-version");
+        assert!(p.doc.contains("semi-consistent"), "{p:?}");
+        assert_eq!(fs[1].verdict, Verdict::Violation);
+        assert_eq!(fs[2].verdict, Verdict::Violation);
+        // No resumed-scan rule at REPEATABLE READ, nor on PostgreSQL.
+        apply(&mut fs, &profile("mariadb"), Isolation::RepeatableRead);
+        assert_eq!(fs[0].verdict, Verdict::Violation);
+        apply(&mut fs, &profile("postgres"), Isolation::ReadCommitted);
+        assert_eq!(fs[0].verdict, Verdict::Violation);
+    }
+
+    #[test]
     fn unique_order_needs_the_profile_fact() {
         let mut fs = vec![finding(Some(Claim::UniqueCheckOrder))];
         apply(&mut fs, &profile("sqlite"), Isolation::Serializable);
