@@ -557,3 +557,82 @@ fn insert_ignore_of_an_orphan_row_is_judged_as_skipped() {
     let insert = StmtRef { txn: 1, index: 1 };
     assert!(h.outcome(insert).unwrap().ok(), "{h:#?}");
 }
+
+/// `INSERT IGNORE INTO t (k, v) SELECT a0.k, a0.v FROM t AS a0 ORDER BY a0.k
+/// LIMIT 1` with row id `rid`.
+fn insert_ignore_first_row(rid: i64) -> txfuzz::model::Stmt {
+    use txfuzz::model::{Expr, FromItem, Insert, OnConflict, OrderBy, Select, SelectItem, Stmt};
+    let col = |c: &str| Expr::qcol("a0", c);
+    Stmt::Insert(Insert {
+        table: "t".into(),
+        columns: vec!["k".into(), "v".into()],
+        rows: vec![],
+        rids: vec![rid],
+        select: Some(Box::new(Select {
+            distinct: false,
+            items: ["k", "v"]
+                .iter()
+                .map(|c| SelectItem {
+                    expr: col(c),
+                    alias: None,
+                })
+                .collect(),
+            from: vec![FromItem {
+                table: "t".into(),
+                alias: "a0".into(),
+                join: None,
+            }],
+            where_: None,
+            group_by: vec![],
+            order_by: vec![OrderBy {
+                expr: col("k"),
+                desc: false,
+            }],
+            limit: Some(1),
+            lock: None,
+        })),
+        on_conflict: OnConflict::Ignore,
+    })
+}
+
+/// READ UNCOMMITTED, an `INSERT IGNORE ... SELECT` that waited (case 259 of
+/// a 20-minute campaign, reduced): its query reads T1's uncommitted row 1
+/// (v = 5) at submission, its key check waits for T1's lock on key 1, T1
+/// deletes the row and commits, and the INSERT puts in (1, 5). The query
+/// read before the wait, when the newest versions were other than at the
+/// statement's end: `view` cannot materialise that view, so the case is
+/// undecided (`read-uncommitted-subquery`), not a `write-set` violation.
+#[test]
+fn read_uncommitted_insert_select_that_waited_is_undecided() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let mut case = kv_case(
+        &[(1, 0), (2, 0)],
+        vec![
+            committed(vec![set("t", 1, 5), delete("t", 1)]),
+            autocommit(vec![insert_ignore_first_row(11)]),
+        ],
+        "1 1 2 1 1",
+    );
+    case.isolation = Isolation::ReadUncommitted;
+    let mut e = common::open(&url);
+    let mut stats = CheckStats::default();
+    let (h, findings) = run_case(
+        e.as_mut(),
+        &case,
+        &[OracleKind::View],
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    assert!(blocked(&h, T2_STMT), "{h:#?}");
+    assert_eq!(final_rows(&h), vec![kv(1, 5), kv(2, 0)], "{h:#?}");
+    assert!(findings.is_empty(), "{findings:#?}");
+    let counts = stats.oracle("view");
+    assert_eq!(
+        counts.undecided_by.get("read-uncommitted-subquery"),
+        Some(&1),
+        "{counts:?}"
+    );
+}

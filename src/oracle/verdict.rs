@@ -162,7 +162,10 @@ mod tests {
         apply(&mut fs, &profile("mariadb"), Isolation::ReadCommitted);
         assert_eq!(fs[0].verdict, Verdict::Permitted);
         let p = fs[0].permitted_by.as_ref().unwrap();
-        assert_eq!(p.fact, "resumed_scan[read-committed]: skipped-on-committed-version");
+        assert_eq!(
+            p.fact,
+            "resumed_scan[read-committed]: skipped-on-committed-version"
+        );
         assert!(p.doc.contains("semi-consistent"), "{p:?}");
         assert_eq!(fs[1].verdict, Verdict::Violation);
         assert_eq!(fs[2].verdict, Verdict::Violation);

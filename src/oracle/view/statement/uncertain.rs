@@ -22,7 +22,8 @@ use crate::engine::profile::SubqueryRead;
 /// READ UNCOMMITTED: the subqueries read the newest versions, committed or
 /// not: decided only when those agree with the newest committed ones on every
 /// table the statement reads and no write of another transaction is waiting
-/// halfway there.
+/// halfway there, and the statement did not wait (its subquery read before
+/// the wait, when other versions may have been the newest).
 pub(super) fn subquery_read_view(
     ck: &mut Checker,
     r: StmtRef,
@@ -48,7 +49,7 @@ pub(super) fn subquery_read_view(
             ck.store.view(t, own, Sight::Uncommitted)
                 != ck.store.view(t, own, Sight::CommittedBefore(pos))
         });
-        return if dirty || partial_write_visible(ck, r) {
+        return if dirty || partial_write_visible(ck, r) || ck.blocked.contains(&r) {
             Err(undecided(Undecided::ReadUncommittedSubquery))
         } else {
             Ok(())
