@@ -243,3 +243,60 @@ fn standalone_without_the_secondary_key_returns_the_matching_row() {
     );
     assert_eq!(rows, vec![vec![Value::Int(16), Value::Int(-1)]]);
 }
+
+/// `Scratch::run_indexed` on `engine`: the DECIMAL query on `(1, 6)` and
+/// `(2, 5)` with the index on `v`, twice (the index is dropped after each
+/// run, or the second CREATE INDEX would fail), and the rows are right on
+/// engines without the bug.
+fn run_indexed_twice(engine: &mut dyn txfuzz::engine::Engine) {
+    use txfuzz::instrument::prepare_case;
+    use txfuzz::model::StmtRef;
+    use txfuzz::oracle::view::scratch::Scratch;
+    let query = select_where(
+        false,
+        &["k", "v"],
+        Expr::eq(Expr::col("v"), Expr::Lit(Value::Int(5))),
+    );
+    let c = case(&[(1, 6), (2, 5)], query, true);
+    let mut scratch = Scratch::open(engine, &c.schema, c.isolation)
+        .unwrap()
+        .unwrap();
+    let prepared = prepare_case(engine.target(), &c);
+    let p = &prepared[&StmtRef { txn: 1, index: 0 }];
+    let rows = |k: i64, v: i64| {
+        vec![
+            Value::Int(k),
+            Value::Text("0".into()),
+            Value::Int(k),
+            Value::Int(v),
+        ]
+    };
+    let tables = vec![("t".to_string(), vec![rows(1, 6), rows(2, 5)])];
+    for _ in 0..2 {
+        let o = scratch.run_indexed(&tables, p).unwrap().unwrap();
+        assert!(o.error.is_none(), "{o:?}");
+        assert_eq!(o.rows, vec![vec![Value::Int(2), Value::Int(5)]], "{o:?}");
+    }
+}
+
+#[test]
+fn scratch_indexes_come_and_go_on_sqlite() {
+    let mut e = txfuzz::engine::sqlite::SqliteEngine::open(None).unwrap();
+    run_indexed_twice(&mut e);
+}
+
+#[test]
+fn scratch_indexes_come_and_go_on_postgres() {
+    let Some(url) = common::pg_url() else {
+        return;
+    };
+    run_indexed_twice(common::open(&url).as_mut());
+}
+
+#[test]
+fn scratch_indexes_come_and_go_on_mariadb() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    run_indexed_twice(common::open(&url).as_mut());
+}
