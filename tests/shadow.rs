@@ -192,6 +192,28 @@ fn a_locking_read_whose_plan_instrumentation_would_change_runs_as_written() {
     assert!(findings.is_empty(), "{findings:#?}");
 }
 
+/// Fidelity regression (a 20-minute READ UNCOMMITTED campaign, case 3088,
+/// reduced by `txfuzz reduce`): T2's failed UPDATE of parent t0 keeps its
+/// lock; T3's `INSERT INTO t1` of a child waits on its foreign-key check
+/// after putting in its clustered record; T1's autocommit join of t0 and t1
+/// reads t1 through the foreign key's index as written (no new entry there
+/// yet: 1 row) but through the clustered index when `rid, wl` are projected
+/// (the half-inserted row too: 2 rows). At READ UNCOMMITTED the plan decides
+/// what a plain read sees: such a read runs as written (`keep_plans`).
+#[test]
+fn a_read_uncommitted_read_whose_plan_instrumentation_would_change_runs_as_written() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let (findings, stats) = replay_fixture(
+        &url,
+        "read-uncommitted-case3088-fidelity-half-inserted-row.json",
+        OracleKind::Fidelity,
+    );
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(stats.per_oracle["fidelity"].checked, 1, "{stats:?}");
+}
+
 /// Harness regression (found by the 10-minute READ UNCOMMITTED campaign of
 /// BENCHMARKS.md): `keep_plans` once ran in every execution, so `sdg`'s
 /// locking version-set reads (`SELECT 1, rid, wl FROM t FOR UPDATE`, whose
