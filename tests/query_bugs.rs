@@ -300,3 +300,43 @@ fn scratch_indexes_come_and_go_on_mariadb() {
     };
     run_indexed_twice(common::open(&url).as_mut());
 }
+
+/// The check does not swallow isolation violations: a stale read injected on
+/// SQLite (a read in T1 answered from the state at T1's BEGIN, after T2
+/// committed), in a case with an index on `v`, stays a `result` violation.
+/// Run alone with the index, the statement answers as its view predicts.
+#[test]
+fn a_stale_read_with_an_index_stays_an_isolation_violation() {
+    use txfuzz::engine::fault::{Fault, FaultyEngine};
+    use txfuzz::engine::sqlite::SqliteEngine;
+    let query = select_where(false, &["k", "v"], Expr::eq(Expr::col("v"), int(7)));
+    let mut c = kv_case(
+        &[(1, 0), (2, 7)],
+        vec![
+            committed(vec![query]),
+            autocommit(vec![txfuzz::testkit::set("t", 1, 7)]),
+        ],
+        "1 2 1 1",
+    );
+    c.schema.tables[0].indexes.push(Index {
+        name: "iv".into(),
+        columns: vec!["v".into()],
+        unique: false,
+    });
+    c.isolation = Isolation::Serializable;
+    let mut e = FaultyEngine::new(
+        Box::new(SqliteEngine::open(None).unwrap()),
+        Fault::StaleRead,
+    );
+    let mut stats = CheckStats::default();
+    let (h, findings) = run_case(
+        &mut e,
+        &c,
+        &[OracleKind::View],
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    let kinds: Vec<&str> = findings.iter().map(|f| f.kind.as_str()).collect();
+    assert_eq!(kinds, vec!["result"], "{findings:#?}\n{h:#?}");
+}
