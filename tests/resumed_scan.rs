@@ -453,6 +453,16 @@ fn a_locking_read_misses_a_row_inserted_behind_its_scan() {
             "resumed-missed-insert",
             "mariadb-read-committed-locking-read-misses-inserted-row",
         );
+        // The trait: a missed row inserted before the read started waiting
+        // (row 11) is another shape, not the reported one.
+        for f in findings
+            .iter_mut()
+            .filter(|f| f.kind == "resumed-missed-insert")
+        {
+            f.evidence["details"]["rid"] = 11.into();
+        }
+        KnownIssues::builtin().mark(&mut findings, &c, &h, e.info());
+        assert!(findings.iter().all(|f| f.known.is_none()), "{findings:#?}");
         let (_, _, h, findings) = run_judged(&url, &case(1, 2), level);
         assert!(blocked(&h, T2_STMT), "{level}: {h:#?}");
         assert_eq!(h.outcome(T2_STMT).unwrap().rows.len(), 2, "{level}: {h:#?}");

@@ -52,6 +52,11 @@ pub enum Trait {
     /// immediate (`SET CONSTRAINTS ALL IMMEDIATE`, SQLite `PRAGMA
     /// defer_foreign_keys = OFF`) after a successful write.
     ConstraintsSetImmediateAfterWrite,
+    /// The row the finding names (`details.table`, `details.rid`) was
+    /// inserted by another transaction's statement submitted after the
+    /// finding's statement (which was then waiting): MDEV-34106's shape, a
+    /// row inserted behind the scan position during the wait.
+    RowInsertedWhileWaiting,
 }
 
 /// The transactions a finding's evidence names: graph `transactions`
@@ -252,6 +257,9 @@ pub(super) fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &
         Trait::ConcurrentParentChildWrites => {
             crate::model::fk_conflict::parent_child_conflict(case, history)
         }
+        Trait::RowInsertedWhileWaiting => {
+            finding_stmt(finding).is_some_and(|by| row_inserted_while_waiting(finding, history, by))
+        }
         Trait::BlockedLockingReadWithSubquery => {
             let refs = involved(finding, case);
             !refs.is_empty()
@@ -260,6 +268,32 @@ pub(super) fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &
                     .all(|r| blocked_locking_read_with_subquery(case, history, *r))
         }
     }
+}
+
+/// The row `finding` names was inserted by a statement of another
+/// transaction submitted after statement `by`.
+fn row_inserted_while_waiting(finding: &Finding, history: &History, by: StmtRef) -> bool {
+    let details = &finding.evidence["details"];
+    let (Some(table), Some(rid)) = (details["table"].as_str(), details["rid"].as_i64()) else {
+        return false;
+    };
+    let submitted = |r: StmtRef| {
+        history
+            .events
+            .iter()
+            .position(|e| e.stmt == r && matches!(e.kind, EventKind::Submitted))
+    };
+    let Some(start) = submitted(by) else {
+        return false;
+    };
+    history.outcomes.iter().any(|o| {
+        o.stmt.txn != by.txn
+            && o.outcome
+                .writes
+                .iter()
+                .any(|w| w.table == table && w.rid == rid && w.before.is_none())
+            && submitted(o.stmt).is_some_and(|at| at > start)
+    })
 }
 
 /// Statement `by` is a plain SELECT reading a table in which an earlier
