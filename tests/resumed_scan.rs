@@ -665,3 +665,80 @@ fn read_uncommitted_insert_select_that_waited_is_undecided() {
         "{counts:?}"
     );
 }
+
+/// READ UNCOMMITTED: T1 changes s's row (v 1 -> 2) and stays open; T2's
+/// `UPDATE t SET v = 9 WHERE k IN (SELECT a0.v FROM s AS a0)` reads T1's
+/// uncommitted version in its subquery (MySQL 17.7.2.1: "a possible earlier
+/// version of a row might be used"; 17.7.2.3: the select of a write is a
+/// nonlocking read at RU/RC) and updates row k = 2 without waiting. The
+/// table only the subquery reads gets the uncommitted view: decided without
+/// a finding; with T2's write taken away, a violation.
+#[test]
+fn read_uncommitted_subquery_of_a_write_reads_an_uncommitted_version() {
+    use txfuzz::model::{Assignment, Expr, FromItem, Select, SelectItem, Stmt, TableData, Update};
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let subquery = Select {
+        distinct: false,
+        items: vec![SelectItem {
+            expr: Expr::qcol("a0", "v"),
+            alias: None,
+        }],
+        from: vec![FromItem {
+            table: "s".into(),
+            alias: "a0".into(),
+            join: None,
+        }],
+        where_: None,
+        group_by: vec![],
+        order_by: vec![],
+        limit: None,
+        lock: None,
+    };
+    let write = Stmt::Update(Update {
+        table: "t".into(),
+        assignments: vec![Assignment {
+            column: "v".into(),
+            value: Expr::Lit(Value::Int(9)),
+        }],
+        where_: Some(Expr::InSubquery {
+            expr: Box::new(Expr::col("k")),
+            query: Box::new(subquery),
+            negated: false,
+        }),
+    });
+    let mut case = kv_case(
+        &[(1, 0), (2, 0)],
+        vec![committed(vec![set("s", 10, 2)]), autocommit(vec![write])],
+        "1 1 2 1",
+    );
+    case.schema.tables.push(txfuzz::testkit::kv_table("s"));
+    case.data.push(TableData {
+        table: "s".into(),
+        rows: vec![txfuzz::model::Row {
+            rid: 3,
+            values: vec![Value::Int(10), Value::Int(1)],
+        }],
+    });
+    case.isolation = Isolation::ReadUncommitted;
+    let mut e = common::open(&url);
+    let mut stats = CheckStats::default();
+    let (h, findings) = run_case(
+        e.as_mut(),
+        &case,
+        &[OracleKind::View],
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    assert!(!blocked(&h, T2_STMT), "{h:#?}");
+    assert_eq!(final_rows(&h), vec![kv(1, 0), kv(2, 9)], "{h:#?}");
+    assert!(findings.is_empty(), "{findings:#?}");
+    let checked = stats.oracle("view").checked;
+    assert_eq!(checked, 1, "{stats:?}");
+    resumed_finding(
+        &view_findings(e.as_mut(), &case, &drop_effects(&h, T2_STMT)),
+        "write-set",
+    );
+}

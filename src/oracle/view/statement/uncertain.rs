@@ -39,21 +39,7 @@ pub(super) fn subquery_read_view(
         return Ok(());
     }
     if ck.rule.plain_read == ViewRule::Uncommitted {
-        let own = Writer::Txn(r.txn);
-        let tables = ck
-            .case
-            .stmt(r)
-            .map(|c| crate::model::walk::tables(&c.stmt))
-            .unwrap_or_default();
-        let dirty = tables.iter().any(|t| {
-            ck.store.view(t, own, Sight::Uncommitted)
-                != ck.store.view(t, own, Sight::CommittedBefore(pos))
-        });
-        return if dirty || partial_write_visible(ck, r) || ck.blocked.contains(&r) {
-            Err(undecided(Undecided::ReadUncommittedSubquery))
-        } else {
-            Ok(())
-        };
+        return read_uncommitted_subqueries(ck, r, pos);
     }
     let start = ck.submitted_at.get(&r).copied().unwrap_or(pos);
     let per_txn = in_txn(ck, r) && ck.rule.snapshot != SnapshotPoint::EachStatement;
@@ -167,6 +153,40 @@ pub(super) fn release_unobserved(ck: &Checker, r: StmtRef) -> bool {
             .waiting
             .iter()
             .any(|w| w.txn != r.txn && !ck.doomed_txns.contains(&w.txn))
+}
+
+/// READ UNCOMMITTED: the subqueries read the newest versions, committed or
+/// not, the outer rows of a write or locking read the newest committed ones.
+/// Where the two differ on a table only the subqueries read, that table gets
+/// the uncommitted view (`Checker::subquery_sight`); a table read both ways
+/// with uncommitted versions, a write of another transaction waiting halfway
+/// on a table the statement reads, or a statement that waited (its
+/// subqueries read before the wait) is undecided.
+fn read_uncommitted_subqueries(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
+    let own = Writer::Txn(r.txn);
+    let Some(stmt) = ck.case.stmt(r).map(|c| c.stmt.clone()) else {
+        return Err(undecided(Undecided::UnknownStatement));
+    };
+    if partial_write_visible(ck, r) || ck.blocked.contains(&r) {
+        return Err(undecided(Undecided::ReadUncommittedSubquery));
+    }
+    let dirty: std::collections::BTreeSet<String> = crate::model::walk::tables(&stmt)
+        .into_iter()
+        .filter(|t| {
+            ck.store.view(t, own, Sight::Uncommitted)
+                != ck.store.view(t, own, Sight::CommittedBefore(pos))
+        })
+        .collect();
+    if dirty.is_empty() {
+        return Ok(());
+    }
+    match tables_only_in_subqueries(&stmt, &ck.case.schema) {
+        Some(only) if dirty.is_subset(&only) => {
+            ck.subquery_sight = Some((only, Sight::Uncommitted));
+            Ok(())
+        }
+        _ => Err(undecided(Undecided::ReadUncommittedSubquery)),
+    }
 }
 
 /// Whether a write of another transaction waits now (it may have written
