@@ -742,3 +742,22 @@ fn read_uncommitted_subquery_of_a_write_reads_an_uncommitted_version() {
         "write-set",
     );
 }
+
+#[test]
+fn probe_reinsert() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    for second in [set("t", 20, 7), delete("t", 20)] {
+        let case = kv_case(
+            &[(5, 0), (20, 0)],
+            vec![
+                committed(vec![delete("t", 20), insert("t", 1000, 20, 1)]),
+                autocommit(vec![second]),
+            ],
+            "1 1 2 1 1",
+        );
+        let (_, _, h, findings) = run_judged(&url, &case, Isolation::ReadCommitted);
+        eprintln!("PROBE blocked={} final={:?} t2={:?} kinds={:?}", blocked(&h, T2_STMT), final_rows(&h), h.outcome(T2_STMT), findings.iter().map(|f| f.kind.clone()).collect::<Vec<_>>());
+    }
+}

@@ -192,6 +192,32 @@ fn a_locking_read_whose_plan_instrumentation_would_change_runs_as_written() {
     assert!(findings.is_empty(), "{findings:#?}");
 }
 
+/// Fidelity regression (a 20-minute READ COMMITTED campaign, case 812,
+/// reduced by `txfuzz reduce`): t0 has a PRIMARY KEY on `c0` and an index on
+/// `(c0, c1)`. T1 deletes the row `c0 = 20`; T3's `UPDATE t0 SET c1 = 'bb'
+/// WHERE c0 = 20` waits; T1 inserts `(20, 'abc')` and commits. On the plain
+/// table InnoDB runs the UPDATE on the PRIMARY KEY and updates the new row;
+/// the hidden `rid, wl` columns widen the clustered records, and on the
+/// instrumented table it chose the `(c0, c1)` index, where the new entry
+/// sorts before the deleted one it waited on: it updated nothing (view:
+/// `resumed-missed-insert`; the shadow run: affected 0 vs 1). The judged
+/// UPDATE now carries the plain twin's plan (`FORCE INDEX (PRIMARY)`).
+#[test]
+fn an_update_keeps_the_plan_of_the_plain_table() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    for oracle in [OracleKind::Fidelity, OracleKind::View] {
+        let (findings, stats) = replay_fixture(
+            &url,
+            "read-committed-case812-update-plan-reinserted-row.json",
+            oracle,
+        );
+        assert!(findings.is_empty(), "{oracle}: {findings:#?}");
+        assert_eq!(stats.per_oracle[&oracle.to_string()].checked, 1, "{stats:?}");
+    }
+}
+
 /// Fidelity regression (a 20-minute READ UNCOMMITTED campaign, case 3088,
 /// reduced by `txfuzz reduce`): T2's failed UPDATE of parent t0 keeps its
 /// lock; T3's `INSERT INTO t1` of a child waits on its foreign-key check

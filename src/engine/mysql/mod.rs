@@ -12,6 +12,7 @@ mod connect;
 mod errors;
 mod link;
 mod monitor;
+mod plans;
 mod profile;
 mod session;
 
@@ -24,7 +25,7 @@ use super::server::{Monitor, Registry};
 use super::{Engine, EngineError, EngineProfile, Session, WaitSignal};
 use crate::instrument::Prepared;
 use crate::model::{
-    DbState, EngineInfo, ErrorClass, Isolation, Schema, Stmt, StmtRef, TableData, TestCase, Value,
+    DbState, EngineInfo, Isolation, Schema, StmtRef, TableData, TestCase, Value,
 };
 use crate::sql::{self, Dialect, Layout};
 use connect::{base_opts, check_sql_mode, log_error_path, status_output_locks_on};
@@ -336,57 +337,13 @@ impl Engine for MysqlEngine {
         )))
     }
 
-    /// InnoDB locks the index records a locking read visits, so its plan
-    /// decides its locks; projecting `rid` and `wl` can change the plan (a
-    /// covering secondary index is no longer enough, the join order moves).
-    /// At READ UNCOMMITTED a plain read sees the newest record of each index
-    /// it visits, so its plan decides what it sees of a write still under
-    /// way (an INSERT waiting on a foreign-key check has put in its clustered
-    /// record, not yet its secondary index entries). Each such read (every
-    /// locking read, every SELECT in a transaction at SERIALIZABLE, every
-    /// SELECT at READ UNCOMMITTED) whose plain and instrumented `EXPLAIN`s
-    /// differ runs as written instead, unobserved.
+    /// The judged run keeps the plain statements' plans (`plans.rs`).
     fn keep_plans(
         &mut self,
         case: &TestCase,
         prepared: &mut HashMap<StmtRef, Prepared>,
     ) -> Result<(), EngineError> {
-        for p in prepared.values_mut() {
-            let Stmt::Select(s) = &p.ir else { continue };
-            // At SERIALIZABLE InnoDB turns plain SELECTs into locking reads,
-            // except with autocommit (consistent reads then).
-            let in_txn = case.txn(p.stmt.txn).is_some_and(|t| !t.autocommit);
-            let locking = s.lock.is_some() || (case.isolation == Isolation::Serializable && in_txn);
-            let plan_decides = locking || case.isolation == Isolation::ReadUncommitted;
-            if !plan_decides || p.sql == p.plain {
-                continue;
-            }
-            let plan =
-                |admin: &mut Link, sql: &str| -> Result<Option<Vec<Vec<Value>>>, EngineError> {
-                    match admin.query(&format!("EXPLAIN {sql}")) {
-                        Ok(r) => Ok(Some(
-                            r.rows
-                                .into_iter()
-                                .map(|mut row| {
-                                    // `rows` is an estimate, not part of the plan.
-                                    if row.len() > 8 {
-                                        row.remove(8);
-                                    }
-                                    row
-                                })
-                                .collect(),
-                        )),
-                        Err(e) if e.class == ErrorClass::ConnectionLost => Err(setup("EXPLAIN", e)),
-                        Err(_) => Ok(None),
-                    }
-                };
-            let instrumented = plan(&mut self.admin, &p.sql)?;
-            let plain = plan(&mut self.admin, &p.plain)?;
-            if instrumented != plain {
-                *p = p.unobserved();
-            }
-        }
-        Ok(())
+        plans::keep_plans(&mut self.admin, case, prepared)
     }
 
     fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError> {

@@ -1,0 +1,197 @@
+//! The judged run keeps the plain statements' plans (`Engine::keep_plans`).
+//!
+//! InnoDB's plan decides which index records a statement visits, and so
+//! which locks it takes, what it sees of writes under way at READ
+//! UNCOMMITTED, and which rows a scan resumed after a lock wait meets again.
+//! Instrumentation can change the plan two ways:
+//! - the statement: projecting `rid, wl` makes a covering secondary index
+//!   insufficient, or moves the join order. Each read whose plan decides
+//!   locks or visibility (locking reads, every SELECT in a transaction at
+//!   SERIALIZABLE, every SELECT at READ UNCOMMITTED) and whose plain and
+//!   instrumented `EXPLAIN`s differ runs as written instead, unobserved;
+//! - the table: the hidden columns widen the clustered records, and the cost
+//!   model then prefers a secondary index for the same statement. Each
+//!   UPDATE is explained on plain twin tables (TEMPORARY tables of the same
+//!   names, which shadow the base tables on the admin connection: the
+//!   case's columns, keys and indexes, its initial rows); where the plain
+//!   plan's index differs, the instrumented UPDATE gets an index hint
+//!   (`FORCE INDEX`, or `IGNORE INDEX` for a plain full scan). Single-table
+//!   DELETE takes no index hint in MariaDB: not covered.
+
+use super::link::Link;
+use super::setup;
+use crate::engine::EngineError;
+use crate::instrument::Prepared;
+use crate::model::{ErrorClass, Index, Isolation, Stmt, StmtRef, Table, TestCase, Value};
+use crate::sql::{self, Dialect, Layout};
+use std::collections::HashMap;
+
+/// `EXPLAIN sql` on `admin`, without the row estimates; `None` when the
+/// server refuses it.
+fn explain(admin: &mut Link, sql: &str) -> Result<Option<Vec<Vec<Value>>>, EngineError> {
+    match admin.query(&format!("EXPLAIN {sql}")) {
+        Ok(r) => Ok(Some(
+            r.rows
+                .into_iter()
+                .map(|mut row| {
+                    // `rows` is an estimate, not part of the plan.
+                    if row.len() > 8 {
+                        row.remove(8);
+                    }
+                    row
+                })
+                .collect(),
+        )),
+        Err(e) if e.class == ErrorClass::ConnectionLost => Err(setup("EXPLAIN", e)),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The index a single-table plan uses (`EXPLAIN`'s `key`; `None`: a full
+/// scan) and the indexes it could use (`possible_keys`).
+fn key_of(plan: &[Vec<Value>]) -> Option<(Option<String>, Vec<String>)> {
+    let [row] = plan else { return None };
+    let text = |v: Option<&Value>| match v {
+        Some(Value::Text(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let possible = text(row.get(4))
+        .map(|s| s.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    Some((text(row.get(5)), possible))
+}
+
+pub(super) fn keep_plans(
+    admin: &mut Link,
+    case: &TestCase,
+    prepared: &mut HashMap<StmtRef, Prepared>,
+) -> Result<(), EngineError> {
+    run_reads_as_written(admin, case, prepared)?;
+    hint_updates(admin, case, prepared)
+}
+
+fn run_reads_as_written(
+    admin: &mut Link,
+    case: &TestCase,
+    prepared: &mut HashMap<StmtRef, Prepared>,
+) -> Result<(), EngineError> {
+    for p in prepared.values_mut() {
+        let Stmt::Select(s) = &p.ir else { continue };
+        // At SERIALIZABLE InnoDB turns plain SELECTs into locking reads,
+        // except with autocommit (consistent reads then).
+        let in_txn = case.txn(p.stmt.txn).is_some_and(|t| !t.autocommit);
+        let locking = s.lock.is_some() || (case.isolation == Isolation::Serializable && in_txn);
+        let plan_decides = locking || case.isolation == Isolation::ReadUncommitted;
+        if !plan_decides || p.sql == p.plain {
+            continue;
+        }
+        if explain(admin, &p.sql)? != explain(admin, &p.plain)? {
+            *p = p.unobserved();
+        }
+    }
+    Ok(())
+}
+
+/// The plain twin of `t`: no foreign keys (MariaDB's temporary tables have
+/// none), an index on each foreign key's columns instead (InnoDB makes one
+/// where no key starts with them), named after its first column as InnoDB
+/// names it.
+fn twin(t: &Table) -> Table {
+    let mut twin = t.clone();
+    for fk in &t.foreign_keys {
+        let covered = t.primary_key.starts_with(&fk.columns)
+            || t.unique_keys().iter().any(|k| k.starts_with(&fk.columns))
+            || t.indexes.iter().any(|i| i.columns.starts_with(&fk.columns));
+        if !covered {
+            twin.indexes.push(Index {
+                name: fk.columns[0].clone(),
+                columns: fk.columns.clone(),
+                unique: false,
+            });
+        }
+    }
+    twin.foreign_keys.clear();
+    twin
+}
+
+/// Explains each UPDATE on plain twin tables and hints the instrumented one
+/// where the plain plan uses another index.
+fn hint_updates(
+    admin: &mut Link,
+    case: &TestCase,
+    prepared: &mut HashMap<StmtRef, Prepared>,
+) -> Result<(), EngineError> {
+    let mut updates: Vec<(StmtRef, String, Option<String>, Vec<String>)> = Vec::new();
+    for (r, p) in prepared.iter() {
+        let Stmt::Update(u) = &p.ir else { continue };
+        let Some((key, possible)) = explain(admin, &p.sql)?.as_deref().and_then(key_of) else {
+            continue;
+        };
+        if !possible.is_empty() {
+            updates.push((*r, u.table.clone(), key, possible));
+        }
+    }
+    if updates.is_empty() {
+        return Ok(());
+    }
+    let mut created = Vec::new();
+    let mut twins_ok = true;
+    for t in &case.schema.tables {
+        let ddl = sql::create_table_as(Dialect::Mysql, &twin(t), Layout::Plain);
+        let mut statements: Vec<String> = ddl
+            .iter()
+            .enumerate()
+            .map(|(i, s)| match (i, s.strip_prefix("CREATE TABLE ")) {
+                (0, Some(rest)) => format!("CREATE TEMPORARY TABLE {rest}"),
+                _ => s.clone(),
+            })
+            .collect();
+        if let Some(rows) = case.data.iter().find(|d| d.table == t.name) {
+            statements.extend(sql::insert_rows_as(Dialect::Mysql, t, &rows.rows, Layout::Plain));
+        }
+        for (i, s) in statements.iter().enumerate() {
+            match admin.query(s) {
+                Ok(_) => {
+                    if i == 0 {
+                        created.push(t.name.clone());
+                    }
+                }
+                Err(e) if e.class == ErrorClass::ConnectionLost => {
+                    return Err(setup("plain twin tables", e))
+                }
+                Err(_) => twins_ok = false,
+            }
+        }
+    }
+    let mut plain_keys = HashMap::new();
+    if twins_ok {
+        for (r, ..) in &updates {
+            let plan = explain(admin, &prepared[r].plain)?;
+            if let Some((key, _)) = plan.as_deref().and_then(key_of) {
+                plain_keys.insert(*r, key);
+            }
+        }
+    }
+    for name in created {
+        admin
+            .query(&format!("DROP TEMPORARY TABLE {name}"))
+            .map_err(|e| setup("plain twin tables", e))?;
+    }
+    for (r, table, key, possible) in updates {
+        let Some(plain) = plain_keys.get(&r) else {
+            continue;
+        };
+        let hint = match (plain, &key) {
+            (a, b) if a == b => continue,
+            (Some(k), _) if possible.contains(k) => format!("FORCE INDEX ({k})"),
+            (None, Some(k)) => format!("IGNORE INDEX ({k})"),
+            _ => continue,
+        };
+        let p = prepared.get_mut(&r).expect("an explained statement");
+        let head = format!("UPDATE {table} ");
+        if p.sql.starts_with(&head) {
+            p.sql = format!("{head}{hint} {}", &p.sql[head.len()..]);
+        }
+    }
+    Ok(())
+}
