@@ -214,7 +214,11 @@ fn an_update_keeps_the_plan_of_the_plain_table() {
             oracle,
         );
         assert!(findings.is_empty(), "{oracle}: {findings:#?}");
-        assert_eq!(stats.per_oracle[&oracle.to_string()].checked, 1, "{stats:?}");
+        assert_eq!(
+            stats.per_oracle[&oracle.to_string()].checked,
+            1,
+            "{stats:?}"
+        );
     }
 }
 

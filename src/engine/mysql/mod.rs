@@ -24,9 +24,7 @@ pub use monitor::lock_waits;
 use super::server::{Monitor, Registry};
 use super::{Engine, EngineError, EngineProfile, Session, WaitSignal};
 use crate::instrument::Prepared;
-use crate::model::{
-    DbState, EngineInfo, Isolation, Schema, StmtRef, TableData, TestCase, Value,
-};
+use crate::model::{DbState, EngineInfo, Isolation, Schema, StmtRef, TableData, TestCase, Value};
 use crate::sql::{self, Dialect, Layout};
 use connect::{base_opts, check_sql_mode, log_error_path, status_output_locks_on};
 use link::Link;

@@ -147,7 +147,12 @@ fn hint_updates(
             })
             .collect();
         if let Some(rows) = case.data.iter().find(|d| d.table == t.name) {
-            statements.extend(sql::insert_rows_as(Dialect::Mysql, t, &rows.rows, Layout::Plain));
+            statements.extend(sql::insert_rows_as(
+                Dialect::Mysql,
+                t,
+                &rows.rows,
+                Layout::Plain,
+            ));
         }
         for (i, s) in statements.iter().enumerate() {
             match admin.query(s) {
