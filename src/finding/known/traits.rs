@@ -53,9 +53,9 @@ pub enum Trait {
     /// defer_foreign_keys = OFF`) after a successful write.
     ConstraintsSetImmediateAfterWrite,
     /// The row the finding names (`details.table`, `details.rid`) was
-    /// inserted by another transaction's statement submitted after the
-    /// finding's statement (which was then waiting): MDEV-34106's shape, a
-    /// row inserted behind the scan position during the wait.
+    /// inserted by another transaction's statement that completed after the
+    /// finding's statement was submitted (and was waiting): MDEV-34106's
+    /// shape, a row inserted behind the scan position during the wait.
     RowInsertedWhileWaiting,
 }
 
@@ -257,9 +257,8 @@ pub(super) fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &
         Trait::ConcurrentParentChildWrites => {
             crate::model::fk_conflict::parent_child_conflict(case, history)
         }
-        Trait::RowInsertedWhileWaiting => {
-            finding_stmt(finding).is_some_and(|by| row_inserted_while_waiting(finding, history, by))
-        }
+        Trait::RowInsertedWhileWaiting => finding_stmt(finding)
+            .is_some_and(|by| row_inserted_while_waiting(finding, case, history, by)),
         Trait::BlockedLockingReadWithSubquery => {
             let refs = involved(finding, case);
             !refs.is_empty()
@@ -271,28 +270,37 @@ pub(super) fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &
 }
 
 /// The row `finding` names was inserted by a statement of another
-/// transaction submitted after statement `by`.
-fn row_inserted_while_waiting(finding: &Finding, history: &History, by: StmtRef) -> bool {
+/// transaction that completed after statement `by` was submitted (found by
+/// the row ids the case gives its INSERTs: an upsert's inserted rows are
+/// not observed).
+fn row_inserted_while_waiting(
+    finding: &Finding,
+    case: &TestCase,
+    history: &History,
+    by: StmtRef,
+) -> bool {
     let details = &finding.evidence["details"];
     let (Some(table), Some(rid)) = (details["table"].as_str(), details["rid"].as_i64()) else {
         return false;
     };
-    let submitted = |r: StmtRef| {
-        history
-            .events
-            .iter()
-            .position(|e| e.stmt == r && matches!(e.kind, EventKind::Submitted))
+    let at = |r: StmtRef, completed: bool| {
+        history.events.iter().position(|e| {
+            e.stmt == r
+                && if completed {
+                    matches!(e.kind, EventKind::Completed { ok: true, .. })
+                } else {
+                    matches!(e.kind, EventKind::Submitted)
+                }
+        })
     };
-    let Some(start) = submitted(by) else {
+    let Some(start) = at(by, false) else {
         return false;
     };
-    history.outcomes.iter().any(|o| {
-        o.stmt.txn != by.txn
-            && o.outcome
-                .writes
-                .iter()
-                .any(|w| w.table == table && w.rid == rid && w.before.is_none())
-            && submitted(o.stmt).is_some_and(|at| at > start)
+    case.all_refs().into_iter().any(|r| {
+        r.txn != by.txn
+            && matches!(case.stmt(r).map(|c| &c.stmt),
+                Some(Stmt::Insert(i)) if i.table == table && i.rids.contains(&rid))
+            && at(r, true).is_some_and(|done| done > start)
     })
 }
 

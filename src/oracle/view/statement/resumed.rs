@@ -248,7 +248,8 @@ fn held_by_other(ck: &Checker, own: Writer, table: &str, rid: i64, at: Pos) -> b
 ///   transaction's uncommitted INSERT of it existed.
 /// - [`ScanRule::MissedInsertedRow`]: the row had no committed version when
 ///   the statement started, and matched in every state that holds it.
-/// - [`ScanRule::MissedMovedRow`]: its indexed columns changed during the run.
+/// - [`ScanRule::MissedMovedRow`]: its indexed columns changed during the run
+///   (also those of a row another transaction had inserted and held).
 #[allow(clippy::too_many_arguments)]
 fn explain_skip(
     ck: &Checker,
@@ -271,8 +272,13 @@ fn explain_skip(
             return Some(ScanRule::SkippedOnCommittedVersion);
         }
     }
+    let last = points[points.len() - 1];
     if presence(ck, own, table, rid, points[0]) == Presence::Absent {
-        Some(ScanRule::MissedInsertedRow)
+        if moved_while_held(ck, r, table, rid, points[0], last) {
+            Some(ScanRule::MissedMovedRow)
+        } else {
+            Some(ScanRule::MissedInsertedRow)
+        }
     } else if moved.contains(&rid) {
         Some(ScanRule::MissedMovedRow)
     } else {
@@ -495,12 +501,11 @@ fn states(ck: &mut Checker, r: StmtRef, start: Pos, pos: Pos) -> Result<Vec<Stat
     Ok(out)
 }
 
-/// Rows of `table` whose indexed columns (any key or index: the scan may use
-/// any of them) differ between the states, or that exist in some only: such
-/// a row may have moved behind the scan's cursor.
-fn moved_rows(ck: &Checker, r: StmtRef, table: &str, states: &[Pos]) -> BTreeSet<i64> {
+/// The positions (in a stored row: after `rid`, `wl`) of `table`'s indexed
+/// columns: any key or index, the scan may use any of them.
+fn indexed_positions(ck: &Checker, table: &str) -> Vec<usize> {
     let Some(t) = ck.case.schema.table(table) else {
-        return BTreeSet::new();
+        return Vec::new();
     };
     let mut indexed: BTreeSet<&str> = BTreeSet::new();
     for key in t.unique_keys() {
@@ -512,13 +517,25 @@ fn moved_rows(ck: &Checker, r: StmtRef, table: &str, states: &[Pos]) -> BTreeSet
     for fk in &t.foreign_keys {
         indexed.extend(fk.columns.iter().map(String::as_str));
     }
-    let positions: Vec<usize> = t
-        .columns
+    t.columns
         .iter()
         .enumerate()
         .filter(|(_, c)| indexed.contains(c.name.as_str()))
         .map(|(i, _)| i + 2)
-        .collect();
+        .collect()
+}
+
+fn index_key(positions: &[usize], row: &[Value]) -> Vec<Value> {
+    positions
+        .iter()
+        .map(|i| row.get(*i).cloned().unwrap_or(Value::Null))
+        .collect()
+}
+
+/// Rows of `table` whose indexed columns differ between the states, or that
+/// exist in some only: such a row may have moved behind the scan's cursor.
+fn moved_rows(ck: &Checker, r: StmtRef, table: &str, states: &[Pos]) -> BTreeSet<i64> {
+    let positions = indexed_positions(ck, table);
     let own = Writer::Txn(r.txn);
     let mut out = BTreeSet::new();
     for rid in ck.store.row_ids(table) {
@@ -528,12 +545,7 @@ fn moved_rows(ck: &Checker, r: StmtRef, table: &str, states: &[Pos]) -> BTreeSet
                 ck.store
                     .visible(table, rid, own, Sight::CommittedBefore(*s))
                     .filter(|v| !v.deleted)
-                    .map(|v| {
-                        positions
-                            .iter()
-                            .map(|i| v.row.get(*i).cloned().unwrap_or(Value::Null))
-                            .collect()
-                    })
+                    .map(|v| index_key(&positions, &v.row))
             })
             .collect();
         if keys.len() > 1 {
@@ -541,6 +553,29 @@ fn moved_rows(ck: &Checker, r: StmtRef, table: &str, states: &[Pos]) -> BTreeSet
         }
     }
     out
+}
+
+/// A row with no committed version at `at` that another transaction had
+/// inserted (uncommitted) by then, and whose indexed columns differ in the
+/// committed state beginning at `last`: it moved while that transaction
+/// held it.
+fn moved_while_held(ck: &Checker, r: StmtRef, table: &str, rid: i64, at: Pos, last: Pos) -> bool {
+    let own = Writer::Txn(r.txn);
+    let positions = indexed_positions(ck, table);
+    let held = ck
+        .store
+        .chain(table, rid)
+        .iter()
+        .rev()
+        .find(|v| v.writer != own && v.written_at < at && !v.is_committed_before(at))
+        .filter(|v| !v.deleted)
+        .map(|v| index_key(&positions, &v.row));
+    let committed = ck
+        .store
+        .visible(table, rid, own, Sight::CommittedBefore(last))
+        .filter(|v| !v.deleted)
+        .map(|v| index_key(&positions, &v.row));
+    held.is_some() && committed.is_some() && held != committed
 }
 
 /// Per committed state of the run, row `rid`'s version and what the
