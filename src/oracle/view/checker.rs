@@ -44,7 +44,11 @@ pub fn run(
         lock_waits: profile.lock_waits,
         prepared: prepare_case(engine.target(), case),
     };
-    // A violation only if every possible order violates; decided if one matches.
+    // A violation only if every possible order violates; decided if one
+    // matches. Of the violations, the first that a rule of the engine's
+    // behaviour explains (a claim: a row inserted behind the scan position,
+    // say) is reported before one that nothing explains: in the order where
+    // the rule explains it, the rest of the walk agreed.
     let mut first: Option<Conclusion> = None;
     let mut undecided_reason = None;
     for h in &histories {
@@ -57,7 +61,10 @@ pub fn run(
             }
             _ => {}
         }
-        if first.is_none() && c.violation {
+        let explained = |c: &Conclusion| c.findings.last().is_some_and(|f| f.claim.is_some());
+        if c.violation
+            && (first.is_none() || (!first.as_ref().is_some_and(explained) && explained(&c)))
+        {
             first = Some(c);
         }
     }
