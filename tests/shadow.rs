@@ -222,6 +222,31 @@ fn an_update_keeps_the_plan_of_the_plain_table() {
     }
 }
 
+/// Model regression (a 20-minute READ UNCOMMITTED campaign, case 11001,
+/// reduced): T2's `UPDATE t0 SET c0 = 'c' WHERE c0 = 'bb'` cascades to its
+/// child row (ON UPDATE CASCADE) and then waits for T4's lock on the key
+/// 'c'; T4 reads the child at READ UNCOMMITTED and sees the cascaded value
+/// of the waiting statement, which later fails (duplicate key) and is
+/// undone. A waiting write's foreign-key actions are partial writes too: the
+/// read is undecided (`partial-write-visible`), not a `result` violation.
+#[test]
+fn a_read_uncommitted_read_of_a_waiting_cascade_is_undecided() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let (findings, stats) = replay_fixture(
+        &url,
+        "read-uncommitted-case11001-view-waiting-cascade.json",
+        OracleKind::View,
+    );
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(
+        stats.per_oracle["view"].undecided_by.get("partial-write-visible"),
+        Some(&1),
+        "{stats:?}"
+    );
+}
+
 /// Fidelity regression (a 20-minute READ UNCOMMITTED campaign, case 3088,
 /// reduced by `txfuzz reduce`): T2's failed UPDATE of parent t0 keeps its
 /// lock; T3's `INSERT INTO t1` of a child waits on its foreign-key check

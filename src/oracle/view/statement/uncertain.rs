@@ -190,18 +190,25 @@ fn read_uncommitted_subqueries(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result
 }
 
 /// Whether a write of another transaction waits now (it may have written
-/// part of its rows) on a table statement `r` reads.
+/// part of its rows, its foreign-key actions' rows included) on a table
+/// statement `r` reads.
 pub(super) fn partial_write_visible(ck: &Checker, r: StmtRef) -> bool {
     let Some(tables) = ck.case.stmt(r).map(|c| crate::model::walk::tables(&c.stmt)) else {
         return true;
     };
     ck.waiting.iter().any(|w| {
         w.txn != r.txn
-            && ck.case.stmt(*w).is_some_and(|c| match &c.stmt {
-                Stmt::Insert(i) => tables.contains(&i.table),
-                Stmt::Update(u) => tables.contains(&u.table),
-                Stmt::Delete(d) => tables.contains(&d.table),
-                _ => false,
+            && ck.case.stmt(*w).is_some_and(|c| {
+                let target = match &c.stmt {
+                    Stmt::Insert(i) => &i.table,
+                    Stmt::Update(u) => &u.table,
+                    Stmt::Delete(d) => &d.table,
+                    _ => return false,
+                };
+                tables.contains(target)
+                    || crate::model::walk::cascade_targets(&c.stmt, &ck.case.schema)
+                        .iter()
+                        .any(|t| tables.contains(t))
             })
     })
 }
