@@ -241,7 +241,9 @@ fn a_read_uncommitted_read_of_a_waiting_cascade_is_undecided() {
     );
     assert!(findings.is_empty(), "{findings:#?}");
     assert_eq!(
-        stats.per_oracle["view"].undecided_by.get("partial-write-visible"),
+        stats.per_oracle["view"]
+            .undecided_by
+            .get("partial-write-visible"),
         Some(&1),
         "{stats:?}"
     );
