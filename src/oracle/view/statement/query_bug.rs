@@ -2,11 +2,13 @@
 //! what its view predicts is run again alone, in the scratch session
 //! (autocommit, no other transaction), on the same view, with the case's
 //! secondary indexes, which the scratch tables otherwise leave out. If that
-//! run gives the engine's answer, or an answer other than the run without
-//! the indexes, the engine answers the statement wrongly on one committed
-//! state with no concurrency at all: a **query bug** (finding kind
-//! `query-bug`), not an isolation violation. The finding carries the
-//! statement and its data as a standalone script on plain tables.
+//! run answers otherwise than the run without the indexes (rows returned;
+//! rows written and rows matched without a change), the engine answers one
+//! statement on one committed state two ways with no concurrency at all: a
+//! **query bug** (finding kind `query-bug`), not an isolation violation;
+//! the summary says whether the indexed run gave the engine's answer in the
+//! case. The finding carries the statement and its data as a standalone
+//! script on plain tables.
 
 use super::*;
 use crate::model::{Row, TestCase};
@@ -51,6 +53,17 @@ pub(super) fn query_bug(
         return Ok(None);
     }
     let is_select = matches!(p.ir, Stmt::Select(_));
+    // Both sides as the instrumentation reports them: result rows, or the
+    // rows written and those matched without a change.
+    let unchanged = |o: &Outcome| {
+        let mut v: Vec<(String, i64)> = o
+            .unchanged
+            .iter()
+            .map(|u| (u.table.clone(), u.rid))
+            .collect();
+        v.sort();
+        v
+    };
     let same = |a: &Outcome, b: &Outcome| {
         if is_select {
             same_bag(&a.rows, &b.rows)
@@ -58,13 +71,15 @@ pub(super) fn query_bug(
             a.writes_complete
                 && b.writes_complete
                 && sorted_writes(&a.writes) == sorted_writes(&b.writes)
+                && unchanged(a) == unchanged(b)
         }
     };
-    let as_engine = same(&indexed, actual);
-    let index_dependent = !same(&indexed, &eval.outcome);
-    if !as_engine && !index_dependent {
+    // A query bug needs the engine to answer the statement alone, on one
+    // state, differently with and without the indexes.
+    if same(&indexed, &eval.outcome) {
         return Ok(None);
     }
+    let as_engine = same(&indexed, actual);
     let what = if is_select { "returns" } else { "writes" };
     let summary = if as_engine {
         format!(
