@@ -51,7 +51,7 @@ pub fn run_stress(
     workload: &TestCase,
     cfg: &StressConfig,
 ) -> Result<(TestCase, History), EngineError> {
-    engine.load(workload)?;
+    engine.load_as(workload, crate::sql::Layout::InstrumentedLong)?;
     let mut sessions = Vec::new();
     for _ in 0..cfg.sessions.max(1) {
         sessions.push(engine.open_session(workload.isolation, WaitSignal::new())?);

@@ -222,6 +222,28 @@ fn an_update_keeps_the_plan_of_the_plain_table() {
     }
 }
 
+/// Fidelity regression (20-minute READ COMMITTED and UNCOMMITTED campaigns,
+/// case 513, reduced): T2's failed key change, T1's share-mode read waiting
+/// for T2, T2's `UPDATE t0 SET c1 = c1 + 3 WHERE c0 = 10` and a full-table
+/// UPDATE that closes a deadlock. InnoDB picks T1 as the victim on the plain
+/// table; when the instrumented UPDATE appended to a `TEXT` `wl`, the record
+/// grew, InnoDB moved it (and its locks) within the page, and picked T2. A
+/// fixed-size `wl` (MariaDB: `CHAR(255)`, `sql::Layout`) keeps the update in
+/// place: both runs pick the same victim.
+#[test]
+fn the_deadlock_victim_is_the_plain_runs() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let (findings, stats) = replay_fixture(
+        &url,
+        "read-committed-case513-fidelity-deadlock-victim.json",
+        OracleKind::Fidelity,
+    );
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(stats.per_oracle["fidelity"].checked, 1, "{stats:?}");
+}
+
 /// Model regression (a 20-minute READ UNCOMMITTED campaign, case 11001,
 /// reduced): T2's `UPDATE t0 SET c0 = 'c' WHERE c0 = 'bb'` cascades to its
 /// child row (ON UPDATE CASCADE) and then waits for T4's lock on the key

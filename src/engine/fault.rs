@@ -187,7 +187,7 @@ impl Engine for FaultyEngine {
     fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError> {
         let (armed, isolation) = match self.shared.lock() {
             Ok(s) => (
-                s.layout == Layout::Instrumented && !s.fired,
+                s.layout.instrumented() && !s.fired,
                 s.isolation.unwrap_or(Isolation::Serializable),
             ),
             Err(_) => (false, Isolation::Serializable),

@@ -10,14 +10,39 @@ use crate::model::{ColType, Column, Deferral, FkAction, ForeignKey, Index, Row, 
 /// which executes the case as a user would and compares what users see).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Layout {
+    /// `rid` and `wl`. On MariaDB `wl` is `CHAR(255)` in a single-byte
+    /// character set: a fixed-size column, so an UPDATE that appends to it
+    /// changes no record's size and InnoDB updates the record in place, as it
+    /// does the plain row (a record that grows is moved within its page with
+    /// its locks, and InnoDB then weighs transactions differently when it
+    /// picks a deadlock victim). A case writes at most a few dozen statements,
+    /// so a row's write list stays well under 255 characters.
     #[default]
     Instrumented,
+    /// `rid` and `wl`, `wl` of unbounded length everywhere (`txfuzz stress`:
+    /// one long history, whose write lists grow without bound).
+    InstrumentedLong,
     Plain,
+}
+
+impl Layout {
+    /// The tables carry `rid` and `wl`.
+    pub fn instrumented(self) -> bool {
+        self != Layout::Plain
+    }
+}
+
+/// The SQL type of the `wl` column.
+fn wl_type(d: Dialect, layout: Layout) -> &'static str {
+    match (d, layout) {
+        (Dialect::Mysql, Layout::Instrumented) => "CHAR(255) CHARACTER SET latin1",
+        _ => "TEXT",
+    }
 }
 
 /// CREATE TABLE followed by one CREATE [UNIQUE] INDEX per secondary index.
 ///
-/// Columns: the hidden `rid BIGINT NOT NULL, wl TEXT NOT NULL` first, then the
+/// Columns: the hidden `rid BIGINT NOT NULL, wl ... NOT NULL` first, then the
 /// table's columns, then the PRIMARY KEY, UNIQUE, CHECK and FOREIGN KEY table
 /// constraints. MySQL tables use InnoDB.
 pub fn create_table(d: Dialect, t: &Table) -> Vec<String> {
@@ -26,12 +51,13 @@ pub fn create_table(d: Dialect, t: &Table) -> Vec<String> {
 
 /// [`create_table`] in the given layout (`Plain`: without `rid` and `wl`).
 pub fn create_table_as(d: Dialect, t: &Table, layout: Layout) -> Vec<String> {
-    let mut parts = match layout {
-        Layout::Instrumented => vec![
+    let mut parts = if layout.instrumented() {
+        vec![
             format!("{RID} BIGINT NOT NULL"),
-            format!("{WL} TEXT NOT NULL"),
-        ],
-        Layout::Plain => Vec::new(),
+            format!("{WL} {} NOT NULL", wl_type(d, layout)),
+        ]
+    } else {
+        Vec::new()
     };
     parts.extend(t.columns.iter().map(|c| column_def(d, c)));
     parts.extend(constraints(d, t));
@@ -182,7 +208,9 @@ pub fn insert_rows_as(d: Dialect, t: &Table, rows: &[Row], layout: Layout) -> Op
         .iter()
         .map(|r| {
             let mut vals = match layout {
-                Layout::Instrumented => vec![r.rid.to_string(), initial_wl.clone()],
+                Layout::Instrumented | Layout::InstrumentedLong => {
+                    vec![r.rid.to_string(), initial_wl.clone()]
+                }
                 Layout::Plain => Vec::new(),
             };
             vals.extend(r.values.iter().map(|v| render_value(d, v)));
@@ -206,7 +234,7 @@ pub fn select_state(d: Dialect, t: &Table) -> String {
 /// order: callers sort).
 pub fn select_state_as(_d: Dialect, t: &Table, layout: Layout) -> String {
     match layout {
-        Layout::Instrumented => format!(
+        Layout::Instrumented | Layout::InstrumentedLong => format!(
             "SELECT {} FROM {} ORDER BY {RID}",
             columns(t, layout),
             t.name
@@ -218,7 +246,7 @@ pub fn select_state_as(_d: Dialect, t: &Table, layout: Layout) -> String {
 /// `rid, wl, c...` (instrumented) or `c...` (plain).
 fn columns(t: &Table, layout: Layout) -> String {
     let mut names = match layout {
-        Layout::Instrumented => vec![RID.to_string(), WL.to_string()],
+        Layout::Instrumented | Layout::InstrumentedLong => vec![RID.to_string(), WL.to_string()],
         Layout::Plain => Vec::new(),
     };
     names.extend(t.columns.iter().map(|c| c.name.clone()));
@@ -244,6 +272,18 @@ pub fn empty_table(d: Dialect, name: &str) -> (String, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mariadb_write_lists_are_fixed_size_except_in_long_histories() {
+        let t = crate::testkit::kv_table("t");
+        let ddl = |d, l| create_table_as(d, &t, l)[0].clone();
+        assert!(ddl(Dialect::Mysql, Layout::Instrumented)
+            .contains("wl CHAR(255) CHARACTER SET latin1 NOT NULL"));
+        assert!(ddl(Dialect::Mysql, Layout::InstrumentedLong).contains("wl TEXT NOT NULL"));
+        assert!(ddl(Dialect::Postgres, Layout::Instrumented).contains("wl TEXT NOT NULL"));
+        assert!(ddl(Dialect::Sqlite, Layout::Instrumented).contains("wl TEXT NOT NULL"));
+        assert!(!ddl(Dialect::Mysql, Layout::Plain).contains("wl"));
+    }
     use crate::sql::fixtures;
 
     fn ddl_text(d: Dialect) -> String {
