@@ -20,6 +20,7 @@ use txfuzz::exec::ExecOptions;
 use txfuzz::finding::known::KnownIssues;
 use txfuzz::model::{EventKind, History, Isolation, StmtRef, TestCase, Value, WriteList};
 use txfuzz::oracle::{self, CheckStats, Finding, OracleKind, Verdict};
+use txfuzz::testkit::constraints::{insert_select, query};
 use txfuzz::testkit::*;
 
 const T2_STMT: StmtRef = StmtRef { txn: 2, index: 0 };
@@ -28,25 +29,48 @@ const T2_STMT: StmtRef = StmtRef { txn: 2, index: 0 };
 /// without a violation (documented behaviour may be a `permitted` finding).
 /// Returns the engine and the history.
 fn run_clean(url: &str, case: &TestCase) -> (Box<dyn Engine>, TestCase, History) {
-    let mut e = common::open(url);
+    let run = run_at(url, case, Isolation::ReadCommitted);
+    let (h, findings) = (&run.history, &run.findings);
+    assert!(
+        findings.iter().all(|f| f.verdict == Verdict::Permitted),
+        "{findings:#?}\n{h:#?}"
+    );
+    let checked = run.stats.per_oracle["view"].checked;
+    assert_eq!(checked, 1, "{:?}\n{h:#?}", run.stats);
+    (run.engine, run.case, run.history)
+}
+
+/// One case run with `view`: the engine, the case as run, its history,
+/// `view`'s findings and the counts.
+struct Run {
+    engine: Box<dyn Engine>,
+    case: TestCase,
+    history: History,
+    findings: Vec<Finding>,
+    stats: CheckStats,
+}
+
+/// Runs `case` at `level` with `view`.
+fn run_at(url: &str, case: &TestCase, level: Isolation) -> Run {
+    let mut engine = common::open(url);
     let mut case = case.clone();
-    case.isolation = Isolation::ReadCommitted;
+    case.isolation = level;
     let mut stats = CheckStats::default();
-    let (h, findings) = run_case(
-        e.as_mut(),
+    let (history, findings) = run_case(
+        engine.as_mut(),
         &case,
         &[OracleKind::View],
         &ExecOptions::default(),
         &mut stats,
     )
     .unwrap();
-    let counts = stats.oracle("view").clone();
-    assert!(
-        findings.iter().all(|f| f.verdict == Verdict::Permitted),
-        "{findings:#?}\n{h:#?}"
-    );
-    assert_eq!(counts.checked, 1, "{counts:?}\n{h:#?}");
-    (e, case, h)
+    Run {
+        engine,
+        case,
+        history,
+        findings,
+        stats,
+    }
 }
 
 /// The `view` oracle's findings on `history` (already executed).
@@ -325,26 +349,15 @@ fn known_violation(
     );
 }
 
-/// Runs `case` at READ COMMITTED and returns the engine, the case as run,
-/// the history and `view`'s findings.
+/// Runs `case` at `level` and returns the engine, the case as run, the
+/// history and `view`'s findings.
 fn run_judged(
     url: &str,
     case: &TestCase,
     level: Isolation,
 ) -> (Box<dyn Engine>, TestCase, History, Vec<Finding>) {
-    let mut e = common::open(url);
-    let mut case = case.clone();
-    case.isolation = level;
-    let mut stats = CheckStats::default();
-    let (h, findings) = run_case(
-        e.as_mut(),
-        &case,
-        &[OracleKind::View],
-        &ExecOptions::default(),
-        &mut stats,
-    )
-    .unwrap();
-    (e, case, h, findings)
+    let run = run_at(url, case, level);
+    (run.engine, run.case, run.history, run.findings)
 }
 
 /// T1 moves row 1 to key 5, T2's `DELETE ... WHERE v = 1` waits for it, T1
@@ -590,38 +603,22 @@ fn insert_ignore_of_an_orphan_row_is_judged_as_skipped() {
 /// `INSERT IGNORE INTO t (k, v) SELECT a0.k, a0.v FROM t AS a0 ORDER BY a0.k
 /// LIMIT 1` with row id `rid`.
 fn insert_ignore_first_row(rid: i64) -> txfuzz::model::Stmt {
-    use txfuzz::model::{Expr, FromItem, Insert, OnConflict, OrderBy, Select, SelectItem, Stmt};
-    let col = |c: &str| Expr::qcol("a0", c);
-    Stmt::Insert(Insert {
-        table: "t".into(),
-        columns: vec!["k".into(), "v".into()],
-        rows: vec![],
-        rids: vec![rid],
-        select: Some(Box::new(Select {
-            distinct: false,
-            items: ["k", "v"]
-                .iter()
-                .map(|c| SelectItem {
-                    expr: col(c),
-                    alias: None,
-                })
-                .collect(),
-            from: vec![FromItem {
-                table: "t".into(),
-                alias: "a0".into(),
-                join: None,
-            }],
-            where_: None,
-            group_by: vec![],
-            order_by: vec![OrderBy {
-                expr: col("k"),
-                desc: false,
-            }],
-            limit: Some(1),
-            lock: None,
-        })),
-        on_conflict: OnConflict::Ignore,
-    })
+    use txfuzz::model::{Expr, OnConflict, OrderBy, Stmt};
+    let mut first = query(
+        "t",
+        "a0",
+        vec![Expr::qcol("a0", "k"), Expr::qcol("a0", "v")],
+    );
+    first.order_by = vec![OrderBy {
+        expr: Expr::qcol("a0", "k"),
+        desc: false,
+    }];
+    first.limit = Some(1);
+    let Stmt::Insert(mut ins) = insert_select("t", &["k", "v"], rid, first) else {
+        unreachable!("insert_select builds an INSERT")
+    };
+    ins.on_conflict = OnConflict::Ignore;
+    Stmt::Insert(ins)
 }
 
 /// READ UNCOMMITTED, an `INSERT IGNORE ... SELECT` that waited (case 259 of
@@ -636,7 +633,7 @@ fn read_uncommitted_insert_select_that_waited_is_undecided() {
     let Some(url) = common::mysql_url() else {
         return;
     };
-    let mut case = kv_case(
+    let case = kv_case(
         &[(1, 0), (2, 0)],
         vec![
             committed(vec![set("t", 1, 5), delete("t", 1)]),
@@ -644,17 +641,12 @@ fn read_uncommitted_insert_select_that_waited_is_undecided() {
         ],
         "1 1 2 1 1",
     );
-    case.isolation = Isolation::ReadUncommitted;
-    let mut e = common::open(&url);
-    let mut stats = CheckStats::default();
-    let (h, findings) = run_case(
-        e.as_mut(),
-        &case,
-        &[OracleKind::View],
-        &ExecOptions::default(),
-        &mut stats,
-    )
-    .unwrap();
+    let Run {
+        history: h,
+        findings,
+        mut stats,
+        ..
+    } = run_at(&url, &case, Isolation::ReadUncommitted);
     assert!(blocked(&h, T2_STMT), "{h:#?}");
     assert_eq!(final_rows(&h), vec![kv(1, 5), kv(2, 0)], "{h:#?}");
     assert!(findings.is_empty(), "{findings:#?}");
@@ -675,27 +667,11 @@ fn read_uncommitted_insert_select_that_waited_is_undecided() {
 /// a finding; with T2's write taken away, a violation.
 #[test]
 fn read_uncommitted_subquery_of_a_write_reads_an_uncommitted_version() {
-    use txfuzz::model::{Assignment, Expr, FromItem, Select, SelectItem, Stmt, TableData, Update};
+    use txfuzz::model::{Assignment, Expr, Stmt, TableData, Update};
     let Some(url) = common::mysql_url() else {
         return;
     };
-    let subquery = Select {
-        distinct: false,
-        items: vec![SelectItem {
-            expr: Expr::qcol("a0", "v"),
-            alias: None,
-        }],
-        from: vec![FromItem {
-            table: "s".into(),
-            alias: "a0".into(),
-            join: None,
-        }],
-        where_: None,
-        group_by: vec![],
-        order_by: vec![],
-        limit: None,
-        lock: None,
-    };
+    let subquery = query("s", "a0", vec![Expr::qcol("a0", "v")]);
     let write = Stmt::Update(Update {
         table: "t".into(),
         assignments: vec![Assignment {
@@ -721,22 +697,17 @@ fn read_uncommitted_subquery_of_a_write_reads_an_uncommitted_version() {
             values: vec![Value::Int(10), Value::Int(1)],
         }],
     });
-    case.isolation = Isolation::ReadUncommitted;
-    let mut e = common::open(&url);
-    let mut stats = CheckStats::default();
-    let (h, findings) = run_case(
-        e.as_mut(),
-        &case,
-        &[OracleKind::View],
-        &ExecOptions::default(),
-        &mut stats,
-    )
-    .unwrap();
+    let Run {
+        engine: mut e,
+        case,
+        history: h,
+        findings,
+        stats,
+    } = run_at(&url, &case, Isolation::ReadUncommitted);
     assert!(!blocked(&h, T2_STMT), "{h:#?}");
     assert_eq!(final_rows(&h), vec![kv(1, 0), kv(2, 9)], "{h:#?}");
     assert!(findings.is_empty(), "{findings:#?}");
-    let checked = stats.oracle("view").checked;
-    assert_eq!(checked, 1, "{stats:?}");
+    assert_eq!(stats.per_oracle["view"].checked, 1, "{stats:?}");
     resumed_finding(
         &view_findings(e.as_mut(), &case, &drop_effects(&h, T2_STMT)),
         "write-set",

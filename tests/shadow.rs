@@ -46,6 +46,29 @@ fn replay_fixture(url: &str, name: &str, oracle: OracleKind) -> (Vec<Finding>, C
     (findings, stats)
 }
 
+/// A fixture's case run with `oracle`: no finding, and the case decided.
+fn fixture_is_clean(url: &str, name: &str, oracle: OracleKind) {
+    let (findings, stats) = replay_fixture(url, name, oracle);
+    assert!(findings.is_empty(), "{oracle}: {findings:#?}");
+    assert_eq!(
+        stats.per_oracle[&oracle.to_string()].checked,
+        1,
+        "{oracle}: {stats:?}"
+    );
+}
+
+/// A fixture's case run with `view`: no finding, and the case undecided
+/// for `reason`.
+fn fixture_is_undecided(url: &str, name: &str, reason: &str) {
+    let (findings, stats) = replay_fixture(url, name, OracleKind::View);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(
+        stats.per_oracle["view"].undecided_by.get(reason),
+        Some(&1),
+        "{stats:?}"
+    );
+}
+
 fn waited(h: &History, r: StmtRef) -> bool {
     h.events
         .iter()
@@ -208,16 +231,10 @@ fn an_update_keeps_the_plan_of_the_plain_table() {
         return;
     };
     for oracle in [OracleKind::Fidelity, OracleKind::View] {
-        let (findings, stats) = replay_fixture(
+        fixture_is_clean(
             &url,
             "read-committed-case812-update-plan-reinserted-row.json",
             oracle,
-        );
-        assert!(findings.is_empty(), "{oracle}: {findings:#?}");
-        assert_eq!(
-            stats.per_oracle[&oracle.to_string()].checked,
-            1,
-            "{stats:?}"
         );
     }
 }
@@ -235,13 +252,11 @@ fn the_deadlock_victim_is_the_plain_runs() {
     let Some(url) = common::mysql_url() else {
         return;
     };
-    let (findings, stats) = replay_fixture(
+    fixture_is_clean(
         &url,
         "read-committed-case513-fidelity-deadlock-victim.json",
         OracleKind::Fidelity,
     );
-    assert!(findings.is_empty(), "{findings:#?}");
-    assert_eq!(stats.per_oracle["fidelity"].checked, 1, "{stats:?}");
 }
 
 /// Model regression (a 20-minute READ UNCOMMITTED campaign, case 11001,
@@ -256,18 +271,10 @@ fn a_read_uncommitted_read_of_a_waiting_cascade_is_undecided() {
     let Some(url) = common::mysql_url() else {
         return;
     };
-    let (findings, stats) = replay_fixture(
+    fixture_is_undecided(
         &url,
         "read-uncommitted-case11001-view-waiting-cascade.json",
-        OracleKind::View,
-    );
-    assert!(findings.is_empty(), "{findings:#?}");
-    assert_eq!(
-        stats.per_oracle["view"]
-            .undecided_by
-            .get("partial-write-visible"),
-        Some(&1),
-        "{stats:?}"
+        "partial-write-visible",
     );
 }
 
@@ -284,13 +291,11 @@ fn a_read_uncommitted_read_whose_plan_instrumentation_would_change_runs_as_writt
     let Some(url) = common::mysql_url() else {
         return;
     };
-    let (findings, stats) = replay_fixture(
+    fixture_is_clean(
         &url,
         "read-uncommitted-case3088-fidelity-half-inserted-row.json",
         OracleKind::Fidelity,
     );
-    assert!(findings.is_empty(), "{findings:#?}");
-    assert_eq!(stats.per_oracle["fidelity"].checked, 1, "{stats:?}");
 }
 
 /// Harness regression (found by the 10-minute READ UNCOMMITTED campaign of
@@ -303,13 +308,11 @@ fn sdg_keeps_its_version_set_reads_observed() {
     let Some(url) = common::mysql_url() else {
         return;
     };
-    let (findings, stats) = replay_fixture(
+    fixture_is_clean(
         &url,
         "read-uncommitted-case259-sdg-keep-plans.json",
         OracleKind::Sdg,
     );
-    assert!(findings.is_empty(), "{findings:#?}");
-    assert_eq!(stats.per_oracle["sdg"].checked, 1, "{stats:?}");
 }
 
 /// Model regression (a 5-minute MariaDB campaign with `--jobs 2`, reduced):
@@ -341,13 +344,5 @@ fn assert_undecided_covering_read(fixture: &str) {
     let Some(url) = common::mysql_url() else {
         return;
     };
-    let (findings, stats) = replay_fixture(&url, fixture, OracleKind::View);
-    assert!(findings.is_empty(), "{findings:#?}");
-    assert_eq!(
-        stats.per_oracle["view"]
-            .undecided_by
-            .get("covering-index-read"),
-        Some(&1),
-        "{stats:?}"
-    );
+    fixture_is_undecided(&url, fixture, "covering-index-read");
 }

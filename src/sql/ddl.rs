@@ -207,11 +207,10 @@ pub fn insert_rows_as(d: Dialect, t: &Table, rows: &[Row], layout: Layout) -> Op
     let tuples: Vec<String> = rows
         .iter()
         .map(|r| {
-            let mut vals = match layout {
-                Layout::Instrumented | Layout::InstrumentedLong => {
-                    vec![r.rid.to_string(), initial_wl.clone()]
-                }
-                Layout::Plain => Vec::new(),
+            let mut vals = if layout.instrumented() {
+                vec![r.rid.to_string(), initial_wl.clone()]
+            } else {
+                Vec::new()
             };
             vals.extend(r.values.iter().map(|v| render_value(d, v)));
             format!("({})", vals.join(", "))
@@ -233,21 +232,23 @@ pub fn select_state(d: Dialect, t: &Table) -> String {
 /// [`select_state`] in the given layout (`Plain`: the case's columns, no
 /// order: callers sort).
 pub fn select_state_as(_d: Dialect, t: &Table, layout: Layout) -> String {
-    match layout {
-        Layout::Instrumented | Layout::InstrumentedLong => format!(
+    if layout.instrumented() {
+        format!(
             "SELECT {} FROM {} ORDER BY {RID}",
             columns(t, layout),
             t.name
-        ),
-        Layout::Plain => format!("SELECT {} FROM {}", columns(t, layout), t.name),
+        )
+    } else {
+        format!("SELECT {} FROM {}", columns(t, layout), t.name)
     }
 }
 
 /// `rid, wl, c...` (instrumented) or `c...` (plain).
 fn columns(t: &Table, layout: Layout) -> String {
-    let mut names = match layout {
-        Layout::Instrumented | Layout::InstrumentedLong => vec![RID.to_string(), WL.to_string()],
-        Layout::Plain => Vec::new(),
+    let mut names = if layout.instrumented() {
+        vec![RID.to_string(), WL.to_string()]
+    } else {
+        Vec::new()
     };
     names.extend(t.columns.iter().map(|c| c.name.clone()));
     ident_list(&names)

@@ -117,7 +117,8 @@ pub fn insert_next_parent(rid: i64, v: i64) -> Stmt {
     insert_select("p", &["k", "v"], rid, query("p", "a0", vec![next, int(v)]))
 }
 
-fn insert_select(table: &str, columns: &[&str], rid: i64, query: Select) -> Stmt {
+/// `INSERT INTO table (columns) <query>` with row id `rid`.
+pub fn insert_select(table: &str, columns: &[&str], rid: i64, query: Select) -> Stmt {
     Stmt::Insert(Insert {
         table: table.into(),
         columns: columns.iter().map(|c| c.to_string()).collect(),
@@ -129,7 +130,7 @@ fn insert_select(table: &str, columns: &[&str], rid: i64, query: Select) -> Stmt
 }
 
 /// `SELECT items FROM table AS alias`.
-fn query(table: &str, alias: &str, items: Vec<Expr>) -> Select {
+pub fn query(table: &str, alias: &str, items: Vec<Expr>) -> Select {
     Select {
         distinct: false,
         items: items.into_iter().map(item).collect(),
