@@ -334,7 +334,7 @@ fn a_stuck_lock_on_the_admin_connection_is_a_hang_and_recovery_works_around_it()
         "{:?}",
         started.elapsed()
     );
-    e.recover(Duration::from_secs(10)).unwrap();
+    e.recover(Duration::from_secs(10), &|| false).unwrap();
     assert_ne!(e.database(), old);
     e.reset().unwrap();
     let v = e.final_state(&case.schema).unwrap();

@@ -567,7 +567,7 @@ fn recover_reconnects_after_the_admin_connection_is_killed() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(50));
     assert!(e.final_state(&case.schema).is_err());
-    e.recover(Duration::from_secs(5)).unwrap();
+    e.recover(Duration::from_secs(5), &|| false).unwrap();
     assert_ne!(e.admin_pid().unwrap(), pid);
     // The case is loaded again (in a new private schema); the engine works again.
     e.reset().unwrap();
@@ -619,7 +619,7 @@ fn a_stuck_lock_on_the_admin_connection_is_a_hang_and_recovery_works_around_it()
         "{:?}",
         started.elapsed()
     );
-    e.recover(Duration::from_secs(5)).unwrap();
+    e.recover(Duration::from_secs(5), &|| false).unwrap();
     assert_ne!(e.schema(), old);
     e.reset().unwrap();
     assert_eq!(

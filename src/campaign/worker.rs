@@ -95,12 +95,19 @@ fn work_until_done(
             break; // the collector is gone: it stopped the campaign
         }
         if crashed {
+            if stopping(shared) {
+                break;
+            }
             let _ = tx.send(Report::Recovering { case: index });
-            if let Err(e) = engine.recover(cfg.recover_wait) {
-                shared.stop.store(true, Ordering::SeqCst);
-                let _ = tx.send(Report::Stopped(format!(
-                    "the server did not come back: {e}"
-                )));
+            if let Err(e) = engine.recover(cfg.recover_wait, &|| stopping(shared)) {
+                // The first worker to give up says why; after a signal the
+                // campaign says "interrupted" itself.
+                let first = !shared.stop.swap(true, Ordering::SeqCst);
+                if first && crate::interrupt::requested().is_none() {
+                    let _ = tx.send(Report::Stopped(format!(
+                        "the server did not come back: {e}"
+                    )));
+                }
                 break;
             }
         }
@@ -108,9 +115,14 @@ fn work_until_done(
     Ok(())
 }
 
+/// Whether the campaign is stopping: a worker gave up or failed, or a signal.
+fn stopping(shared: &Shared) -> bool {
+    shared.stop.load(Ordering::SeqCst) || crate::interrupt::requested().is_some()
+}
+
 /// The next case index to run, or `None` when the campaign is over.
 fn claim(shared: &Shared) -> Option<u64> {
-    if shared.stop.load(Ordering::SeqCst) || crate::interrupt::requested().is_some() {
+    if stopping(shared) {
         return None;
     }
     let cfg = shared.cfg;

@@ -212,8 +212,12 @@ impl Engine for FaultyEngine {
         }
         Ok(state)
     }
-    fn recover(&mut self, wait: std::time::Duration) -> Result<(), EngineError> {
-        self.inner.recover(wait)
+    fn recover(
+        &mut self,
+        wait: std::time::Duration,
+        give_up: &dyn Fn() -> bool,
+    ) -> Result<(), EngineError> {
+        self.inner.recover(wait, give_up)
     }
     fn server_log_tail(&self) -> Result<String, String> {
         self.inner.server_log_tail()

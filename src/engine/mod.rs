@@ -93,6 +93,26 @@ pub(crate) fn admin_error(what: &str, e: StmtError) -> EngineError {
 /// use `--hang-timeout` ([`Engine::set_deadline`]).
 pub const DEFAULT_ADMIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// Between two reconnection attempts of [`Engine::recover`]: sleeps 200 ms
+/// and returns `Ok`, or the error that ends the recovery when `deadline` has
+/// passed (`timed_out`) or `give_up` says the campaign is stopping.
+pub fn retry_pause(
+    deadline: std::time::Instant,
+    give_up: &dyn Fn() -> bool,
+    timed_out: impl FnOnce() -> EngineError,
+) -> Result<(), EngineError> {
+    if give_up() {
+        return Err(EngineError::Lost(
+            "recovery abandoned: the campaign is stopping".into(),
+        ));
+    }
+    if std::time::Instant::now() >= deadline {
+        return Err(timed_out());
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    Ok(())
+}
+
 /// Rows and counts returned by one SQL text.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct QueryResult {
@@ -234,8 +254,14 @@ pub trait Engine: Send {
     /// case's columns only after a `Plain` load; sorted.
     fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError>;
     /// After a lost connection: waits (at most `wait`) until the engine answers
-    /// again and reconnects. Embedded engines have nothing to do.
-    fn recover(&mut self, _wait: std::time::Duration) -> Result<(), EngineError> {
+    /// again and reconnects; between two attempts it asks `give_up` (the
+    /// campaign is stopping: a signal, or another worker gave up) and stops
+    /// trying at once ([`retry_pause`]). Embedded engines have nothing to do.
+    fn recover(
+        &mut self,
+        _wait: std::time::Duration,
+        _give_up: &dyn Fn() -> bool,
+    ) -> Result<(), EngineError> {
         Ok(())
     }
     /// The last lines of the server's error log, when the server is local and

@@ -1,6 +1,7 @@
 //! The driver loop of the execution protocol.
 
 use super::worker::{Cmd, Reply, Worker};
+use super::deadline::Deadline;
 use super::ExecOptions;
 use crate::engine::{Engine, EngineError, EngineProfile, ErrorScope, WaitSignal};
 use crate::instrument::Prepared;
@@ -261,9 +262,9 @@ impl<'a> Driver<'a> {
     /// Waits until `txn`'s running statement completes or blocks; a statement that
     /// does neither within the hang timeout is cancelled.
     fn wait_running(&mut self, txn: u32) {
-        let deadline = Instant::now() + self.opts.hang_timeout;
+        let mut deadline = Deadline::after(self.opts.hang_timeout);
         while matches!(self.state.get(&txn), Some(State::Running { .. })) {
-            if Instant::now() > deadline {
+            if deadline.passed() {
                 self.cancel_hung(txn);
                 return;
             }
@@ -288,9 +289,9 @@ impl<'a> Driver<'a> {
     /// the hang timeout is stuck in the engine and abandoned (its transaction
     /// counts as aborted).
     fn wait_or_abandon(&mut self, txn: u32, busy: fn(&State) -> bool) {
-        let deadline = Instant::now() + self.opts.hang_timeout;
+        let mut deadline = Deadline::after(self.opts.hang_timeout);
         while self.state.get(&txn).is_some_and(busy) {
-            if Instant::now() > deadline {
+            if deadline.passed() {
                 self.state.insert(txn, State::Dead);
                 self.ends.insert(txn, TxnEnd::Aborted);
                 self.skip_rest(txn);
@@ -393,7 +394,7 @@ impl<'a> Driver<'a> {
         if marks.is_empty() {
             return;
         }
-        let deadline = Instant::now() + self.opts.hang_timeout;
+        let mut deadline = Deadline::after(self.opts.hang_timeout);
         loop {
             let unresolved = marks.iter().any(|&(t, m)| {
                 matches!(self.state.get(&t), Some(State::Blocked { .. }))
@@ -402,7 +403,7 @@ impl<'a> Driver<'a> {
             if !unresolved {
                 return;
             }
-            if Instant::now() > deadline {
+            if deadline.passed() {
                 tracing::warn!(
                     "settle: blocked statements neither resumed nor re-confirmed waiting"
                 );
@@ -416,9 +417,9 @@ impl<'a> Driver<'a> {
     /// it (deadlock detection, lock wait timeout), then cancel the most recently
     /// blocked statement so its transaction aborts.
     fn resolve_stall(&mut self) {
-        let deadline = Instant::now() + self.opts.stall_timeout;
+        let mut deadline = Deadline::after(self.opts.stall_timeout);
         let before = self.events.len();
-        while Instant::now() < deadline && self.events.len() == before {
+        while !deadline.passed() && self.events.len() == before {
             self.pump(POLL);
         }
         if self.events.len() != before {

@@ -6,6 +6,7 @@
 //! resumed or been re-confirmed as waiting. The [`History`] records the schedule
 //! the engine actually produced.
 
+mod deadline;
 mod driver;
 mod worker;
 

@@ -363,7 +363,7 @@ impl Engine for MysqlEngine {
     /// Reconnects, retrying until `wait` has elapsed, in a new private
     /// database (a session that hung may still hold locks in the old one,
     /// which is dropped when it can be); the loaded case is created again.
-    fn recover(&mut self, wait: Duration) -> Result<(), EngineError> {
+    fn recover(&mut self, wait: Duration, give_up: &dyn Fn() -> bool) -> Result<(), EngineError> {
         let deadline = Instant::now() + wait;
         let database = super::leftover::private_name();
         loop {
@@ -387,8 +387,9 @@ impl Engine for MysqlEngine {
                     }
                     return Ok(());
                 }
-                Err(e) if Instant::now() >= deadline => return Err(self.connect_err(e)),
-                Err(_) => std::thread::sleep(Duration::from_millis(200)),
+                Err(e) => {
+                    super::retry_pause(deadline, give_up, || self.connect_err(e))?;
+                }
             }
         }
     }

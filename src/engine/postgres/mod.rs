@@ -269,7 +269,7 @@ impl Engine for PgEngine {
     /// in a new private schema: a backend that hung may still hold locks in
     /// the old one, which is dropped when it can be. The loaded case is
     /// created again there.
-    fn recover(&mut self, wait: Duration) -> Result<(), EngineError> {
+    fn recover(&mut self, wait: Duration, give_up: &dyn Fn() -> bool) -> Result<(), EngineError> {
         let deadline = Instant::now() + wait;
         let schema = super::leftover::private_name();
         loop {
@@ -291,13 +291,14 @@ impl Engine for PgEngine {
                     ));
                     return self.create_loaded();
                 }
-                Err(e) if Instant::now() >= deadline => {
-                    return Err(EngineError::Lost(format!(
-                        "{} did not come back within {wait:?}: {e}",
-                        self.info.url
-                    )))
+                Err(e) => {
+                    super::retry_pause(deadline, give_up, || {
+                        EngineError::Lost(format!(
+                            "{} did not come back within {wait:?}: {e}",
+                            self.info.url
+                        ))
+                    })?;
                 }
-                Err(_) => std::thread::sleep(Duration::from_millis(200)),
             }
         }
     }
