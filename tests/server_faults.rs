@@ -348,6 +348,108 @@ fn stopped_for_good(kind: Kind) {
     assert_eq!(server.leftovers(), Vec::<String>::new(), "{stderr}");
 }
 
+/// The server freezes for good. `freeze` returns the paused processes.
+fn freeze(server: &Private) -> Vec<u32> {
+    let pids: Vec<u32> = std::iter::once(server.pid())
+        .chain(children(server.pid()))
+        .collect();
+    for &p in &pids {
+        signal("STOP", p);
+    }
+    pids
+}
+
+fn thaw(pids: &[u32]) {
+    for &p in pids {
+        signal("CONT", p);
+    }
+}
+
+/// Ctrl-C while the workers wait for a frozen server ends the campaign within
+/// the hang timeouts of the case under way, not after `--recover-wait`, and
+/// the summary says it was interrupted (it used to wait out the whole recover
+/// wait and say "did not come back").
+#[test]
+fn mariadb_interrupted_while_recovering() {
+    let Some(server) = Private::start(Kind::Mariadb) else {
+        return;
+    };
+    let (out, _, t) = under_way(
+        &server,
+        &[
+            "--time",
+            "80s",
+            "--recover-wait",
+            "80s",
+            "--jobs",
+            "2",
+            "--oracle",
+            "wss",
+        ],
+    );
+    let pids = freeze(&server);
+    wait_for("a crash finding", || !findings(out.path(), "").is_empty());
+    std::thread::sleep(Duration::from_secs(1));
+    let signalled = Instant::now();
+    signal("INT", t.id());
+    let (code, stderr) = finish(t, signalled);
+    let took = signalled.elapsed();
+    thaw(&pids);
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(took < Duration::from_secs(10), "exit {took:?} after SIGINT");
+    let s = summary(out.path());
+    assert!(
+        s["stopped"]
+            .as_str()
+            .unwrap_or("")
+            .contains("interrupted by SIGINT"),
+        "{s}"
+    );
+    assert_tidy(out.path());
+}
+
+/// With two workers and a server frozen for good, the campaign stops once the
+/// first worker gives up: the other does not wait a recover wait of its own
+/// (it used to: about twice `--recover-wait`).
+#[test]
+fn mariadb_workers_give_up_together() {
+    let Some(server) = Private::start(Kind::Mariadb) else {
+        return;
+    };
+    let (out, _, t) = under_way(
+        &server,
+        &[
+            "--time",
+            "80s",
+            "--recover-wait",
+            "20s",
+            "--jobs",
+            "2",
+            "--oracle",
+            "wss",
+        ],
+    );
+    let frozen = Instant::now();
+    let pids = freeze(&server);
+    let (code, stderr) = finish(t, frozen);
+    let took = frozen.elapsed();
+    thaw(&pids);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        took < Duration::from_secs(30),
+        "exit {took:?} after the freeze (recover wait 20 s, hang timeout 2 s)"
+    );
+    let s = summary(out.path());
+    assert!(
+        s["stopped"]
+            .as_str()
+            .unwrap_or("")
+            .contains("did not come back"),
+        "{s}"
+    );
+    assert_tidy(out.path());
+}
+
 #[test]
 fn mariadb_stopped_for_good() {
     stopped_for_good(Kind::Mariadb);

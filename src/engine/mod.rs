@@ -193,9 +193,19 @@ impl WaitSignal {
     }
 }
 
+/// Whether a cancel request reached the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cancel {
+    /// Asked (the statement may still not stop: a stuck backend).
+    Sent,
+    /// The server took no connection to ask on within its timeout: it is gone
+    /// or frozen, and every statement of the case is stuck with it.
+    Unreachable,
+}
+
 /// Cancels the statement a session is running, from another thread.
 pub trait Canceller: Send + Sync {
-    fn cancel(&self);
+    fn cancel(&self) -> Cancel;
 }
 
 /// One connection, used by one transaction of a case, driven from one thread.

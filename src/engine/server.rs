@@ -112,9 +112,19 @@ impl Monitor {
 }
 
 impl Drop for Monitor {
+    /// Stops the thread: joined when it ends within a poll or two, else left
+    /// to end after its current probe (a probe of a frozen server waits out
+    /// its deadline; txfuzz's exit must not wait for it).
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        if let Some(h) = self.handle.take() {
+        let Some(h) = self.handle.take() else {
+            return;
+        };
+        let until = std::time::Instant::now() + Duration::from_millis(200);
+        while !h.is_finished() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if h.is_finished() {
             let _ = h.join();
         }
     }

@@ -22,7 +22,10 @@ pub struct Deadline {
 impl Deadline {
     pub fn after(d: Duration) -> Deadline {
         let now = Instant::now();
-        Deadline { end: now + d, last: now }
+        Deadline {
+            end: now + d,
+            last: now,
+        }
     }
 
     /// Whether the deadline has passed, not counting any stop of the process
@@ -48,7 +51,10 @@ mod tests {
     #[test]
     fn time_spent_stopped_does_not_count() {
         let t0 = Instant::now();
-        let mut d = Deadline { end: t0 + Duration::from_secs(2), last: t0 };
+        let mut d = Deadline {
+            end: t0 + Duration::from_secs(2),
+            last: t0,
+        };
         // Checked every 10 ms for 1.5 s: not passed.
         let mut t = t0;
         for _ in 0..150 {
@@ -68,7 +74,10 @@ mod tests {
     #[test]
     fn a_running_process_passes_its_deadline_on_time() {
         let t0 = Instant::now();
-        let mut d = Deadline { end: t0 + Duration::from_millis(100), last: t0 };
+        let mut d = Deadline {
+            end: t0 + Duration::from_millis(100),
+            last: t0,
+        };
         assert!(!d.passed_at(t0 + Duration::from_millis(99)));
         assert!(d.passed_at(t0 + Duration::from_millis(101)));
     }

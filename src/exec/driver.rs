@@ -1,9 +1,9 @@
 //! The driver loop of the execution protocol.
 
-use super::worker::{Cmd, Reply, Worker};
 use super::deadline::Deadline;
+use super::worker::{Cmd, Reply, Worker};
 use super::ExecOptions;
-use crate::engine::{Engine, EngineError, EngineProfile, ErrorScope, WaitSignal};
+use crate::engine::{Cancel, Engine, EngineError, EngineProfile, ErrorScope, WaitSignal};
 use crate::instrument::Prepared;
 use crate::model::{
     ErrorClass, Event, EventKind, History, Outcome, StmtError, StmtKind, StmtOutcome, StmtRef,
@@ -64,6 +64,8 @@ pub(super) struct Driver<'a> {
     /// Completions of resumed statements that arrived while another statement
     /// was still running (see [`Driver::pump`]).
     deferred: Vec<(u32, Outcome)>,
+    /// A cancel could not reach the server: every session is stuck with it.
+    server_unreachable: bool,
 }
 
 impl<'a> Driver<'a> {
@@ -99,11 +101,16 @@ impl<'a> Driver<'a> {
             pending_rollback: Vec::new(),
             need_settle: false,
             deferred: Vec::new(),
+            server_unreachable: false,
         })
     }
 
     pub(super) fn run(mut self, engine: &mut dyn Engine) -> Result<History, EngineError> {
         loop {
+            if self.server_unreachable {
+                self.abandon_all();
+                break;
+            }
             if let Some(txn) = self.pending_rollback.pop() {
                 self.rollback(txn);
                 continue;
@@ -278,11 +285,38 @@ impl<'a> Driver<'a> {
         };
         self.event(stmt, EventKind::TimedOut);
         if let Some(w) = self.workers.get(&txn) {
-            w.canceller.cancel();
+            self.server_unreachable |= w.canceller.cancel() == Cancel::Unreachable;
+        }
+        if self.server_unreachable {
+            self.state.insert(txn, State::Dead);
+            self.ends.insert(txn, TxnEnd::Aborted);
+            self.skip_rest(txn);
+            return;
         }
         self.wait_or_abandon(txn, |s| {
             matches!(s, State::Running { .. } | State::Blocked { .. })
         });
+    }
+
+    /// The server took no connection to cancel on: it is gone or frozen, so
+    /// waiting for the other sessions, one hang timeout after another, would
+    /// only delay the crash finding. Every session still in a statement
+    /// times out with it; every unfinished transaction is abandoned.
+    fn abandon_all(&mut self) {
+        let mut txns: Vec<u32> = self.state.keys().copied().collect();
+        txns.sort_unstable();
+        for txn in txns {
+            match self.state.get(&txn).copied() {
+                Some(State::Running { stmt, .. } | State::Blocked { stmt, .. }) => {
+                    self.event(stmt, EventKind::TimedOut);
+                }
+                Some(State::Idle | State::RollingBack) => {}
+                _ => continue,
+            }
+            self.state.insert(txn, State::Dead);
+            self.ends.entry(txn).or_insert(TxnEnd::Aborted);
+            self.skip_rest(txn);
+        }
     }
 
     /// Waits while `txn`'s state satisfies `busy`; a session still busy after
@@ -436,7 +470,10 @@ impl<'a> Driver<'a> {
         if let Some((_, txn)) = youngest {
             tracing::warn!("stall: every remaining statement waits; cancelling T{txn}'s");
             if let Some(w) = self.workers.get(&txn) {
-                w.canceller.cancel();
+                self.server_unreachable |= w.canceller.cancel() == Cancel::Unreachable;
+            }
+            if self.server_unreachable {
+                return;
             }
             self.wait_or_abandon(txn, |s| matches!(s, State::Blocked { .. }));
         }

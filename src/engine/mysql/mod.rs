@@ -63,6 +63,9 @@ pub struct MysqlEngine {
     /// `innodb_status_output_locks` was OFF and txfuzz turned it ON: turned
     /// OFF again when the engine is dropped.
     restore_status_locks: bool,
+    /// A recovery failed: the server is gone or frozen, so the exit does not
+    /// wait on it (the next run removes what is left, [`super::leftover`]).
+    gave_up: bool,
 }
 
 /// An admin-connection failure: a lost connection (the server went away) is
@@ -186,6 +189,7 @@ impl MysqlEngine {
             deadline,
             stale: Vec::new(),
             restore_status_locks,
+            gave_up: false,
         };
         engine.start_monitor();
         Ok(engine)
@@ -364,6 +368,39 @@ impl Engine for MysqlEngine {
     /// database (a session that hung may still hold locks in the old one,
     /// which is dropped when it can be); the loaded case is created again.
     fn recover(&mut self, wait: Duration, give_up: &dyn Fn() -> bool) -> Result<(), EngineError> {
+        let done = self.reconnect(wait, give_up);
+        self.gave_up = done.is_err();
+        done
+    }
+
+    fn server_log_tail(&self) -> Result<String, String> {
+        use std::io::{Read, Seek, SeekFrom};
+        let path = self.log_error.as_ref().map_err(Clone::clone)?;
+        let read = || -> std::io::Result<String> {
+            let mut f = std::fs::File::open(path)?;
+            let len = f.metadata()?.len();
+            f.seek(SeekFrom::Start(len.saturating_sub(16 * 1024)))?;
+            let mut buf = Vec::new();
+            f.read_to_end(&mut buf)?;
+            let text = String::from_utf8_lossy(&buf);
+            let lines: Vec<&str> = text.lines().collect();
+            let from = lines.len().saturating_sub(20);
+            Ok(lines[from..].join("\n"))
+        };
+        read().map_err(|e| format!("{path}: {e}"))
+    }
+
+    fn set_deadline(&mut self, d: Duration) {
+        self.deadline = d;
+        self.admin.set_deadline(Some(d));
+    }
+}
+
+impl MysqlEngine {
+    /// [`Engine::recover`]: waits for the server and reconnects.
+    fn reconnect(&mut self, wait: Duration, give_up: &dyn Fn() -> bool) -> Result<(), EngineError> {
+        // The old monitor would probe the lost server while this waits.
+        self.monitor = None;
         let deadline = Instant::now() + wait;
         let database = super::leftover::private_name();
         loop {
@@ -394,30 +431,6 @@ impl Engine for MysqlEngine {
         }
     }
 
-    fn server_log_tail(&self) -> Result<String, String> {
-        use std::io::{Read, Seek, SeekFrom};
-        let path = self.log_error.as_ref().map_err(Clone::clone)?;
-        let read = || -> std::io::Result<String> {
-            let mut f = std::fs::File::open(path)?;
-            let len = f.metadata()?.len();
-            f.seek(SeekFrom::Start(len.saturating_sub(16 * 1024)))?;
-            let mut buf = Vec::new();
-            f.read_to_end(&mut buf)?;
-            let text = String::from_utf8_lossy(&buf);
-            let lines: Vec<&str> = text.lines().collect();
-            let from = lines.len().saturating_sub(20);
-            Ok(lines[from..].join("\n"))
-        };
-        read().map_err(|e| format!("{path}: {e}"))
-    }
-
-    fn set_deadline(&mut self, d: Duration) {
-        self.deadline = d;
-        self.admin.set_deadline(Some(d));
-    }
-}
-
-impl MysqlEngine {
     /// Drops every table of the private database and creates `schema`
     /// with `data` in `layout`.
     fn load_tables(
@@ -470,6 +483,9 @@ impl Drop for MysqlEngine {
     fn drop(&mut self) {
         const EXIT_DEADLINE: Duration = Duration::from_secs(5);
         self.monitor = None;
+        if self.gave_up {
+            return;
+        }
         let current = self.database.clone();
         self.stale.push(current);
         self.deadline = EXIT_DEADLINE;

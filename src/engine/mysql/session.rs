@@ -5,7 +5,7 @@ use super::errors::classify;
 use super::link::Link;
 use super::monitor::Activity;
 use crate::engine::server::Registry;
-use crate::engine::{Canceller, QueryResult, Session, WaitSignal};
+use crate::engine::{Cancel, Canceller, QueryResult, Session, WaitSignal};
 use crate::instrument::Prepared;
 use crate::model::{Outcome, StmtError};
 use mysql_async::prelude::Queryable;
@@ -79,12 +79,12 @@ struct KillQuery {
 }
 
 impl Canceller for KillQuery {
-    fn cancel(&self) {
+    fn cancel(&self) -> Cancel {
         let Ok(rt) = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
         else {
-            return;
+            return Cancel::Sent;
         };
         let id = self.id;
         let opts = self.opts.clone();
@@ -92,22 +92,26 @@ impl Canceller for KillQuery {
         let kill = async move {
             let mut conn = tokio::time::timeout(super::link::CONNECT_TIMEOUT, Conn::new(opts))
                 .await
-                .map_err(|_| "connect timeout".to_string())?
-                .map_err(|e| e.to_string())?;
+                .map_err(|_| (Cancel::Unreachable, "connect timeout".to_string()))?
+                .map_err(|e| (Cancel::Unreachable, e.to_string()))?;
             let r = conn
                 .query_drop(format!("KILL QUERY {id}"))
                 .await
-                .map_err(|e| classify(&e).message);
+                .map_err(|e| (Cancel::Sent, classify(&e).message));
             let _ = conn.disconnect().await;
             r
         };
-        let res: Result<(), String> = rt.block_on(async {
+        let res = rt.block_on(async {
             tokio::time::timeout(2 * super::link::CONNECT_TIMEOUT, kill)
                 .await
-                .unwrap_or_else(|_| Err("no answer".into()))
+                .unwrap_or_else(|_| Err((Cancel::Sent, "no answer".into())))
         });
-        if let Err(e) = res {
-            tracing::warn!("KILL QUERY {id} failed: {e}");
+        match res {
+            Ok(()) => Cancel::Sent,
+            Err((how, e)) => {
+                tracing::debug!("KILL QUERY {id} failed: {e}");
+                how
+            }
         }
     }
 }

@@ -52,6 +52,9 @@ pub struct PgEngine {
     /// Earlier schemas of this engine that could not be dropped yet (a stuck
     /// backend held a lock in them); dropped again when the engine is.
     stale: Vec<String>,
+    /// A recovery failed: the server is gone or frozen, so the exit does not
+    /// wait on it (the next run removes what is left, [`super::leftover`]).
+    gave_up: bool,
     admin: PgConn,
     deadline: Duration,
     registry: Arc<Registry>,
@@ -103,6 +106,7 @@ impl PgEngine {
             cfg,
             schema,
             stale: Vec::new(),
+            gave_up: false,
             admin,
             deadline,
             registry,
@@ -270,37 +274,9 @@ impl Engine for PgEngine {
     /// the old one, which is dropped when it can be. The loaded case is
     /// created again there.
     fn recover(&mut self, wait: Duration, give_up: &dyn Fn() -> bool) -> Result<(), EngineError> {
-        let deadline = Instant::now() + wait;
-        let schema = super::leftover::private_name();
-        loop {
-            let attempt = admin::admin_conn(&self.cfg, &schema, self.deadline).and_then(|admin| {
-                monitor::PgProbe::connect(&conn::named(&self.cfg, "monitor"))
-                    .map(|probe| (admin, probe))
-            });
-            match attempt {
-                Ok((admin, probe)) => {
-                    self.monitor = None; // stops the old monitor thread
-                    self.admin = admin;
-                    let old = std::mem::replace(&mut self.schema, schema);
-                    self.stale.push(old);
-                    self.drop_stale(Duration::from_secs(1));
-                    self.monitor = Some(Monitor::spawn(
-                        self.registry.clone(),
-                        Box::new(probe),
-                        monitor::POLL,
-                    ));
-                    return self.create_loaded();
-                }
-                Err(e) => {
-                    super::retry_pause(deadline, give_up, || {
-                        EngineError::Lost(format!(
-                            "{} did not come back within {wait:?}: {e}",
-                            self.info.url
-                        ))
-                    })?;
-                }
-            }
-        }
+        let done = self.reconnect(wait, give_up);
+        self.gave_up = done.is_err();
+        done
     }
 
     fn server_log_tail(&self) -> Result<String, String> {
@@ -341,12 +317,54 @@ fn fill_sql(schema: &Schema, data: &[TableData], layout: Layout) -> String {
     out
 }
 
+impl PgEngine {
+    /// [`Engine::recover`]: waits for the server and reconnects.
+    fn reconnect(&mut self, wait: Duration, give_up: &dyn Fn() -> bool) -> Result<(), EngineError> {
+        // The old monitor would probe the lost server while this waits.
+        self.monitor = None;
+        let deadline = Instant::now() + wait;
+        let schema = super::leftover::private_name();
+        loop {
+            let attempt = admin::admin_conn(&self.cfg, &schema, self.deadline).and_then(|admin| {
+                monitor::PgProbe::connect(&conn::named(&self.cfg, "monitor"))
+                    .map(|probe| (admin, probe))
+            });
+            match attempt {
+                Ok((admin, probe)) => {
+                    self.monitor = None; // stops the old monitor thread
+                    self.admin = admin;
+                    let old = std::mem::replace(&mut self.schema, schema);
+                    self.stale.push(old);
+                    self.drop_stale(Duration::from_secs(1));
+                    self.monitor = Some(Monitor::spawn(
+                        self.registry.clone(),
+                        Box::new(probe),
+                        monitor::POLL,
+                    ));
+                    return self.create_loaded();
+                }
+                Err(e) => {
+                    super::retry_pause(deadline, give_up, || {
+                        EngineError::Lost(format!(
+                            "{} did not come back within {wait:?}: {e}",
+                            self.info.url
+                        ))
+                    })?;
+                }
+            }
+        }
+    }
+}
+
 impl Drop for PgEngine {
     /// Stops the monitor and drops the schemas, each round trip bounded
     /// (a hung server must not hang txfuzz's exit; a schema that cannot be
     /// dropped now is removed by a later run, [`super::leftover`]).
     fn drop(&mut self) {
         self.monitor = None;
+        if self.gave_up {
+            return;
+        }
         const EXIT_DEADLINE: Duration = Duration::from_secs(5);
         let current = self.schema.clone();
         self.stale.push(current);

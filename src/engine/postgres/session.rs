@@ -3,7 +3,7 @@
 
 use super::conn::PgConn;
 use crate::engine::server::Registry;
-use crate::engine::{Canceller, QueryResult, Session, WaitSignal};
+use crate::engine::{Cancel, Canceller, QueryResult, Session, WaitSignal};
 use crate::instrument::Prepared;
 use crate::model::{Outcome, StmtError};
 use std::sync::Arc;
@@ -83,7 +83,7 @@ pub struct PgCanceller {
 }
 
 impl Canceller for PgCanceller {
-    fn cancel(&self) {
+    fn cancel(&self) -> Cancel {
         self.signal.request_cancel();
         let token = self.token.clone();
         // A plain thread with its own runtime: `cancel` may be called from any
@@ -108,8 +108,14 @@ impl Canceller for PgCanceller {
                 h.join()
                     .unwrap_or_else(|_| Err("cancel thread panicked".into()))
             });
-        if let Err(e) = sent {
-            tracing::warn!("postgres cancel request failed: {e}");
+        match sent {
+            Ok(()) => Cancel::Sent,
+            Err(e) => {
+                // The postmaster took no cancel request: the server is gone
+                // or frozen (a stuck backend alone still takes one).
+                tracing::debug!("postgres cancel request failed: {e}");
+                Cancel::Unreachable
+            }
         }
     }
 }

@@ -6,7 +6,9 @@
 mod profile;
 pub use profile::profile;
 
-use super::{Canceller, Engine, EngineError, EngineProfile, QueryResult, Session, WaitSignal};
+use super::{
+    Cancel, Canceller, Engine, EngineError, EngineProfile, QueryResult, Session, WaitSignal,
+};
 use crate::instrument::{self, Prepared};
 use crate::model::{
     DbState, EngineInfo, ErrorClass, Isolation, Outcome, Schema, StmtError, TableData, TestCase,
@@ -293,9 +295,10 @@ struct SqliteCanceller {
 }
 
 impl Canceller for SqliteCanceller {
-    fn cancel(&self) {
+    fn cancel(&self) -> Cancel {
         self.signal.request_cancel();
         self.interrupt.interrupt();
+        Cancel::Sent
     }
 }
 

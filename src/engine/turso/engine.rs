@@ -2,7 +2,7 @@
 
 use super::profile::{profile, MODE_SETTING, MVCC};
 use crate::engine::{
-    Canceller, Engine, EngineError, EngineProfile, QueryResult, Session, WaitSignal,
+    Cancel, Canceller, Engine, EngineError, EngineProfile, QueryResult, Session, WaitSignal,
 };
 use crate::instrument::{Prepared, Target, UpdateCapture};
 use crate::model::{
@@ -433,8 +433,9 @@ struct TursoCanceller {
 }
 
 impl Canceller for TursoCanceller {
-    fn cancel(&self) {
+    fn cancel(&self) -> Cancel {
         self.signal.request_cancel();
+        Cancel::Sent
     }
 }
 
