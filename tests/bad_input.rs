@@ -189,3 +189,26 @@ fn a_corrupt_finding_does_not_stop_the_report() {
     assert!(err.contains("0000-corrupt.json"), "{err}");
     assert!(out.join("report.html").exists());
 }
+
+/// A URL that asks for TLS is refused before any connection: txfuzz's
+/// drivers run without TLS (README, "Engines"). No server is needed.
+#[test]
+fn a_url_that_asks_for_tls_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o");
+    for url in [
+        "postgres://postgres@127.0.0.1:1/test?sslmode=require",
+        "mysql://root@127.0.0.1:1/test?require_ssl=true",
+    ] {
+        let o = txfuzz(&[
+            "run",
+            "--db",
+            url,
+            "--tests",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        refused(&o, "TLS is not supported");
+    }
+}

@@ -104,6 +104,17 @@ fn assert_tidy(out: &Path) {
     }
 }
 
+/// One fault, one finding kind: every crash finding is `crash:kind`
+/// (killed: `connection-lost`; frozen: `hang`), wherever the fault struck.
+fn assert_only_kind(out: &Path, kind: &str) {
+    let all = findings(out, "");
+    let other: Vec<&PathBuf> = all
+        .iter()
+        .filter(|p| !p.to_string_lossy().contains(&format!("-crash-{kind}")))
+        .collect();
+    assert!(other.is_empty(), "expected only crash:{kind}: {other:?}");
+}
+
 /// Cases run so far (from the summary written every 2 s).
 fn cases_run(out: &Path) -> u64 {
     std::fs::read_to_string(out.join("summary.json"))
@@ -147,6 +158,7 @@ fn kill_without_restart(kind: Kind) {
         "no crash finding: {:?}",
         files(out.path())
     );
+    assert_only_kind(out.path(), "connection-lost");
     // The tested server's own log, or why there is none; never another's.
     let f: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&crash[0]).unwrap()).unwrap();
@@ -239,6 +251,7 @@ fn stop_then_continue(kind: Kind, expect: &str, target: impl Fn(&Private) -> Opt
         }
     }
     assert!(hung, "no {expect} crash finding: {:?}", files(out.path()));
+    assert_only_kind(out.path(), "hang");
     let (code, stderr) = finish(t, start);
     assert_eq!(code, Some(1), "{stderr}");
     let s = summary(out.path());
@@ -249,11 +262,10 @@ fn stop_then_continue(kind: Kind, expect: &str, target: impl Fn(&Private) -> Opt
 
 #[test]
 fn mariadb_stopped_then_continued() {
-    // The whole server is stopped: a statement that misses its deadline is a
-    // `hang`; a connection attempt that misses it (the kernel accepts, nobody
-    // answers the handshake) is `server-unreachable`. Which comes first
-    // depends on where the campaign is.
-    stop_then_continue(Kind::Mariadb, "", |s| Some(s.pid()));
+    // The whole server is stopped: a statement that misses its deadline and
+    // a connection attempt that misses it (the kernel accepts, nobody
+    // answers the handshake) are both a `hang`, wherever the campaign was.
+    stop_then_continue(Kind::Mariadb, "hang", |s| Some(s.pid()));
 }
 
 #[test]
@@ -266,9 +278,8 @@ fn postgres_admin_backend_stopped_then_continued() {
 /// through `pg_stat_activity`: every backend the postmaster starts after the
 /// campaign is under way (sessions, and the connections of replays) is
 /// stopped as soon as it appears, until a crash finding is written. A backend
-/// stopped during its connection handshake gives `server-unreachable`, one
-/// stopped later `hang`: either way the case is a finding and the campaign
-/// goes on.
+/// stopped during its connection handshake or later: either way the case is
+/// a `hang` finding and the campaign goes on.
 #[test]
 fn postgres_session_backend_stopped_then_continued() {
     let Some(server) = Private::start(Kind::Postgres) else {
@@ -299,6 +310,7 @@ fn postgres_session_backend_stopped_then_continued() {
         "no crash finding after stopping {} backend(s)",
         stopped.len()
     );
+    assert_only_kind(out.path(), "hang");
     let (code, stderr) = finish(t, start);
     assert_eq!(code, Some(1), "{stderr}");
     let s = summary(out.path());
@@ -338,6 +350,7 @@ fn stopped_for_good(kind: Kind) {
         "{s}"
     );
     assert!(!findings(out.path(), "").is_empty(), "no crash finding");
+    assert_only_kind(out.path(), "hang");
     assert_tidy(out.path());
     // What could not be dropped then is dropped by the next run.
     wait_for("the server to answer", || server.answers());

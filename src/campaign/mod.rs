@@ -325,20 +325,18 @@ pub(super) fn unreachable_finding(
     };
     let mut evidence = serde_json::json!({ "error": e.to_string() });
     attach_server_log(engine, &mut evidence);
-    let finding = match e {
-        EngineError::Hung(_) => Finding::new(
-            crate::oracle::OracleKind::Crash,
-            "hang",
-            format!("the server stopped answering while running the case: {e}"),
-            evidence,
-        ),
-        _ => Finding::new(
-            crate::oracle::OracleKind::Crash,
-            "server-unreachable",
-            format!("the server could not be reached while running the case: {e}"),
-            evidence,
-        ),
+    let kind = e.crash_kind();
+    let what = if kind == "hang" {
+        "the server stopped answering"
+    } else {
+        "the connection to the server was lost"
     };
+    let finding = Finding::new(
+        crate::oracle::OracleKind::Crash,
+        kind,
+        format!("{what} while setting up or checking the case: {e}"),
+        evidence,
+    );
     (history, vec![finding])
 }
 

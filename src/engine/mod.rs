@@ -49,6 +49,15 @@ pub enum EngineError {
 /// message of the error that ended a run).
 pub const HUNG: &str = "the server did not answer";
 
+/// Why a URL that asks for TLS is refused (README, "Engines").
+pub const NO_TLS: &str = "TLS is not supported: txfuzz talks to the server without TLS \
+     (run it on the server's machine or a trusted network; remove sslmode=require / require_ssl \
+     from the URL)";
+
+/// How the reason of a round trip or connection attempt that missed its
+/// deadline starts: the server is there (the kernel accepts) but frozen.
+pub const NO_ANSWER: &str = "no answer within";
+
 impl EngineError {
     /// Whether the server (not txfuzz's input) is the problem: a campaign
     /// records a `crash` finding and tries to recover.
@@ -57,6 +66,19 @@ impl EngineError {
             self,
             EngineError::Lost(_) | EngineError::Connect { .. } | EngineError::Hung(_)
         )
+    }
+
+    /// The `crash` finding kind of a server failure, by fault rather than by
+    /// where the campaign was when it struck: a server that stopped answering
+    /// (a missed deadline, a connection attempt nobody answers) is a `hang`;
+    /// one that went away (refused, reset, closed) is `connection-lost`.
+    pub fn crash_kind(&self) -> &'static str {
+        match self {
+            EngineError::Hung(_) => "hang",
+            EngineError::Connect { reason, .. } if reason.contains(NO_ANSWER) => "hang",
+            EngineError::Lost(m) if m.contains(NO_ANSWER) => "hang",
+            _ => "connection-lost",
+        }
     }
 }
 
@@ -69,7 +91,7 @@ pub(crate) fn deadline_error(d: std::time::Duration) -> StmtError {
     StmtError {
         class: crate::model::ErrorClass::ConnectionLost,
         code: DEADLINE_CODE.into(),
-        message: format!("no answer within {d:?}"),
+        message: format!("{NO_ANSWER} {d:?}"),
     }
 }
 

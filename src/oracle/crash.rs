@@ -29,12 +29,17 @@ pub fn check(history: &History) -> Vec<Finding> {
         );
     }
     if let Some(e) = &history.final_state_error {
-        // `EngineError::Hung`: the server stopped answering.
-        let kind = if e.starts_with(crate::engine::HUNG) {
+        // `EngineError::Hung`, or a deadline missed: the server stopped answering.
+        let kind = if e.starts_with(crate::engine::HUNG) || e.contains(crate::engine::NO_ANSWER) {
             "hang"
         } else {
             "connection-lost"
         };
+        if let (Some(first), "hang") = (out.first_mut(), kind) {
+            // One fault, one finding: the statements that hung already say it.
+            first.evidence["final_state_error"] = json!(e);
+            return out;
+        }
         out.push(Finding::new(
             crate::oracle::OracleKind::Crash,
             kind,
@@ -47,6 +52,7 @@ pub fn check(history: &History) -> Vec<Finding> {
         let Some(e) = &o.outcome.error else { continue };
         let kind = match e.class {
             ErrorClass::Internal => "internal-error",
+            ErrorClass::ConnectionLost if e.code == crate::engine::DEADLINE_CODE => "hang",
             ErrorClass::ConnectionLost => "connection-lost",
             _ => continue,
         };

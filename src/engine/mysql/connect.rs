@@ -17,6 +17,9 @@ pub(super) fn base_opts(
     let base = Opts::from_url(&driver_url).map_err(|_| {
         connect_err("invalid URL (expected mysql://user[:password]@host:port/db)".into())
     })?;
+    if base.ssl_opts().is_some() {
+        return Err(EngineError::Usage(crate::engine::NO_TLS.into()));
+    }
     // Like the mysql client, take the password from MYSQL_PWD when the URL has none.
     let base = match (base.pass(), std::env::var("MYSQL_PWD")) {
         (None, Ok(p)) if !p.is_empty() => OptsBuilder::from_opts(base).pass(Some(p)).into(),

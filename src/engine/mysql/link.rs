@@ -34,7 +34,7 @@ impl Link {
             match tokio::time::timeout(CONNECT_TIMEOUT, Conn::new(opts.clone())).await {
                 Ok(Ok(c)) => Ok(c),
                 Ok(Err(e)) => Err(e.to_string()),
-                Err(_) => Err(format!("no answer within {CONNECT_TIMEOUT:?}")),
+                Err(_) => Err(format!("{} {CONNECT_TIMEOUT:?}", crate::engine::NO_ANSWER)),
             }
         })?;
         Ok(Link {

@@ -75,7 +75,7 @@ impl PgConn {
             tokio::time::timeout(CONNECT_TIMEOUT + Duration::from_secs(1), cfg.connect(NoTls)).await
         });
         let (client, connection) = match connected {
-            Err(_) => return Err(format!("timed out after {CONNECT_TIMEOUT:?}")),
+            Err(_) => return Err(format!("{} {CONNECT_TIMEOUT:?}", crate::engine::NO_ANSWER)),
             Ok(Err(e)) => return Err(connect_reason(cfg, &e)),
             Ok(Ok(pair)) => pair,
         };

@@ -83,6 +83,12 @@ impl PgEngine {
                 reason: reason.replace(url, &redacted),
             }
         })?;
+        if !matches!(
+            cfg.get_ssl_mode(),
+            tokio_postgres::config::SslMode::Disable | tokio_postgres::config::SslMode::Prefer
+        ) {
+            return Err(EngineError::Usage(super::NO_TLS.into()));
+        }
         if cfg.get_password().is_none() {
             if let Ok(p) = std::env::var("PGPASSWORD") {
                 cfg.password(p);
