@@ -351,6 +351,10 @@ fn stopped_for_good(kind: Kind) {
     );
     assert!(!findings(out.path(), "").is_empty(), "no crash finding");
     assert_only_kind(out.path(), "hang");
+    // Under -q with stderr a pipe: the server-went-away line, no log lines
+    // (the lock-wait monitor used to warn every 3 s), no colour codes.
+    assert!(!stderr.contains('\x1b'), "{stderr}");
+    assert!(!stderr.contains("WARN"), "{stderr}");
     assert_tidy(out.path());
     // What could not be dropped then is dropped by the next run.
     wait_for("the server to answer", || server.answers());

@@ -99,7 +99,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    init_tracing();
+    init_tracing(matches!(&cli.command, Command::Run(a) if a.quiet));
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Replay(a) => replay::replay(a),
@@ -120,11 +120,16 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn init_tracing() {
+/// Log lines go to stderr: warnings by default, errors only with `-q`
+/// (`TXFUZZ_LOG` overrides both), in colour only on a terminal.
+fn init_tracing(quiet: bool) {
+    use std::io::IsTerminal;
+    let default = if quiet { "error" } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_env("TXFUZZ_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .try_init();
 }

@@ -91,16 +91,23 @@ impl Monitor {
         let handle = std::thread::Builder::new()
             .name("txfuzz-monitor".into())
             .spawn(move || {
+                // A probe that keeps failing (a frozen server) warns once.
+                let mut failing = false;
                 while !flag.load(Ordering::SeqCst) {
                     let running = registry.running();
                     if !running.is_empty() {
                         match probe.waiting(&running) {
                             Ok(waits) => {
+                                failing = false;
                                 for (w, b) in waits {
                                     registry.report(w, b);
                                 }
                             }
-                            Err(e) => tracing::warn!("lock-wait monitor: {e}"),
+                            Err(e) if failing => tracing::debug!("lock-wait monitor: {e}"),
+                            Err(e) => {
+                                failing = true;
+                                tracing::warn!("lock-wait monitor: {e}");
+                            }
                         }
                     }
                     std::thread::sleep(poll);

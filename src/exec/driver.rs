@@ -468,7 +468,7 @@ impl<'a> Driver<'a> {
             })
             .max();
         if let Some((_, txn)) = youngest {
-            tracing::warn!("stall: every remaining statement waits; cancelling T{txn}'s");
+            tracing::debug!("stall: every remaining statement waits; cancelling T{txn}'s");
             if let Some(w) = self.workers.get(&txn) {
                 self.server_unreachable |= w.canceller.cancel() == Cancel::Unreachable;
             }
