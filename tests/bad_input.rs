@@ -212,3 +212,27 @@ fn a_url_that_asks_for_tls_is_refused() {
         refused(&o, "TLS is not supported");
     }
 }
+
+/// A known-issues file whose entry names an engine txfuzz does not know (a
+/// typo that would disable the entry) is refused before the campaign.
+#[test]
+fn a_known_issue_with_a_misspelt_engine_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let known = tmp.path().join("mine.toml");
+    std::fs::write(
+        &known,
+        "[[issue]]\nid = \"x\"\nengines = [\"mariadbb\"]\nsignature = \"*\"\nreference = \"r\"\ndescription = \"d\"\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("o");
+    let o = txfuzz(&[
+        "run",
+        "--tests",
+        "1",
+        "--known",
+        known.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    refused(&o, "unknown engine 'mariadbb'");
+}

@@ -100,6 +100,22 @@ impl KnownIssues {
                     i.id
                 ));
             }
+            // A misspelt engine would disable the entry without a word.
+            if let Some(e) = i
+                .engines
+                .iter()
+                .find(|e| crate::engine::registry::kind(e).is_none())
+            {
+                let known: Vec<&str> = crate::engine::registry::ENGINES
+                    .iter()
+                    .flat_map(|k| k.names.iter().copied())
+                    .collect();
+                return Err(format!(
+                    "{origin}: known issue '{}' names an unknown engine '{e}' (known: {})",
+                    i.id,
+                    known.join(", ")
+                ));
+            }
         }
         Ok(KnownIssues {
             issues: file.issues,
@@ -432,5 +448,21 @@ mod tests {
         assert!(e.contains("needs an id, engines and a signature"), "{e}");
         let e = KnownIssues::parse("[[issue]]\nbogus = 1", "z.toml").unwrap_err();
         assert!(!e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_engine_name_is_refused() {
+        let e = KnownIssues::parse(
+            "[[issue]]\nid = \"a\"\nengines = [\"mariadbb\"]\nsignature = \"*\"\nreference = \"r\"\ndescription = \"d\"",
+            "mine.toml",
+        )
+        .unwrap_err();
+        assert!(e.contains("unknown engine 'mariadbb'"), "{e}");
+        assert!(e.contains("mariadb, mysql"), "{e}");
+        assert!(KnownIssues::parse(
+            "[[issue]]\nid = \"a\"\nengines = [\"MariaDB\", \"postgresql\"]\nsignature = \"*\"\nreference = \"r\"\ndescription = \"d\"",
+            "mine.toml",
+        )
+        .is_ok());
     }
 }
