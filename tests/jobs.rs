@@ -302,10 +302,25 @@ fn merge_refuses_parts_of_different_campaigns() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
     }
-    // An incomplete set merges, with a warning.
+    // An incomplete set merges, and says so: in summary.json (`incomplete`
+    // with the missing shards), in report.html, on stderr, and with exit 3
+    // (it used to exit 0 with a line on stdout only).
     let o = txfuzz(&["merge", "--out", &dir("half"), &dir("a")]);
-    assert_eq!(o.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("shard(s) 1/2 are missing"));
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("shard(s) 1/2 are missing"));
+    let s = summary(Path::new(&dir("half")));
+    let inc = s
+        .incomplete
+        .expect("summary.json marks the merge incomplete");
+    assert_eq!(
+        inc.missing_shards,
+        vec![txfuzz::campaign::Shard { index: 1, count: 2 }]
+    );
+    let html = std::fs::read_to_string(Path::new(&dir("half")).join("report.html")).unwrap();
+    assert!(
+        html.contains("Incomplete merge: shard(s) 1/2 are missing"),
+        "no mark in the report"
+    );
 }
 
 #[test]

@@ -66,13 +66,18 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<Merged, String> {
     let secs = merged.elapsed_s.max(1e-9);
     merged.cases_per_s = merged.cases as f64 / secs;
     merged.transactions_per_hour = merged.transactions as f64 / secs * 3600.0;
-    write_summary(out, &merged)
-        .map_err(|e| format!("cannot write {}/summary.json: {e}", out.display()))?;
     let count = shards.first().map_or(1, |s| s.count);
-    let missing = (0..count)
+    let missing: Vec<Shard> = (0..count)
         .map(|index| Shard { index, count })
         .filter(|s| !shards.contains(s))
         .collect();
+    if !missing.is_empty() {
+        merged.incomplete = Some(super::summary::Incomplete {
+            missing_shards: missing.clone(),
+        });
+    }
+    write_summary(out, &merged)
+        .map_err(|e| format!("cannot write {}/summary.json: {e}", out.display()))?;
     Ok(Merged {
         summary: merged,
         shards,

@@ -13,7 +13,7 @@ mod summary;
 mod worker;
 
 pub use shard::Shard;
-pub use summary::Summary;
+pub use summary::{Incomplete, Summary};
 
 use crate::engine::{Engine, EngineError};
 use crate::exec::{execute_checked, ExecOptions};

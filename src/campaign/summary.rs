@@ -94,6 +94,9 @@ pub struct Summary {
     /// Why the campaign stopped early (e.g. the server did not come back).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// A merge that lacks some of the campaign's shards: which.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<Incomplete>,
     /// `case_digest` as a number (`merge` adds them).
     #[serde(skip)]
     pub(super) digest: u64,
@@ -304,6 +307,9 @@ impl Summary {
         if let Some(why) = &self.stopped {
             s.push_str(&format!("stopped early: {why}\n"));
         }
+        if let Some(inc) = &self.incomplete {
+            s.push_str(&format!("INCOMPLETE: {}\n", inc.sentence()));
+        }
         s.push_str(&format!(
             "undecided: {} case(s) across oracles (never reported as findings); {} single comparison(s) skipped\n",
             self.undecided_cases(),
@@ -329,5 +335,22 @@ impl Summary {
             }
         }
         s
+    }
+}
+
+/// The shards a merged summary lacks.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Incomplete {
+    pub missing_shards: Vec<super::Shard>,
+}
+
+impl Incomplete {
+    /// One line for the user.
+    pub fn sentence(&self) -> String {
+        let missing: Vec<String> = self.missing_shards.iter().map(|s| s.to_string()).collect();
+        format!(
+            "shard(s) {} are missing: the counts cover part of the campaign",
+            missing.join(", ")
+        )
     }
 }

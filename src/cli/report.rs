@@ -33,16 +33,14 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode, UsageError> {
     print!("{}", merged.summary.render());
     let shards: Vec<String> = merged.shards.iter().map(|s| s.to_string()).collect();
     println!("merged shard(s) {}", shards.join(", "));
-    if !merged.missing.is_empty() {
-        let missing: Vec<String> = merged.missing.iter().map(|s| s.to_string()).collect();
-        println!(
-            "warning: shard(s) {} are missing: the summary covers part of the campaign",
-            missing.join(", ")
-        );
-    }
     let path = crate::report::write_report(&args.out).map_err(UsageError)?;
     println!("wrote {}", path.display());
     let s = &merged.summary;
+    if let Some(inc) = &s.incomplete {
+        // Exit 3 whatever the shards found: the campaign is not all here.
+        eprintln!("txfuzz: incomplete merge: {}", inc.sentence());
+        return Ok(ExitCode::from(3));
+    }
     Ok(if s.violations + s.fidelity + s.query_bugs > 0 {
         ExitCode::from(1)
     } else {

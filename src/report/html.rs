@@ -108,6 +108,13 @@ fn summary(s: &mut String, r: &Report) {
     if let Some(why) = &sm.stopped {
         let _ = writeln!(s, "<p class=\"violation\">Stopped early: {}</p>", esc(why));
     }
+    if let Some(inc) = &sm.incomplete {
+        let _ = writeln!(
+            s,
+            "<p class=\"violation\" id=\"incomplete\">Incomplete merge: {}</p>",
+            esc(&inc.sentence())
+        );
+    }
     s.push_str("<h2 id=\"throughput\">Throughput over time</h2>\n");
     s.push_str(&svg::throughput(&sm.timeline));
     s.push('\n');
