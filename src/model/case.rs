@@ -228,16 +228,54 @@ impl TestCase {
                     }
                 }
             }
-            for table in crate::model::walk::tables(&s.stmt) {
-                if self.schema.table(&table).is_none() {
+            let tables = crate::model::walk::tables(&s.stmt);
+            for table in &tables {
+                if self.schema.table(table).is_none() {
                     return Err(format!(
                         "T{} op {} uses table {table}, which the schema does not define",
                         t.id, s.op
                     ));
                 }
             }
+            self.validate_columns(t, s, &tables)?;
         }
         Ok(())
+    }
+
+    /// Every column a statement names is a column of one of the tables it
+    /// uses (or an output name of its select list); an INSERT's columns are
+    /// its table's. The engine would reject the statement, and a replay would
+    /// report that as "not reproduced" instead of the case being wrong.
+    fn validate_columns(
+        &self,
+        t: &Txn,
+        s: &CaseStmt,
+        tables: &std::collections::BTreeSet<String>,
+    ) -> Result<(), String> {
+        let defined: std::collections::BTreeSet<&str> = tables
+            .iter()
+            .filter_map(|name| self.schema.table(name))
+            .flat_map(|table| table.columns.iter().map(|c| c.name.as_str()))
+            .collect();
+        let aliases = crate::model::walk::aliases(&s.stmt);
+        let listed = match &s.stmt {
+            Stmt::Insert(ins) => ins.columns.clone(),
+            _ => Vec::new(),
+        };
+        let named = crate::model::walk::columns(&s.stmt);
+        let unknown = listed
+            .iter()
+            .chain(&named)
+            .find(|c| !defined.contains(c.as_str()) && !aliases.contains(c.as_str()));
+        match unknown {
+            Some(c) => Err(format!(
+                "T{} op {} uses column {c}, which none of its tables ({}) defines",
+                t.id,
+                s.op,
+                tables.iter().cloned().collect::<Vec<_>>().join(", ")
+            )),
+            None => Ok(()),
+        }
     }
 
     /// One data section per table, for a defined table, with rows of its width.

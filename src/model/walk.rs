@@ -213,6 +213,47 @@ pub fn columns(stmt: &Stmt) -> BTreeSet<String> {
     out
 }
 
+/// The output names (`AS alias`) of every select list of a statement,
+/// subqueries included (an ORDER BY may name them).
+pub fn aliases(stmt: &Stmt) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut exprs: Vec<&Expr> = Vec::new();
+    match stmt {
+        Stmt::Select(s) => select_aliases(s, &mut out),
+        Stmt::Insert(i) => {
+            if let Some(q) = &i.select {
+                select_aliases(q, &mut out);
+            }
+            exprs.extend(i.rows.iter().flatten());
+        }
+        Stmt::Update(u) => {
+            exprs.extend(u.assignments.iter().map(|a| &a.value));
+            exprs.extend(u.where_.iter());
+        }
+        Stmt::Delete(d) => exprs.extend(d.where_.iter()),
+        _ => {}
+    }
+    for e in exprs {
+        subquery_aliases(e, &mut out);
+    }
+    out
+}
+
+fn select_aliases(s: &Select, out: &mut BTreeSet<String>) {
+    out.extend(s.items.iter().filter_map(|i| i.alias.clone()));
+    for e in select_exprs(s) {
+        subquery_aliases(e, out);
+    }
+}
+
+fn subquery_aliases(e: &Expr, out: &mut BTreeSet<String>) {
+    visit(e, &mut |x| {
+        if let Expr::InSubquery { query, .. } | Expr::Exists { query, .. } = x {
+            select_aliases(query, out)
+        }
+    });
+}
+
 fn select_columns(s: &Select, out: &mut BTreeSet<String>) {
     for e in select_exprs(s) {
         expr_columns(e, out);
