@@ -12,6 +12,7 @@ pub mod engine;
 pub mod exec;
 pub mod finding;
 pub mod gen;
+pub mod input;
 pub mod instrument;
 pub mod interrupt;
 pub mod model;

@@ -249,3 +249,25 @@ fn a_known_issue_with_a_misspelt_engine_is_refused() {
     ]);
     refused(&o, "unknown engine 'mariadbb'");
 }
+
+/// Endless or random input is refused at once with one line (it used to be
+/// read whole: `check /dev/zero` grew to 24 GB before the kernel killed it).
+#[test]
+fn endless_and_random_input_files_are_refused() {
+    for args in [
+        ["check", "/dev/zero"],
+        ["replay", "/dev/zero"],
+        ["check", "/dev/urandom"],
+        ["replay", "/dev/urandom"],
+        ["reduce", "/dev/zero"],
+    ] {
+        let start = std::time::Instant::now();
+        let o = txfuzz(&args);
+        refused(&o, "/dev/");
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "{args:?} took {:?}",
+            start.elapsed()
+        );
+    }
+}

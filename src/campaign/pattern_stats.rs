@@ -25,11 +25,10 @@ impl Hits {
     /// generator (`merge`).
     pub fn add_file(&mut self, dir: &std::path::Path) -> Result<Option<String>, String> {
         let path = dir.join("patterns.json");
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-        };
+        if !path.exists() {
+            return Ok(None);
+        }
+        let text = crate::input::read_text(&path, crate::input::SMALL_FILE_LIMIT)?;
         let bad = |what: &str| format!("{}: {what}", path.display());
         let json: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;

@@ -36,44 +36,44 @@ pub struct Loaded {
     pub finding: Option<Finding>,
 }
 
-fn field<T: serde::de::DeserializeOwned>(
-    value: &serde_json::Value,
-    key: &str,
-    path: &std::path::Path,
-) -> Result<Option<T>, String> {
-    value
-        .get(key)
-        .map(|v| serde_json::from_value(v.clone()))
-        .transpose()
-        .map_err(|e| format!("{}: invalid {key}: {e}", path.display()))
+/// A finding file or a stress history: a case plus what happened.
+#[derive(serde::Deserialize)]
+struct Recorded {
+    case: TestCase,
+    history: History,
+    engine: Option<EngineInfo>,
+    finding: Option<Finding>,
 }
 
-/// Loads either format; the error is one line.
+/// Loads either format; the error is one line. The file is parsed as it is
+/// read (twice: once to tell the formats apart, keeping nothing), with a
+/// size limit ([`crate::input`]).
 pub fn load(path: &std::path::Path) -> Result<Loaded, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{} is not valid JSON: {e}", path.display()))?;
-    if value.get("case").is_some() && value.get("history").is_some() {
-        // A finding file or a stress history: a case plus what happened.
-        let case: TestCase =
-            field(&value, "case", path)?.ok_or_else(|| format!("{}: no case", path.display()))?;
-        let history: History = field(&value, "history", path)?
-            .ok_or_else(|| format!("{}: no history", path.display()))?;
-        case.validate()
+    use crate::input::{read_json, HISTORY_LIMIT};
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        case: Option<serde::de::IgnoredAny>,
+        history: Option<serde::de::IgnoredAny>,
+    }
+    let probe: Probe = read_json(path, HISTORY_LIMIT, "a JSON object")?;
+    if probe.case.is_some() && probe.history.is_some() {
+        let r: Recorded = read_json(path, HISTORY_LIMIT, "a finding file or stress history")?;
+        r.case
+            .validate()
             .map_err(|e| format!("{}: invalid case: {e}", path.display()))?;
-        let engine: Option<EngineInfo> = field(&value, "engine", path)?;
-        let finding: Option<Finding> = field(&value, "finding", path)?;
-        let name = engine.as_ref().map(|e| e.name.as_str());
+        let name = r.engine.as_ref().map(|e| e.name.as_str());
         Ok(Loaded {
-            history: CheckHistory::from_case(&case, &history, name),
-            recorded: Some((case, history, engine)),
-            finding,
+            history: CheckHistory::from_case(&r.case, &r.history, name),
+            recorded: Some((r.case, r.history, r.engine)),
+            finding: r.finding,
         })
     } else {
+        let history: CheckHistory = read_json(path, HISTORY_LIMIT, "a checker history")?;
+        history
+            .validate()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(Loaded {
-            history: CheckHistory::from_json(&text)
-                .map_err(|e| format!("{}: {e}", path.display()))?,
+            history,
             recorded: None,
             finding: None,
         })

@@ -49,10 +49,7 @@ impl FindingRecord {
 
 /// Reads a finding file.
 pub fn read_record(path: &Path) -> Result<FindingRecord, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    serde_json::from_str(&text)
-        .map_err(|e| format!("{} is not a finding file: {e}", path.display()))
+    crate::input::read_json(path, crate::input::CASE_FILE_LIMIT, "a finding file")
 }
 
 /// The readable findings of `files`, each with its path; an unreadable one
@@ -112,11 +109,15 @@ impl CaseFile {
 
 /// Reads a finding record or a bare case; the error is one line for the user.
 pub fn load_case_file(path: &Path) -> Result<CaseFile, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read case file {}: {e}", path.display()))?;
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{} is not valid JSON: {e}", path.display()))?;
-    if let Some(v) = value.get("format") {
+    use crate::input::{read_json, CASE_FILE_LIMIT};
+    /// What the file is, read without keeping its contents.
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        format: Option<serde_json::Value>,
+        finding: Option<serde::de::IgnoredAny>,
+    }
+    let probe: Probe = read_json(path, CASE_FILE_LIMIT, "a JSON object")?;
+    if let Some(v) = probe.format {
         if v.as_u64() != Some(u64::from(FINDING_FORMAT)) {
             return Err(format!(
                 "{}: unsupported format {v} (this txfuzz reads format {FINDING_FORMAT})",
@@ -124,14 +125,18 @@ pub fn load_case_file(path: &Path) -> Result<CaseFile, String> {
             ));
         }
     }
-    let file = if value.get("finding").is_some() {
-        serde_json::from_value::<FindingRecord>(value)
-            .map(|r| CaseFile::Finding(Box::new(r)))
-            .map_err(|e| format!("{} is not a txfuzz finding file: {e}", path.display()))?
+    let file = if probe.finding.is_some() {
+        CaseFile::Finding(Box::new(read_json(
+            path,
+            CASE_FILE_LIMIT,
+            "a txfuzz finding file",
+        )?))
     } else {
-        serde_json::from_value::<TestCase>(value)
-            .map(|c| CaseFile::Case(Box::new(c)))
-            .map_err(|e| format!("{} is not a txfuzz case file: {e}", path.display()))?
+        CaseFile::Case(Box::new(read_json(
+            path,
+            CASE_FILE_LIMIT,
+            "a txfuzz case file",
+        )?))
     };
     file.case()
         .validate()

@@ -46,13 +46,14 @@ pub fn load(dir: &Path) -> Result<Report, String> {
     if !dir.is_dir() {
         return Err(format!("{} is not a directory", dir.display()));
     }
-    let summary = match std::fs::read_to_string(dir.join("summary.json")) {
-        Ok(text) => Some(
-            serde_json::from_str::<Summary>(&text)
-                .map_err(|e| format!("{}/summary.json: {e}", dir.display()))?,
-        ),
-        Err(_) => None,
-    };
+    let summary =
+        match crate::input::read_text(&dir.join("summary.json"), crate::input::SMALL_FILE_LIMIT) {
+            Ok(text) => Some(
+                serde_json::from_str::<Summary>(&text)
+                    .map_err(|e| format!("{}/summary.json: {e}", dir.display()))?,
+            ),
+            Err(_) => None,
+        };
     let mut groups = group_findings(finding_files(dir).unwrap_or_default());
     for g in &mut groups {
         // Prefer a reduced case of any member; the example's own first.

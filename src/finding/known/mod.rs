@@ -137,8 +137,8 @@ impl KnownIssues {
     }
 
     fn read(path: &Path) -> Result<KnownIssues, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read known-issues file {}: {e}", path.display()))?;
+        let text = crate::input::read_text(path, crate::input::SMALL_FILE_LIMIT)
+            .map_err(|e| format!("known-issues file: {e}"))?;
         KnownIssues::parse(&text, &path.display().to_string())
     }
 

@@ -69,8 +69,8 @@ pub fn resolve(spec: Option<&str>) -> Result<Vec<Pattern>, String> {
     }
     let path = std::path::Path::new(spec);
     if path.exists() {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read pattern file {spec}: {e}"))?;
+        let text = crate::input::read_text(path, crate::input::SMALL_FILE_LIMIT)
+            .map_err(|e| format!("pattern file: {e}"))?;
         return parse_file(&text).map_err(|e| format!("{spec}: {e}"));
     }
     Err(format!(
