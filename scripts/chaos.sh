@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A campaign under faults (docs/reliability.md, "Chaos campaigns"): runs
 # txfuzz for DURATION while this script freezes and kills what it runs against
-# at random moments, then checks the output: every finding readable, no
-# temporary file left, summary.json's counts equal to the finding files, and
+# at random moments, then checks the output after `txfuzz report DIR`: every
+# finding readable with its script, no temporary file left, summary.json's
+# counts equal to the finding files, and
 # (MariaDB) no private database left and innodb_status_output_locks back OFF.
 #
 #   scripts/chaos.sh mariadb    DURATION OUT [txfuzz run flags...]
@@ -160,6 +161,9 @@ esac
 failed=0
 check() { if "$@"; then :; else failed=1; fi; }
 for dir in "${segments[@]}"; do
+  # What a user does next: the report, which first completes the summary and
+  # scripts of a campaign killed before it could (src/campaign/repair.rs).
+  "$txfuzz" report "$dir" >/dev/null 2>>"$log" || failed=1
   check python3 - "$dir" <<'EOF' 2>&1 | tee -a "$log"
 import json, pathlib, sys
 d = pathlib.Path(sys.argv[1])

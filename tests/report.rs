@@ -235,3 +235,99 @@ fn run_reduce_then_report_renders_in_headless_chromium() {
     assert!(svg.contains("ww t#1") && svg.contains("rw t#1"), "{svg}");
     assert!(dom.contains("&lt;script&gt;alert"));
 }
+
+/// A campaign killed between writing a finding and the next summary flush
+/// (every 2 s) leaves a summary that misses it, and one killed between a
+/// finding's `.json` and its `.sql` leaves no script. `txfuzz report` completes
+/// both from the finding files and says so; the summary's counts then equal
+/// the files'.
+#[test]
+fn report_completes_the_output_of_a_killed_campaign() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = txfuzz(&[
+        "run",
+        "--fault",
+        "lose-write",
+        "--tests",
+        "30",
+        "--seed",
+        "4",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let read = |p: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let full = read(&out.join("summary.json"));
+    let files: Vec<String> = full["finding_files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect();
+    assert!(files.len() >= 2, "{full}");
+    // The summary as a flush before the last finding wrote it.
+    let last = PathBuf::from(files.last().unwrap());
+    let rec = read(&last);
+    let f = &rec["finding"];
+    let mut stale = full.clone();
+    stale["finding_files"].as_array_mut().unwrap().pop();
+    let (oracle, kind) = (f["oracle"].as_str().unwrap(), f["kind"].as_str().unwrap());
+    let n = stale["findings"][oracle][kind].as_u64().unwrap();
+    stale["findings"][oracle][kind] = (n - 1).into();
+    let counter = match (f["verdict"].as_str().unwrap(), f["known"].is_null()) {
+        ("permitted", _) => "permitted",
+        (_, false) => "known_violations",
+        _ if oracle == "fidelity" => "fidelity",
+        _ if kind == "query-bug" => "query_bugs",
+        _ => "violations",
+    };
+    stale[counter] = (stale[counter].as_u64().unwrap() - 1).into();
+    std::fs::write(out.join("summary.json"), stale.to_string()).unwrap();
+    std::fs::remove_file(last.with_extension("sql")).unwrap();
+
+    let o = txfuzz(&["report", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("1 finding(s) added"), "{}", text(&o));
+    assert!(
+        last.with_extension("sql").exists(),
+        "the script is written again"
+    );
+    let repaired = read(&out.join("summary.json"));
+    for key in [
+        "violations",
+        "known_violations",
+        "permitted",
+        "fidelity",
+        "query_bugs",
+        "findings",
+    ] {
+        assert_eq!(repaired[key], full[key], "{key}");
+    }
+    let names = |v: &serde_json::Value| -> Vec<String> {
+        v["finding_files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                Path::new(f.as_str().unwrap())
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect()
+    };
+    assert_eq!(names(&repaired), names(&full));
+    assert_eq!(repaired["completed_from_files"], 1);
+    assert!(
+        repaired["stopped"].as_str().unwrap().contains("killed"),
+        "{repaired}"
+    );
+    // A second report has nothing left to do.
+    let o = txfuzz(&["report", out.to_str().unwrap()]);
+    assert!(!text(&o).contains("added"), "{}", text(&o));
+}

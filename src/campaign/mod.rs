@@ -8,6 +8,7 @@ mod collect;
 pub mod merge;
 mod pattern_stats;
 mod pin;
+pub mod repair;
 mod shard;
 mod summary;
 mod worker;

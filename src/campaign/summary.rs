@@ -94,6 +94,10 @@ pub struct Summary {
     /// Why the campaign stopped early (e.g. the server did not come back).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// Findings `txfuzz report` added to a summary the campaign could not
+    /// finish writing (it was killed): [`super::repair`].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub completed_from_files: usize,
     /// A merge that lacks some of the campaign's shards: which.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<Incomplete>,
@@ -353,4 +357,8 @@ impl Incomplete {
             missing.join(", ")
         )
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

@@ -195,21 +195,8 @@ fn records(
         .into_iter()
         .map(|f| {
             let rec = FindingRecord::new(f, engine.info().clone(), case.clone(), history.clone());
-            let script = render_script(engine.dialect(), case, Some(history), &header(&rec));
+            let script = render_script(engine.dialect(), case, Some(history), &rec.script_header());
             (rec, script)
         })
         .collect()
-}
-
-fn header(rec: &FindingRecord) -> String {
-    format!(
-        "txfuzz finding: {} [{}:{}]\nengine: {} {}\nseed {} case {}",
-        rec.finding.summary,
-        rec.finding.oracle,
-        rec.finding.kind,
-        rec.engine.name,
-        rec.engine.version,
-        rec.case.seed,
-        rec.case.index
-    )
 }

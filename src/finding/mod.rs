@@ -32,6 +32,20 @@ pub struct FindingRecord {
 }
 
 impl FindingRecord {
+    /// The comment that opens the finding's `.sql` script.
+    pub fn script_header(&self) -> String {
+        format!(
+            "txfuzz finding: {} [{}:{}]\nengine: {} {}\nseed {} case {}",
+            self.finding.summary,
+            self.finding.oracle,
+            self.finding.kind,
+            self.engine.name,
+            self.engine.version,
+            self.case.seed,
+            self.case.index
+        )
+    }
+
     /// A record for `finding` on `case` (its replay command is filled in when
     /// the record is written by a [`FindingStore`]).
     pub fn new(finding: Finding, engine: EngineInfo, case: TestCase, history: History) -> Self {
@@ -234,7 +248,7 @@ impl FindingStore {
 }
 
 /// Takes the lock of an output directory (creating it), or says who has it.
-fn lock_dir(out: &Path) -> std::io::Result<std::fs::File> {
+pub fn lock_dir(out: &Path) -> std::io::Result<std::fs::File> {
     std::fs::create_dir_all(out)?;
     let path = out.join(".txfuzz.lock");
     let file = std::fs::OpenOptions::new()

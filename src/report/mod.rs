@@ -118,6 +118,13 @@ fn group_findings(files: Vec<PathBuf>) -> Vec<Group> {
 
 /// Writes `DIR/report.html`; returns its path.
 pub fn write_report(dir: &Path) -> Result<PathBuf, String> {
+    let done = crate::campaign::repair::complete(dir)?;
+    if done.findings + done.scripts > 0 {
+        eprintln!(
+            "txfuzz: {} finding(s) added to summary.json and {} script(s) written again: the campaign did not finish writing them (killed?)",
+            done.findings, done.scripts
+        );
+    }
     let report = load(dir)?;
     let page = html::render(&report);
     let path = dir.join("report.html");
