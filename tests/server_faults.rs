@@ -560,6 +560,54 @@ fn postgres_interrupted() {
     interrupted(Some(&server));
 }
 
+/// Two campaigns share one MariaDB: the one that ends first leaves the
+/// global `innodb_status_output_locks` ON for the other (it used to turn it
+/// OFF, and the other then named the blocker of 3-4 of ~23 waits), and says
+/// so; the last one turns it OFF, and says so.
+#[test]
+fn two_campaigns_share_the_global_setting() {
+    let Some(server) = Private::start(Kind::Mariadb) else {
+        return;
+    };
+    let setting = || server.query("SELECT @@GLOBAL.innodb_status_output_locks");
+    assert_eq!(setting(), Some(vec!["0".to_string()]));
+    let (out_a, start_a, a) = under_way(&server, &["--time", "25s", "--oracle", "wss"]);
+    let out_b = tempfile::tempdir().unwrap();
+    let b = txfuzz(
+        Some(&server.url()),
+        out_b.path(),
+        &["--tests", "20", "--oracle", "wss"],
+    );
+    let (code, stderr_b) = finish(b, Instant::now());
+    assert!(matches!(code, Some(0 | 1)), "{stderr_b}");
+    assert!(
+        cases_run(out_a.path()) > 0 && a_is_running(&server),
+        "the first campaign ended before the second"
+    );
+    assert_eq!(setting(), Some(vec!["1".to_string()]), "{stderr_b}");
+    assert!(
+        stderr_b.contains("left the server-global innodb_status_output_locks ON"),
+        "{stderr_b}"
+    );
+    let (code, stderr_a) = finish(a, start_a);
+    assert!(matches!(code, Some(0 | 1)), "{stderr_a}");
+    assert!(
+        stderr_a.contains("turned the server-global innodb_status_output_locks ON"),
+        "{stderr_a}"
+    );
+    assert!(stderr_a.contains("back OFF"), "{stderr_a}");
+    assert_eq!(setting(), Some(vec!["0".to_string()]));
+    assert_eq!(server.leftovers(), Vec::<String>::new());
+}
+
+/// Whether a txfuzz database other than the marker is on `server`.
+fn a_is_running(server: &Private) -> bool {
+    server
+        .leftovers()
+        .iter()
+        .any(|d| d != "txfuzz_restore_status_locks")
+}
+
 #[test]
 fn one_output_directory_takes_one_campaign() {
     let _one = SQLITE.lock().unwrap_or_else(|e| e.into_inner());

@@ -54,7 +54,7 @@ pub fn hostname() -> String {
 }
 
 /// The process id in a private name `txfuzz_<pid>_<n>`.
-fn pid_of(name: &str) -> Option<u32> {
+pub fn pid_of(name: &str) -> Option<u32> {
     let rest = name.strip_prefix("txfuzz_")?;
     let (pid, n) = rest.split_once('_')?;
     n.parse::<u32>().ok()?;

@@ -1,5 +1,5 @@
 //! Connecting: the driver's options for a URL and what the server must be
-//! or is asked before txfuzz works on it (sql_mode, lock output, error log).
+//! or is asked before txfuzz works on it (sql_mode, error log).
 
 use super::*;
 
@@ -49,18 +49,6 @@ pub(super) fn check_sql_mode(admin: &mut Link) -> Result<(), EngineError> {
         ));
     }
     Ok(())
-}
-
-/// Turns innodb_status_output_locks ON if it was OFF, so that the monitor can
-/// name the blocker of a lock wait (best effort: needs SUPER; only changes
-/// what SHOW ENGINE INNODB STATUS prints); whether txfuzz must turn it back
-/// OFF when it is done (a global setting, docs/reliability.md).
-pub(super) fn status_output_locks_on(admin: &mut Link) -> Result<bool, EngineError> {
-    let was_on = scalar(admin, "SELECT @@GLOBAL.innodb_status_output_locks")?;
-    Ok(matches!(was_on.as_str(), "0" | "OFF")
-        && admin
-            .batch("SET GLOBAL innodb_status_output_locks = ON")
-            .is_ok())
 }
 
 /// The server's error log file, or why it cannot be read here (not on this

@@ -15,6 +15,7 @@ mod monitor;
 mod plans;
 mod profile;
 mod session;
+mod status_locks;
 
 pub use profile::profile;
 
@@ -26,7 +27,7 @@ use super::{Engine, EngineError, EngineProfile, Session, WaitSignal};
 use crate::instrument::Prepared;
 use crate::model::{DbState, EngineInfo, Isolation, Schema, StmtRef, TableData, TestCase, Value};
 use crate::sql::{self, Dialect, Layout};
-use connect::{base_opts, check_sql_mode, log_error_path, status_output_locks_on};
+use connect::{base_opts, check_sql_mode, log_error_path};
 use link::Link;
 use monitor::{Activity, InnodbProbe};
 use mysql_async::{Opts, OptsBuilder};
@@ -60,9 +61,8 @@ pub struct MysqlEngine {
     /// Earlier private databases of this engine not dropped yet (a hung
     /// session may hold locks in them); dropped again when the engine is.
     stale: Vec<String>,
-    /// `innodb_status_output_locks` was OFF and txfuzz turned it ON: turned
-    /// OFF again when the engine is dropped.
-    restore_status_locks: bool,
+    /// The server is on this machine (its leftovers and log are ours to read).
+    local: bool,
     /// A recovery failed: the server is gone or frozen, so the exit does not
     /// wait on it (the next run removes what is left, [`super::leftover`]).
     gave_up: bool,
@@ -158,7 +158,9 @@ impl MysqlEngine {
         let opts: Opts = OptsBuilder::from_opts(base)
             .db_name(Some(database.clone()))
             .into();
-        let restore_status_locks = status_output_locks_on(&mut admin)?;
+        if let Some(line) = status_locks::acquire(&mut admin) {
+            eprintln!("{line}");
+        }
         let version = scalar(&mut admin, "SELECT VERSION()")?;
         let settings = read_settings(&mut admin)?;
         let log_error = log_error_path(&mut admin, local);
@@ -188,7 +190,7 @@ impl MysqlEngine {
             loaded: None,
             deadline,
             stale: Vec::new(),
-            restore_status_locks,
+            local,
             gave_up: false,
         };
         engine.start_monitor();
@@ -418,6 +420,10 @@ impl MysqlEngine {
                         .db_name(Some(database))
                         .into();
                     self.drop_stale();
+                    // A restarted server starts with the setting OFF again.
+                    if let Some(line) = status_locks::acquire(&mut self.admin) {
+                        tracing::debug!("{line}");
+                    }
                     self.start_monitor();
                     if let Some((schema, data, layout)) = self.loaded.clone() {
                         self.load_tables(&schema, &data, layout)?;
@@ -500,10 +506,8 @@ impl Drop for MysqlEngine {
             }
         }
         self.drop_stale();
-        if self.restore_status_locks {
-            let _ = self
-                .admin
-                .batch("SET GLOBAL innodb_status_output_locks = OFF");
+        if let Some(line) = status_locks::release(&mut self.admin, self.local) {
+            eprintln!("{line}");
         }
     }
 }
