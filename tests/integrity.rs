@@ -414,6 +414,35 @@ mod turso {
         }
     }
 
+    /// The reduced case of the issue-34 chaos campaign: one REPLACE deletes
+    /// two parents of a deferred key and inserts one again; COMMIT succeeds
+    /// with an orphan (tests/turso_bugs.rs). `integrity` finds it in both
+    /// modes, marked as the known reinsert imbalance (it was a new violation:
+    /// the trait knew only a DELETE followed by an INSERT).
+    #[test]
+    fn turso_a_replace_of_two_parents_is_the_known_reinsert_imbalance() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/turso-replace-two-parents.json");
+        let file = txfuzz::finding::load_case_file(&path).unwrap();
+        for mvcc in [false, true] {
+            let mut e = open(mvcc);
+            let mut case = file.case().clone();
+            case.isolation = e.profile().isolations[0];
+            let (h, mut f) = run(e.as_mut(), &case);
+            txfuzz::finding::known::KnownIssues::builtin().mark(&mut f, &case, &h, e.info());
+            let fk: Vec<&Finding> = f.iter().filter(|f| f.kind == "foreign-key").collect();
+            assert!(!fk.is_empty(), "mvcc {mvcc}: {f:#?}\n{h:#?}");
+            for f in fk {
+                let id = f.known.as_ref().map(|k| k.id.as_str());
+                assert_eq!(
+                    id,
+                    Some("turso-deferred-key-reinsert-repays-other-violations"),
+                    "{f:#?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn turso_integrity_faults_are_caught_in_both_modes() {
         faults_are_caught(|| open(false));

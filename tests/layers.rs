@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// Bottom first. A module may use modules of lower layers only.
 const LAYERS: &[&[&str]] = &[
-    &["rng", "interrupt"],
+    &["rng", "interrupt", "input"],
     &["model"],
     &["sql"],
     &["instrument"],

@@ -382,6 +382,64 @@ fn commit_after_delete_and_reinsert(reinsert: bool) -> Result<u64, turso::Error>
     })
 }
 
+/// turso 0.8.3, both modes: a REPLACE whose new row conflicts with two
+/// parents of a `DEFERRABLE INITIALLY DEFERRED` key (one on the primary key,
+/// one on a UNIQUE key) deletes both and inserts the first key again: the
+/// second parent's child is an orphan, and COMMIT succeeds. SQLite fails the
+/// COMMIT ("COMMIT will fail as long as foreign key constraints remain in
+/// violation"). The REPLACE form of
+/// `reinserting_a_deleted_parent_repays_only_its_own_children`. Found by the
+/// issue-34 turso MVCC chaos campaign (`integrity:foreign-key`, reduced by
+/// `txfuzz reduce`; docs/bugs.md).
+#[test]
+#[should_panic(expected = "COMMIT succeeded with the child of a replaced parent")]
+fn a_replace_of_two_parents_that_reinserts_one_repays_the_other() {
+    let failed = [false, true].map(|mvcc| commit_after_replace("a", mvcc).is_err());
+    assert!(
+        failed == [true, true],
+        "COMMIT succeeded with the child of a replaced parent (COMMIT failed in WAL, MVCC: {failed:?})"
+    );
+}
+
+/// The control: a REPLACE that deletes only the parent with the one child
+/// (and inserts a new key) fails the COMMIT, in both modes.
+#[test]
+fn a_replace_that_deletes_a_parent_fails_the_commit() {
+    for mvcc in [false, true] {
+        assert!(commit_after_replace("z", mvcc).is_err(), "mvcc: {mvcc}");
+    }
+}
+
+/// `t1(c0 PRIMARY KEY, c1 UNIQUE)` = ('ab', 'bb'), ('a', 'abc'); `t2` = one
+/// child of 'ab', two of 'a' (key DEFERRABLE INITIALLY DEFERRED); BEGIN;
+/// `REPLACE INTO t1 VALUES (key, 'bb')` (deletes 'ab', and 'a' when `key` is
+/// 'a'); COMMIT: its outcome.
+fn commit_after_replace(key: &str, mvcc: bool) -> Result<u64, turso::Error> {
+    let dir = tempfile::tempdir().unwrap();
+    block(async {
+        let db = empty_database(&dir).await;
+        let c = db.connect().unwrap();
+        if mvcc {
+            pragma(&c, "PRAGMA journal_mode = 'mvcc'").await;
+        }
+        let replace = format!("REPLACE INTO t1 (c0, c1) VALUES ('{key}', 'bb')");
+        for sql in [
+            "PRAGMA foreign_keys = ON",
+            "CREATE TABLE t1 (c0 VARCHAR(8) NOT NULL, c1 VARCHAR(8), PRIMARY KEY (c0), UNIQUE (c1))",
+            "INSERT INTO t1 VALUES ('ab', 'bb'), ('a', 'abc')",
+            "CREATE TABLE t2 (c2 VARCHAR(8), c3 VARCHAR(4) NOT NULL, PRIMARY KEY (c3), \
+             FOREIGN KEY (c2) REFERENCES t1 (c0) DEFERRABLE INITIALLY DEFERRED)",
+            "CREATE INDEX i_t2_0 ON t2 (c2)",
+            "INSERT INTO t2 VALUES ('ab', 'bb'), ('a', 'a'), ('a', 'ab')",
+            if mvcc { "BEGIN CONCURRENT" } else { "BEGIN" },
+            &replace,
+        ] {
+            exec(&c, sql).await;
+        }
+        c.execute("COMMIT", ()).await
+    })
+}
+
 /// turso 0.8.3, both modes: inside a transaction, a multi-row `UPDATE` of a
 /// rowid alias (`INTEGER PRIMARY KEY`) that fails its unique check keeps the
 /// rows it rewrote before the failure, and COMMIT makes them permanent

@@ -41,7 +41,9 @@ pub enum Trait {
     /// the key it references (an UPDATE of it, or a REPLACE into its table).
     DeferredKeyActionOnUpdate,
     /// A transaction deleted rows of a deferred foreign key's parent table
-    /// and later inserted into that table, both successfully.
+    /// and later inserted into that table, both successfully, or ran a
+    /// successful REPLACE into it (which deletes the rows its new row
+    /// conflicts with and inserts).
     DeferredKeyParentDeletedAndReinserted,
     /// A foreign key checked at COMMIT (`DEFERRABLE INITIALLY DEFERRED`)
     /// with an `ON DELETE` action that writes children (CASCADE, SET NULL),
@@ -188,7 +190,8 @@ fn deferred_key_action_on_update(case: &TestCase, history: &History) -> bool {
 }
 
 /// Whether a transaction deleted rows of a deferred key's parent table and
-/// later (completion order) inserted into it, both successfully.
+/// later (completion order) inserted into it, both successfully, or did
+/// both in one successful REPLACE into it.
 fn deferred_key_parent_deleted_and_reinserted(case: &TestCase, history: &History) -> bool {
     let parents: BTreeSet<&str> = deferred_keys(case, |_| true)
         .map(|fk| fk.ref_table.as_str())
@@ -198,6 +201,11 @@ fn deferred_key_parent_deleted_and_reinserted(case: &TestCase, history: &History
         match stmt {
             Stmt::Delete(d) if parents.contains(d.table.as_str()) => {
                 deleted.insert((r.txn, d.table.as_str()));
+            }
+            Stmt::Insert(i)
+                if i.on_conflict == OnConflict::Replace && parents.contains(i.table.as_str()) =>
+            {
+                return true;
             }
             Stmt::Insert(i) if deleted.contains(&(r.txn, i.table.as_str())) => {
                 return true;
