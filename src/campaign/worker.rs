@@ -95,15 +95,18 @@ fn work_until_done(
             break; // the collector is gone: it stopped the campaign
         }
         if crashed {
-            if stopping(shared) {
-                break;
+            // When the campaign is already stopping, `recover` gives up at
+            // once: the engine then knows the server is gone and does not
+            // wait on it at exit.
+            let already = stopping(shared);
+            if !already {
+                let _ = tx.send(Report::Recovering { case: index });
             }
-            let _ = tx.send(Report::Recovering { case: index });
             if let Err(e) = engine.recover(cfg.recover_wait, &|| stopping(shared)) {
                 // The first worker to give up says why; after a signal the
                 // campaign says "interrupted" itself.
                 let first = !shared.stop.swap(true, Ordering::SeqCst);
-                if first && crate::interrupt::requested().is_none() {
+                if first && !already && crate::interrupt::requested().is_none() {
                     let _ = tx.send(Report::Stopped(format!(
                         "the server did not come back: {e}"
                     )));

@@ -162,6 +162,12 @@ impl Engine for FaultyEngine {
         self.rearm();
         Ok(())
     }
+    fn open_bounded_session(
+        &mut self,
+        isolation: Isolation,
+    ) -> Result<Box<dyn Session>, EngineError> {
+        self.inner.open_bounded_session(isolation)
+    }
     fn open_session(
         &mut self,
         isolation: Isolation,

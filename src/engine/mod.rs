@@ -115,6 +115,11 @@ pub(crate) fn admin_error(what: &str, e: StmtError) -> EngineError {
 /// use `--hang-timeout` ([`Engine::set_deadline`]).
 pub const DEFAULT_ADMIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// The error of a recovery given up because the campaign is stopping.
+pub fn abandoned() -> EngineError {
+    EngineError::Lost("recovery abandoned: the campaign is stopping".into())
+}
+
 /// Between two reconnection attempts of [`Engine::recover`]: sleeps 200 ms
 /// and returns `Ok`, or the error that ends the recovery when `deadline` has
 /// passed (`timed_out`) or `give_up` says the campaign is stopping.
@@ -124,9 +129,7 @@ pub fn retry_pause(
     timed_out: impl FnOnce() -> EngineError,
 ) -> Result<(), EngineError> {
     if give_up() {
-        return Err(EngineError::Lost(
-            "recovery abandoned: the campaign is stopping".into(),
-        ));
+        return Err(abandoned());
     }
     if std::time::Instant::now() >= deadline {
         return Err(timed_out());
@@ -270,6 +273,17 @@ pub trait Engine: Send {
         isolation: Isolation,
         signal: Arc<WaitSignal>,
     ) -> Result<Box<dyn Session>, EngineError>;
+    /// A session for txfuzz's own statements outside the executor (the
+    /// oracles' scratch tables and checks, fault injection), which nothing
+    /// else bounds: every round trip has the engine's deadline
+    /// ([`Engine::set_deadline`]), so a server that stops answering makes it
+    /// fail instead of hanging txfuzz. Embedded engines: a plain session.
+    fn open_bounded_session(
+        &mut self,
+        isolation: Isolation,
+    ) -> Result<Box<dyn Session>, EngineError> {
+        self.open_session(isolation, WaitSignal::new())
+    }
     /// Before a run, on the loaded state: replaces each instrumented
     /// statement whose instrumentation would change how the engine runs it
     /// by the statement as written, its reads unobserved

@@ -201,6 +201,12 @@ impl crate::engine::Engine for WithProfile {
     ) -> Result<Box<dyn crate::engine::Session>, crate::engine::EngineError> {
         self.inner.open_session(isolation, signal)
     }
+    fn open_bounded_session(
+        &mut self,
+        isolation: Isolation,
+    ) -> Result<Box<dyn crate::engine::Session>, crate::engine::EngineError> {
+        self.inner.open_bounded_session(isolation)
+    }
     fn keep_plans(
         &mut self,
         case: &TestCase,

@@ -9,7 +9,7 @@
 //!   NULL in a NOT NULL column, or breaks a `col > n` CHECK.
 
 use super::Fault;
-use crate::engine::{Engine, EngineError, WaitSignal};
+use crate::engine::{Engine, EngineError};
 use crate::model::{BinOp, DbState, Expr, Isolation, Schema, Value};
 use crate::sql::Dialect;
 
@@ -28,7 +28,7 @@ pub(super) fn orphan(
             "SET session_replication_role = DEFAULT",
         ),
     };
-    let mut s = engine.open_session(isolation, WaitSignal::new())?;
+    let mut s = engine.open_bounded_session(isolation)?;
     let fail = |e: crate::model::StmtError| crate::engine::admin_error("fault orphan", e);
     for t in &schema.tables {
         for fk in &t.foreign_keys {

@@ -325,20 +325,14 @@ impl Engine for MysqlEngine {
         isolation: Isolation,
         signal: Arc<WaitSignal>,
     ) -> Result<Box<dyn Session>, EngineError> {
-        let mut link = Link::connect(&self.opts).map_err(|e| self.connect_err(e))?;
-        // Setup is bounded; the case's statements are bounded by the executor.
-        link.set_deadline(Some(self.deadline));
-        for s in sql::session_setup(Dialect::Mysql, isolation) {
-            link.batch(&s).map_err(|e| setup("session setup", e))?;
-        }
-        link.set_deadline(None);
-        Ok(Box::new(session::MysqlSession::new(
-            link,
-            self.opts.clone(),
-            self.registry.clone(),
-            self.activity.clone(),
-            signal,
-        )))
+        self.session(isolation, signal, false)
+    }
+
+    fn open_bounded_session(
+        &mut self,
+        isolation: Isolation,
+    ) -> Result<Box<dyn Session>, EngineError> {
+        self.session(isolation, WaitSignal::new(), true)
     }
 
     /// The judged run keeps the plain statements' plans (`plans.rs`).
@@ -399,6 +393,31 @@ impl Engine for MysqlEngine {
 }
 
 impl MysqlEngine {
+    /// A session; `bounded`: every round trip keeps the engine's deadline.
+    fn session(
+        &mut self,
+        isolation: Isolation,
+        signal: Arc<WaitSignal>,
+        bounded: bool,
+    ) -> Result<Box<dyn Session>, EngineError> {
+        let mut link = Link::connect(&self.opts).map_err(|e| self.connect_err(e))?;
+        // Setup is bounded; the case's statements are bounded by the executor.
+        link.set_deadline(Some(self.deadline));
+        for s in sql::session_setup(Dialect::Mysql, isolation) {
+            link.batch(&s).map_err(|e| setup("session setup", e))?;
+        }
+        if !bounded {
+            link.set_deadline(None);
+        }
+        Ok(Box::new(session::MysqlSession::new(
+            link,
+            self.opts.clone(),
+            self.registry.clone(),
+            self.activity.clone(),
+            signal,
+        )))
+    }
+
     /// [`Engine::recover`]: waits for the server and reconnects.
     fn reconnect(&mut self, wait: Duration, give_up: &dyn Fn() -> bool) -> Result<(), EngineError> {
         // The old monitor would probe the lost server while this waits.
@@ -406,6 +425,9 @@ impl MysqlEngine {
         let deadline = Instant::now() + wait;
         let database = super::leftover::private_name();
         loop {
+            if give_up() {
+                return Err(super::abandoned());
+            }
             let attempt = Link::connect(&self.opts_without_db()).and_then(|mut l| {
                 l.set_deadline(Some(self.deadline));
                 create_database(&mut l, &database).map_err(|e| e.message)?;

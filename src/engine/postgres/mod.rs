@@ -221,38 +221,14 @@ impl Engine for PgEngine {
         isolation: Isolation,
         signal: Arc<WaitSignal>,
     ) -> Result<Box<dyn Session>, EngineError> {
-        let mut conn = PgConn::connect(&conn::named(&self.cfg, "session")).map_err(|reason| {
-            EngineError::Connect {
-                url: self.info.url.clone(),
-                reason,
-            }
-        })?;
-        // synchronous_commit only changes durability (commits are visible at
-        // once either way); it saves an fsync per commit.
-        let mut setup = format!(
-            "SET search_path TO {}; SET synchronous_commit TO off; ",
-            self.schema
-        );
-        for s in sql::session_setup(Dialect::Postgres, isolation) {
-            setup.push_str(&s);
-            setup.push_str("; ");
-        }
-        setup.push_str("SELECT pg_backend_pid()");
-        // Setup is bounded; the case's statements are bounded by the executor.
-        conn.set_deadline(Some(self.deadline));
-        let pid = match conn.scalar(&setup) {
-            Ok(Value::Int(pid)) => u64::try_from(pid).unwrap_or(0),
-            Ok(other) => {
-                return Err(EngineError::Setup(format!(
-                    "unexpected backend pid {other}"
-                )))
-            }
-            Err(e) => return Err(setup_err("session setup", e)),
-        };
-        conn.set_deadline(None);
-        let session = PgSession::new(conn, pid, self.registry.clone(), signal)
-            .map_err(|e| setup_err("session setup", e))?;
-        Ok(Box::new(session))
+        self.session(isolation, signal, false)
+    }
+
+    fn open_bounded_session(
+        &mut self,
+        isolation: Isolation,
+    ) -> Result<Box<dyn Session>, EngineError> {
+        self.session(isolation, WaitSignal::new(), true)
     }
 
     fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError> {
@@ -324,6 +300,49 @@ fn fill_sql(schema: &Schema, data: &[TableData], layout: Layout) -> String {
 }
 
 impl PgEngine {
+    /// A session; `bounded`: every round trip keeps the engine's deadline.
+    fn session(
+        &mut self,
+        isolation: Isolation,
+        signal: Arc<WaitSignal>,
+        bounded: bool,
+    ) -> Result<Box<dyn Session>, EngineError> {
+        let mut conn = PgConn::connect(&conn::named(&self.cfg, "session")).map_err(|reason| {
+            EngineError::Connect {
+                url: self.info.url.clone(),
+                reason,
+            }
+        })?;
+        // synchronous_commit only changes durability (commits are visible at
+        // once either way); it saves an fsync per commit.
+        let mut setup = format!(
+            "SET search_path TO {}; SET synchronous_commit TO off; ",
+            self.schema
+        );
+        for s in sql::session_setup(Dialect::Postgres, isolation) {
+            setup.push_str(&s);
+            setup.push_str("; ");
+        }
+        setup.push_str("SELECT pg_backend_pid()");
+        // Setup is bounded; the case's statements are bounded by the executor.
+        conn.set_deadline(Some(self.deadline));
+        let pid = match conn.scalar(&setup) {
+            Ok(Value::Int(pid)) => u64::try_from(pid).unwrap_or(0),
+            Ok(other) => {
+                return Err(EngineError::Setup(format!(
+                    "unexpected backend pid {other}"
+                )))
+            }
+            Err(e) => return Err(setup_err("session setup", e)),
+        };
+        if !bounded {
+            conn.set_deadline(None);
+        }
+        let session = PgSession::new(conn, pid, self.registry.clone(), signal)
+            .map_err(|e| setup_err("session setup", e))?;
+        Ok(Box::new(session))
+    }
+
     /// [`Engine::recover`]: waits for the server and reconnects.
     fn reconnect(&mut self, wait: Duration, give_up: &dyn Fn() -> bool) -> Result<(), EngineError> {
         // The old monitor would probe the lost server while this waits.
@@ -331,6 +350,9 @@ impl PgEngine {
         let deadline = Instant::now() + wait;
         let schema = super::leftover::private_name();
         loop {
+            if give_up() {
+                return Err(super::abandoned());
+            }
             let attempt = admin::admin_conn(&self.cfg, &schema, self.deadline).and_then(|admin| {
                 monitor::PgProbe::connect(&conn::named(&self.cfg, "monitor"))
                     .map(|probe| (admin, probe))

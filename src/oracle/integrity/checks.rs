@@ -7,7 +7,7 @@ use super::keys::{row_evidence, state_text};
 use super::provenance::Provenance;
 use super::state::Rows;
 use super::{Broken, Evidence, StateRef};
-use crate::engine::{Engine, EngineError, WaitSignal};
+use crate::engine::{Engine, EngineError};
 use crate::model::{Expr, Table, TestCase, Value};
 use crate::sql::render_expr;
 
@@ -32,7 +32,7 @@ pub(super) fn check_constraints(
         return Ok(Vec::new());
     }
     let dialect = engine.dialect();
-    let mut session = engine.open_session(case.isolation, WaitSignal::new())?;
+    let mut session = engine.open_bounded_session(case.isolation)?;
     let mut out = Vec::new();
     for (table, check) in work {
         let trows = &rows[&table.name];

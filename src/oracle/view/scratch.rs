@@ -8,7 +8,7 @@
 //! (rows read and written) come from the engine, not from a re-implementation.
 
 use crate::engine::run_prepared;
-use crate::engine::{Engine, EngineError, Session, WaitSignal};
+use crate::engine::{Engine, EngineError, Session};
 use crate::instrument::Prepared;
 use crate::model::{
     ErrorClass, Expr, FromItem, Outcome, Schema, Select, SelectItem, StmtError, Table, Value, RID,
@@ -70,7 +70,7 @@ impl Scratch {
         schema: &Schema,
         isolation: crate::model::Isolation,
     ) -> Result<ScratchResult<Scratch>, EngineError> {
-        let session = engine.open_session(isolation, WaitSignal::new())?;
+        let session = engine.open_bounded_session(isolation)?;
         let mut s = Scratch {
             session,
             dialect: engine.dialect(),

@@ -264,6 +264,15 @@ fn run_on_scratch(
         _ => None,
     };
     let mut outcome = ck.scratch.run(p);
+    if outcome
+        .error
+        .as_ref()
+        .is_some_and(|e| e.class == ErrorClass::ConnectionLost)
+    {
+        // The scratch session missed its deadline or lost the server: no
+        // answer to compare.
+        return Err(undecided(Undecided::ScratchFailed));
+    }
     let skipped_row = match stmt {
         Stmt::Insert(i) => {
             !ck.scratch_foreign_keys
