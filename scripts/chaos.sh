@@ -8,6 +8,8 @@
 #
 #   scripts/chaos.sh mariadb    DURATION OUT [txfuzz run flags...]
 #   scripts/chaos.sh turso-mvcc DURATION OUT [txfuzz run flags...]
+#   scripts/chaos.sh check 0 OUT DIR...  (the checks alone, on earlier campaign
+#                                         outputs; the log goes to OUT/chaos.log)
 #
 # mariadb: a private mariadbd of its own (temporary data directory, a free
 #   port, 127.0.0.1 only) is frozen (SIGSTOP for 3-30 s, then SIGCONT) or
@@ -108,6 +110,10 @@ wait_gap() {
 
 segments=()
 case $kind in
+  check)
+    # scripts/chaos.sh check 0 OUT DIR...: only the checks, on earlier output.
+    segments=("$@")
+    ;;
   mariadb)
     work=$(mktemp -d /tmp/txfuzz-chaos.XXXXXX)
     mkdir -p "$work/tmp"
@@ -159,12 +165,11 @@ esac
 
 # ---- the checks ------------------------------------------------------------
 failed=0
-check() { if "$@"; then :; else failed=1; fi; }
 for dir in "${segments[@]}"; do
   # What a user does next: the report, which first completes the summary and
   # scripts of a campaign killed before it could (src/campaign/repair.rs).
   "$txfuzz" report "$dir" >/dev/null 2>>"$log" || failed=1
-  check python3 - "$dir" <<'EOF' 2>&1 | tee -a "$log"
+  if ! python3 - "$dir" <<'EOF' 2>&1 | tee -a "$log"
 import json, pathlib, sys
 d = pathlib.Path(sys.argv[1])
 bad = []
@@ -199,6 +204,7 @@ for b in bad:
     print("  " + b)
 sys.exit(1 if bad else 0)
 EOF
+  then failed=1; fi
 done
 if [ "$kind" = mariadb ]; then
   left_dbs=$(mariadb_client "SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE 'txfuzz%'")
