@@ -16,7 +16,10 @@ use std::path::Path;
 pub const CASE_FILE_LIMIT: u64 = 1 << 30;
 /// Checker histories (`txfuzz check`): 10M transactions are about 2 GB.
 pub const HISTORY_LIMIT: u64 = 16 << 30;
-/// Summaries, known-issues and pattern files.
+/// Campaign summaries (they list every finding file: a long campaign's
+/// can reach tens of MB).
+pub const SUMMARY_LIMIT: u64 = 1 << 30;
+/// Known-issues and pattern files.
 pub const SMALL_FILE_LIMIT: u64 = 64 << 20;
 
 /// Reads `path` (at most `limit` bytes) as UTF-8 text.

@@ -87,7 +87,7 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<Merged, String> {
 
 fn read_summary(dir: &Path) -> Result<Summary, String> {
     let path = dir.join("summary.json");
-    let text = crate::input::read_text(&path, crate::input::SMALL_FILE_LIMIT)?;
+    let text = crate::input::read_text(&path, crate::input::SUMMARY_LIMIT)?;
     let mut s: Summary = serde_json::from_str(&text)
         .map_err(|e| format!("{} is not a campaign summary: {e}", path.display()))?;
     // Written before the first case (a shard killed at once): no digest yet.

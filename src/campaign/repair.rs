@@ -32,7 +32,7 @@ pub fn complete(dir: &Path) -> Result<Completed, String> {
     let Ok(_lock) = lock_dir(dir) else {
         return Ok(done); // a campaign is writing here: its summary is live
     };
-    let text = crate::input::read_text(&path, crate::input::SMALL_FILE_LIMIT)?;
+    let text = crate::input::read_text(&path, crate::input::SUMMARY_LIMIT)?;
     let mut summary: Summary =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let listed: BTreeSet<String> = summary

@@ -47,7 +47,7 @@ pub fn load(dir: &Path) -> Result<Report, String> {
         return Err(format!("{} is not a directory", dir.display()));
     }
     let summary =
-        match crate::input::read_text(&dir.join("summary.json"), crate::input::SMALL_FILE_LIMIT) {
+        match crate::input::read_text(&dir.join("summary.json"), crate::input::SUMMARY_LIMIT) {
             Ok(text) => Some(
                 serde_json::from_str::<Summary>(&text)
                     .map_err(|e| format!("{}/summary.json: {e}", dir.display()))?,
