@@ -2,6 +2,8 @@
 //! success: out-of-range flags, empty lists, malformed histories and case
 //! files, unusable output paths, a corrupt finding in a report directory.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -83,32 +85,10 @@ fn a_malformed_write_list_is_a_format_error_not_a_violation() {
     }
 }
 
-/// A campaign with an injected fault: findings in `out`.
-fn faulty_run(out: &Path) {
-    let o = txfuzz(&[
-        "run",
-        "--fault",
-        "lose-write",
-        "--tests",
-        "30",
-        "--seed",
-        "4",
-        "-q",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
 /// A finding file of a real run, edited by `edit`.
 fn edited_finding(dir: &Path, edit: impl Fn(&mut serde_json::Value)) -> std::path::PathBuf {
     let out = dir.join("run");
-    faulty_run(&out);
+    common::faulty_run(&out);
     let first = std::fs::read_dir(out.join("findings"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -193,7 +173,7 @@ fn output_paths_that_cannot_be_used_are_named_before_any_work() {
 fn a_corrupt_finding_does_not_stop_the_report() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
-    faulty_run(&out);
+    common::faulty_run(&out);
     let bad = out.join("findings").join("0000-corrupt.json");
     std::fs::write(&bad, "{ not json").unwrap();
     let o = txfuzz(&["report", out.to_str().unwrap()]);

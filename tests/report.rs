@@ -245,19 +245,7 @@ fn run_reduce_then_report_renders_in_headless_chromium() {
 fn report_completes_the_output_of_a_killed_campaign() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
-    let o = txfuzz(&[
-        "run",
-        "--fault",
-        "lose-write",
-        "--tests",
-        "30",
-        "--seed",
-        "4",
-        "-q",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    common::faulty_run(&out);
     let read = |p: &Path| -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
     };

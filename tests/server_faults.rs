@@ -115,6 +115,12 @@ fn assert_only_kind(out: &Path, kind: &str) {
     assert!(other.is_empty(), "expected only crash:{kind}: {other:?}");
 }
 
+/// The summary's `stopped` reason contains `text`.
+fn stopped_says(out: &Path, text: &str) {
+    let s = summary(out);
+    assert!(s["stopped"].as_str().unwrap_or("").contains(text), "{s}");
+}
+
 /// Cases run so far (from the summary written every 2 s).
 fn cases_run(out: &Path) -> u64 {
     std::fs::read_to_string(out.join("summary.json"))
@@ -144,14 +150,7 @@ fn kill_without_restart(kind: Kind) {
     let (code, stderr) = finish(t, start);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("waiting up to"), "said nothing: {stderr}");
-    let s = summary(out.path());
-    assert!(
-        s["stopped"]
-            .as_str()
-            .unwrap_or("")
-            .contains("did not come back"),
-        "{s}"
-    );
+    stopped_says(out.path(), "did not come back");
     let crash = findings(out.path(), "");
     assert!(
         !crash.is_empty(),
@@ -329,25 +328,11 @@ fn stopped_for_good(kind: Kind) {
         return;
     };
     let (out, start, t) = under_way(&server, &["--time", "60s", "--recover-wait", "3s"]);
-    let pids: Vec<u32> = std::iter::once(server.pid())
-        .chain(children(server.pid()))
-        .collect();
-    for &p in &pids {
-        signal("STOP", p);
-    }
+    let pids = freeze(&server);
     let (code, stderr) = finish(t, start);
-    for &p in &pids {
-        signal("CONT", p);
-    }
+    thaw(&pids);
     assert_eq!(code, Some(1), "{stderr}");
-    let s = summary(out.path());
-    assert!(
-        s["stopped"]
-            .as_str()
-            .unwrap_or("")
-            .contains("did not come back"),
-        "{s}"
-    );
+    stopped_says(out.path(), "did not come back");
     assert!(!findings(out.path(), "").is_empty(), "no crash finding");
     assert_only_kind(out.path(), "hang");
     // Under -q with stderr a pipe: the server-went-away line, no log lines
@@ -413,14 +398,7 @@ fn mariadb_interrupted_while_recovering() {
     thaw(&pids);
     assert_eq!(code, Some(130), "{stderr}");
     assert!(took < Duration::from_secs(10), "exit {took:?} after SIGINT");
-    let s = summary(out.path());
-    assert!(
-        s["stopped"]
-            .as_str()
-            .unwrap_or("")
-            .contains("interrupted by SIGINT"),
-        "{s}"
-    );
+    stopped_says(out.path(), "interrupted by SIGINT");
     assert_tidy(out.path());
 }
 
@@ -455,14 +433,7 @@ fn mariadb_workers_give_up_together() {
         took < Duration::from_secs(30),
         "exit {took:?} after the freeze (recover wait 20 s, hang timeout 2 s)"
     );
-    let s = summary(out.path());
-    assert!(
-        s["stopped"]
-            .as_str()
-            .unwrap_or("")
-            .contains("did not come back"),
-        "{s}"
-    );
+    stopped_says(out.path(), "did not come back");
     assert_tidy(out.path());
 }
 
@@ -510,14 +481,7 @@ fn interrupted(server: Option<&Private>) {
     signal("INT", t.id());
     let (code, stderr) = finish(t, start);
     assert_eq!(code, Some(130), "{stderr}");
-    let s = summary(out.path());
-    assert!(
-        s["stopped"]
-            .as_str()
-            .unwrap_or("")
-            .contains("interrupted by SIGINT"),
-        "{s}"
-    );
+    stopped_says(out.path(), "interrupted by SIGINT");
     assert_tidy(out.path());
     match server {
         Some(server) => {

@@ -120,17 +120,13 @@ pub fn abandoned() -> EngineError {
     EngineError::Lost("recovery abandoned: the campaign is stopping".into())
 }
 
-/// Between two reconnection attempts of [`Engine::recover`]: sleeps 200 ms
-/// and returns `Ok`, or the error that ends the recovery when `deadline` has
-/// passed (`timed_out`) or `give_up` says the campaign is stopping.
+/// Between two reconnection attempts of [`Engine::recover`] (each of which
+/// first asks whether to give up, [`abandoned`]): sleeps 200 ms and returns
+/// `Ok`, or `timed_out()` once `deadline` has passed.
 pub fn retry_pause(
     deadline: std::time::Instant,
-    give_up: &dyn Fn() -> bool,
     timed_out: impl FnOnce() -> EngineError,
 ) -> Result<(), EngineError> {
-    if give_up() {
-        return Err(abandoned());
-    }
     if std::time::Instant::now() >= deadline {
         return Err(timed_out());
     }
@@ -300,9 +296,9 @@ pub trait Engine: Send {
     /// case's columns only after a `Plain` load; sorted.
     fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError>;
     /// After a lost connection: waits (at most `wait`) until the engine answers
-    /// again and reconnects; between two attempts it asks `give_up` (the
+    /// again and reconnects; before each attempt it asks `give_up` (the
     /// campaign is stopping: a signal, or another worker gave up) and stops
-    /// trying at once ([`retry_pause`]). Embedded engines have nothing to do.
+    /// trying at once ([`abandoned`]). Embedded engines have nothing to do.
     fn recover(
         &mut self,
         _wait: std::time::Duration,

@@ -1,39 +1,47 @@
 //! Walks over the statement IR: which tables and columns a statement mentions.
 
-use crate::model::{Expr, OnConflict, Schema, Select, Stmt};
+use crate::model::{Expr, Insert, OnConflict, Schema, Select, Stmt};
 use std::collections::BTreeSet;
 
 /// Every table a statement mentions (FROM items, subqueries, targets).
 pub fn tables(stmt: &Stmt) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    let mut exprs: Vec<&Expr> = Vec::new();
     match stmt {
         Stmt::Select(s) => select_tables(s, &mut out),
+        Stmt::Insert(Insert {
+            select: Some(q), ..
+        }) => select_tables(q, &mut out),
+        _ => {}
+    }
+    if !matches!(stmt, Stmt::Select(_)) {
+        out.extend(outer_tables(stmt)); // the write's target
+    }
+    for e in write_exprs(stmt) {
+        expr_tables(e, &mut out);
+    }
+    out
+}
+
+/// The expressions of a write: an INSERT's VALUES rows and upsert arm, an
+/// UPDATE's assignments and WHERE, a DELETE's WHERE (not an `INSERT ...
+/// SELECT`'s query; nothing for a SELECT).
+fn write_exprs(stmt: &Stmt) -> Vec<&Expr> {
+    let mut exprs: Vec<&Expr> = Vec::new();
+    match stmt {
         Stmt::Insert(i) => {
-            out.insert(i.table.clone());
-            if let Some(q) = &i.select {
-                select_tables(q, &mut out);
-            }
             exprs.extend(i.rows.iter().flatten());
             if let OnConflict::Update { assignments, .. } = &i.on_conflict {
                 exprs.extend(assignments.iter().map(|a| &a.value));
             }
         }
         Stmt::Update(u) => {
-            out.insert(u.table.clone());
             exprs.extend(u.assignments.iter().map(|a| &a.value));
             exprs.extend(u.where_.iter());
         }
-        Stmt::Delete(d) => {
-            out.insert(d.table.clone());
-            exprs.extend(d.where_.iter());
-        }
+        Stmt::Delete(d) => exprs.extend(d.where_.iter()),
         _ => {}
     }
-    for e in exprs {
-        expr_tables(e, &mut out);
-    }
-    out
+    exprs
 }
 
 /// Tables linked to one of `tables` by a foreign key, either way (one step).
@@ -119,24 +127,13 @@ pub fn outer_tables(stmt: &Stmt) -> BTreeSet<String> {
 /// The tables a statement mentions inside its subqueries (at any depth).
 /// The query of an `INSERT ... SELECT` counts as a subquery of the write.
 pub fn subquery_tables(stmt: &Stmt) -> BTreeSet<String> {
-    let mut exprs: Vec<&Expr> = Vec::new();
     let mut inner = BTreeSet::new();
+    let mut exprs = write_exprs(stmt);
     match stmt {
         Stmt::Select(s) => exprs.extend(select_exprs(s)),
-        Stmt::Insert(i) => {
-            if let Some(q) = &i.select {
-                select_tables(q, &mut inner);
-            }
-            exprs.extend(i.rows.iter().flatten());
-            if let OnConflict::Update { assignments, .. } = &i.on_conflict {
-                exprs.extend(assignments.iter().map(|a| &a.value));
-            }
-        }
-        Stmt::Update(u) => {
-            exprs.extend(u.assignments.iter().map(|a| &a.value));
-            exprs.extend(u.where_.iter());
-        }
-        Stmt::Delete(d) => exprs.extend(d.where_.iter()),
+        Stmt::Insert(Insert {
+            select: Some(q), ..
+        }) => select_tables(q, &mut inner),
         _ => {}
     }
     for e in exprs {
@@ -217,23 +214,14 @@ pub fn columns(stmt: &Stmt) -> BTreeSet<String> {
 /// subqueries included (an ORDER BY may name them).
 pub fn aliases(stmt: &Stmt) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    let mut exprs: Vec<&Expr> = Vec::new();
     match stmt {
         Stmt::Select(s) => select_aliases(s, &mut out),
-        Stmt::Insert(i) => {
-            if let Some(q) = &i.select {
-                select_aliases(q, &mut out);
-            }
-            exprs.extend(i.rows.iter().flatten());
-        }
-        Stmt::Update(u) => {
-            exprs.extend(u.assignments.iter().map(|a| &a.value));
-            exprs.extend(u.where_.iter());
-        }
-        Stmt::Delete(d) => exprs.extend(d.where_.iter()),
+        Stmt::Insert(Insert {
+            select: Some(q), ..
+        }) => select_aliases(q, &mut out),
         _ => {}
     }
-    for e in exprs {
+    for e in write_exprs(stmt) {
         subquery_aliases(e, &mut out);
     }
     out

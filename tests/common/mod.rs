@@ -122,3 +122,29 @@ pub fn mariadb(url: &str) -> MysqlEngine {
 pub fn postgres(url: &str) -> PgEngine {
     PgEngine::connect(url).unwrap_or_else(|e| panic!("{e}"))
 }
+
+/// A SQLite campaign of 30 cases (seed 4) with the `lose-write` fault
+/// injected, writing to `out`: it has findings (exit 1).
+pub fn faulty_run(out: &std::path::Path) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_txfuzz"))
+        .args([
+            "run",
+            "--fault",
+            "lose-write",
+            "--tests",
+            "30",
+            "--seed",
+            "4",
+            "-q",
+            "--out",
+        ])
+        .arg(out)
+        .output()
+        .expect("run txfuzz");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -453,7 +453,7 @@ impl MysqlEngine {
                     return Ok(());
                 }
                 Err(e) => {
-                    super::retry_pause(deadline, give_up, || self.connect_err(e))?;
+                    super::retry_pause(deadline, || self.connect_err(e))?;
                 }
             }
         }

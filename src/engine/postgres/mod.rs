@@ -372,7 +372,7 @@ impl PgEngine {
                     return self.create_loaded();
                 }
                 Err(e) => {
-                    super::retry_pause(deadline, give_up, || {
+                    super::retry_pause(deadline, || {
                         EngineError::Lost(format!(
                             "{} did not come back within {wait:?}: {e}",
                             self.info.url
