@@ -460,7 +460,7 @@ fn rolled_back_writer() -> TestCase {
     kv_case(
         &[(1, 10)],
         vec![
-            (false, vec![Stmt::Begin, set("t", 1, 99), Stmt::Rollback]),
+            (false, vec![Stmt::begin(), set("t", 1, 99), Stmt::Rollback]),
             committed(vec![add("t", 1, 1), select("t", Some(1))]),
         ],
         "1 1 2 2 1 2 2",
@@ -516,7 +516,7 @@ fn rollback_to_savepoint_releases_the_locks_taken_after_it() {
                 (
                     false,
                     vec![
-                        Stmt::Begin,
+                        Stmt::begin(),
                         Stmt::Savepoint("sp1".into()),
                         select("t", Some(1)),
                         Stmt::RollbackTo("sp1".into()),
@@ -675,7 +675,7 @@ fn savepoint_and_row_lock(savepoint_first: bool, iso: Isolation) -> TestCase {
                 (
                     false,
                     vec![
-                        Stmt::Begin,
+                        Stmt::begin(),
                         first,
                         second,
                         select_for_update("t", 1),

@@ -440,7 +440,7 @@ fn wss_cases() -> Vec<TestCase> {
             &[(1, 10), (2, 20), (3, 30)],
             vec![
                 committed(vec![select("t", Some(1)), add("t", 1, 1)]),
-                (false, vec![Stmt::Begin, set("t", 2, 99), Stmt::Rollback]),
+                (false, vec![Stmt::begin(), set("t", 2, 99), Stmt::Rollback]),
                 autocommit(vec![add("t", 3, 3), insert("t", 10, 4, 40)]),
                 committed(vec![select("t", Some(3)), delete("t", 2)]),
             ],
@@ -764,7 +764,7 @@ fn rollback_to_savepoint_releases_row_locks_taken_after_it() {
                 (
                     false,
                     vec![
-                        Stmt::Begin,
+                        Stmt::begin(),
                         select("t", Some(2)),
                         Stmt::Savepoint("s".into()),
                         select_for_update("t", 1),

@@ -225,7 +225,7 @@ fn a_resumed_update_of_a_transaction_that_rolls_back_is_judged() {
             (
                 false,
                 vec![
-                    txfuzz::model::Stmt::Begin,
+                    txfuzz::model::Stmt::begin(),
                     set_where_v("t", 1, 7),
                     txfuzz::model::Stmt::Rollback,
                 ],

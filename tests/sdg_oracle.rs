@@ -137,12 +137,12 @@ fn mariadb_read_committed_vsrs_leave_semi_consistent_updates_alone() {
     assert!(!blocked(&plain), "{plain:#?}");
     // With sdg's VSRs (as the profile says), the same.
     let rule = e.profile().rule(Isolation::ReadCommitted);
-    let with_vsrs = vsr::instrument(&case, rule.as_ref());
+    let with_vsrs = vsr::instrument(&case, |_| rule);
     e.reset().unwrap();
     let h = execute(&mut e, &with_vsrs.case, &ExecOptions::default()).unwrap();
     assert!(!blocked(&h), "{h:#?}");
     // The locking VSRs of before would wait.
-    let locking = vsr::instrument(&case, None);
+    let locking = vsr::instrument(&case, |_| None);
     e.reset().unwrap();
     let h = execute(&mut e, &locking.case, &ExecOptions::default()).unwrap();
     assert!(blocked(&h), "{h:#?}");

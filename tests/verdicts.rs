@@ -45,7 +45,7 @@ fn run_all(e: &mut dyn Engine, case: &TestCase) -> (Vec<Finding>, CheckStats) {
 /// came before T1's first InnoDB statement: T1 read row 1 before T2 and row 2
 /// after T2, a G-single cycle.
 fn savepoint_case(first: Vec<Stmt>) -> TestCase {
-    let mut t1 = vec![Stmt::Begin];
+    let mut t1 = vec![Stmt::begin()];
     t1.extend(first.iter().cloned());
     t1.extend([
         Stmt::Savepoint("sp1".into()),
@@ -147,7 +147,7 @@ fn wss_judges_a_write_that_waited_for_a_rolled_back_holder() {
     let mut case = kv_case(
         &[(1, 10)],
         vec![
-            (false, vec![Stmt::Begin, add("t", 1, 1), Stmt::Rollback]),
+            (false, vec![Stmt::begin(), add("t", 1, 1), Stmt::Rollback]),
             committed(vec![add("t", 1, 2)]),
         ],
         "1 1 2 2 1 2",

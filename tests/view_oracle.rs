@@ -124,7 +124,7 @@ fn savepoints_and_rollbacks() -> TestCase {
             (
                 false,
                 vec![
-                    Stmt::Begin,
+                    Stmt::begin(),
                     add("t", 3, 1),
                     select("t", None),
                     Stmt::Rollback,

@@ -98,7 +98,7 @@ fn read_of_uncommitted_write() -> TestCase {
             (
                 false,
                 vec![
-                    txfuzz::model::Stmt::Begin,
+                    txfuzz::model::Stmt::begin(),
                     set("t", 1, 5),
                     txfuzz::model::Stmt::Rollback,
                 ],

@@ -129,7 +129,7 @@ fn rollbacks_and_autocommit_statements_take_their_place() {
     let case = kv_case(
         &[(1, 10)],
         vec![
-            (false, vec![Stmt::Begin, set("t", 1, 99), Stmt::Rollback]),
+            (false, vec![Stmt::begin(), set("t", 1, 99), Stmt::Rollback]),
             autocommit(vec![add("t", 1, 1)]),
             committed(vec![add("t", 1, 2)]),
         ],
@@ -157,7 +157,7 @@ fn rollback_to_savepoint_skips_statement_level() {
         vec![(
             false,
             vec![
-                Stmt::Begin,
+                Stmt::begin(),
                 Stmt::Savepoint("sp1".into()),
                 add("t", 1, 1),
                 Stmt::RollbackTo("sp1".into()),

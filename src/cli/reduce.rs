@@ -38,13 +38,16 @@ pub struct ReduceArgs {
 }
 
 pub fn reduce_cmd(args: ReduceArgs) -> Result<ExitCode, UsageError> {
-    let file = load_case_file(&args.case).map_err(UsageError)?;
-    let CaseFile::Finding(rec) = &file else {
-        return Err(UsageError(format!(
+    let mut file = load_case_file(&args.case).map_err(UsageError)?;
+    let bare = || {
+        UsageError(format!(
             "{} is a bare case: reduction needs a finding file (its signature is what is kept)",
             args.case.display()
-        )));
+        ))
     };
+    if matches!(file, CaseFile::Case(_)) {
+        return Err(bare());
+    }
     // Before the (long) reduction: the output directory must be usable.
     std::fs::create_dir_all(&args.out).map_err(|e| {
         UsageError(format!(
@@ -52,7 +55,10 @@ pub fn reduce_cmd(args: ReduceArgs) -> Result<ExitCode, UsageError> {
             args.out.display()
         ))
     })?;
-    let mut engine = open_for(&args.engine, &file)?;
+    let mut engine = open_for(&args.engine, &mut file)?;
+    let CaseFile::Finding(rec) = &file else {
+        return Err(bare());
+    };
     let cfg = ReduceConfig {
         max_runs: args.max_runs.max(1),
         repeats: args.repeats.max(1),

@@ -23,13 +23,13 @@ pub struct ReplayArgs {
 }
 
 pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
-    let file = load_case_file(&args.case).map_err(UsageError)?;
+    let mut file = load_case_file(&args.case).map_err(UsageError)?;
     let expected = match &file {
         CaseFile::Finding(r) => Some((r.finding.oracle, r.finding.kind.clone())),
         CaseFile::Case(_) => None,
     };
     let oracles = replay_oracles(args.oracle.as_deref(), expected.as_ref())?;
-    let mut engine = open_for(&args.engine, &file)?;
+    let mut engine = open_for(&args.engine, &mut file)?;
     let case = file.case();
     let mut stats = CheckStats::default();
     let known = args.known.load()?;
@@ -136,13 +136,13 @@ fn shadow_verdict(stats: &CheckStats, findings: &[crate::oracle::Finding]) -> St
 /// finding's engine settings; checks that the case can run there.
 pub(super) fn open_for(
     args: &EngineArgs,
-    file: &CaseFile,
+    file: &mut CaseFile,
 ) -> Result<Box<dyn crate::engine::Engine>, UsageError> {
     let recorded_fault = match file {
         CaseFile::Finding(r) => r.engine.settings.get("fault").cloned(),
         CaseFile::Case(_) => None,
     };
-    if let (None, CaseFile::Finding(r)) = (&args.db, file) {
+    if let (None, CaseFile::Finding(r)) = (&args.db, &*file) {
         let embedded = crate::engine::registry::profile_of(&r.engine).is_ok_and(|p| p.embedded);
         if !embedded {
             return Err(UsageError(format!(
@@ -152,20 +152,30 @@ pub(super) fn open_for(
         }
     }
     let engine = args.open(recorded_fault.as_deref())?;
+    // A bare case of format 1: its BEGIN meant this engine's first mode.
+    file.case_mut()
+        .upgrade(engine.profile().features.start_modes[0]);
     let case = file.case();
     for cs in case.txns.iter().flat_map(|t| &t.stmts) {
-        if let Some(why) = crate::sql::unsupported(engine.dialect(), &cs.stmt) {
+        let why = match &cs.stmt {
+            crate::model::Stmt::Begin(b) => engine.profile().begin_problem(b),
+            _ => None,
+        };
+        if let Some(why) = why.or_else(|| crate::sql::unsupported(engine.dialect(), &cs.stmt)) {
             return Err(UsageError(format!(
                 "op {} cannot run on this engine: {why}",
                 cs.op
             )));
         }
     }
-    if !engine.profile().isolations.contains(&case.isolation) {
+    if let Some(level) = case
+        .levels()
+        .into_iter()
+        .find(|l| !engine.profile().isolations.contains(l))
+    {
         return Err(UsageError(format!(
-            "{} does not support isolation level {}",
+            "{} does not support isolation level {level}",
             engine.info().name,
-            case.isolation
         )));
     }
     Ok(engine)

@@ -82,7 +82,7 @@ impl<'a> Driver<'a> {
             let signal = WaitSignal::with_waker(t.id, move || {
                 let _ = waker.send(Reply::Tick);
             });
-            let session = engine.open_session(case.isolation, signal.clone())?;
+            let session = engine.open_session(case.level_of(t.id), signal.clone())?;
             workers.insert(t.id, Worker::spawn(t.id, session, signal, tx.clone())?);
         }
         Ok(Driver {

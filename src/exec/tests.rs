@@ -130,7 +130,7 @@ fn rolled_back_writes_vanish_and_unblock_waiters() {
             (
                 false,
                 vec![
-                    crate::model::Stmt::Begin,
+                    crate::model::Stmt::begin(),
                     set("t", 1, 99),
                     crate::model::Stmt::Rollback,
                 ],

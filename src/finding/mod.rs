@@ -119,6 +119,12 @@ impl CaseFile {
             CaseFile::Case(c) => c,
         }
     }
+    pub fn case_mut(&mut self) -> &mut TestCase {
+        match self {
+            CaseFile::Finding(r) => &mut r.case,
+            CaseFile::Case(c) => c,
+        }
+    }
 }
 
 /// Reads a finding record or a bare case; the error is one line for the user.
@@ -152,6 +158,13 @@ pub fn load_case_file(path: &Path) -> Result<CaseFile, String> {
             "a txfuzz case file",
         )?))
     };
+    let mut file = file;
+    if let CaseFile::Finding(rec) = &mut file {
+        // A format-1 BEGIN meant the recorded engine's first start mode.
+        if let Ok(profile) = crate::engine::registry::profile_of(&rec.engine) {
+            rec.case.upgrade(profile.features.start_modes[0]);
+        }
+    }
     file.case()
         .validate()
         .map_err(|e| format!("{}: invalid case: {e}", path.display()))?;

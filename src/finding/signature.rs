@@ -112,7 +112,7 @@ pub fn involved(finding: &Finding, case: &TestCase) -> Vec<StmtRef> {
 /// nothing: every explicit transaction has them).
 pub fn stmt_features(stmt: &Stmt, out: &mut BTreeSet<&'static str>) {
     match stmt {
-        Stmt::Begin | Stmt::Commit => {}
+        Stmt::Begin(_) | Stmt::Commit => {}
         Stmt::Rollback => {
             out.insert("rollback");
         }

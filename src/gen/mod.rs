@@ -17,6 +17,7 @@ pub mod pattern;
 mod dml;
 mod expr;
 mod schema;
+mod start;
 mod stmt;
 mod txn;
 
@@ -68,8 +69,9 @@ pub fn generate_case(seed: u64, index: u64, cfg: &GenConfig) -> TestCase {
         .unwrap_or(Isolation::Serializable);
     g.gen_schema();
     let data = g.gen_data();
-    let txns = g.gen_txns();
+    let mut txns = g.gen_txns();
     let submit_order = g.gen_submit_order(&txns);
+    start::draw_begins(seed, index, &cfg.features, &mut txns);
     TestCase {
         format: CASE_FORMAT,
         seed,
@@ -115,6 +117,7 @@ pub fn generate_workload(seed: u64, cfg: &GenConfig, txns: usize) -> TestCase {
             all.push(t);
         }
     }
+    start::draw_begins(seed, u64::MAX, &cfg.features, &mut all);
     let submit_order = all
         .iter()
         .flat_map(|t| {

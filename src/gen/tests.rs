@@ -83,6 +83,9 @@ fn small_and_degenerate_configs() {
             fk_actions_on_checked_columns: false,
             deferrable_fks: false,
             set_constraints: false,
+            start_modes: &[crate::model::StartMode::Default],
+            read_only: false,
+            deferrable: false,
         },
     };
     for i in 0..300 {

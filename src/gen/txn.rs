@@ -66,7 +66,7 @@ impl Gen<'_> {
                     };
                     body.insert(at, Stmt::SetConstraints(timing));
                 }
-                stmts.push(Stmt::Begin);
+                stmts.push(Stmt::begin());
                 stmts.extend(body);
                 stmts.push(if self.rng.chance(4, 5) {
                     Stmt::Commit
@@ -85,6 +85,7 @@ impl Gen<'_> {
             txns.push(Txn {
                 id,
                 autocommit,
+                isolation: None,
                 stmts,
             });
         }

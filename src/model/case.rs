@@ -1,5 +1,6 @@
 //! A test case: schema, initial rows, transactions, submit order and isolation level.
 
+use super::begin::{Begin, StartMode};
 use super::schema::{Schema, TableData};
 use super::stmt::{Stmt, StmtKind};
 use serde::{Deserialize, Serialize};
@@ -86,12 +87,23 @@ pub struct Txn {
     pub id: u32,
     #[serde(default)]
     pub autocommit: bool,
+    /// The session's isolation level when it differs from the case's
+    /// (`--isolation mixed`); `None`: the case's level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<Isolation>,
     pub stmts: Vec<CaseStmt>,
 }
 
 impl Txn {
     pub fn label(&self) -> String {
         format!("T{}", self.id)
+    }
+    /// The options of its BEGIN (an autocommit session: the default ones).
+    pub fn begin(&self) -> Begin {
+        match self.stmts.first().map(|s| &s.stmt) {
+            Some(Stmt::Begin(b)) if !self.autocommit => *b,
+            _ => Begin::default(),
+        }
     }
 }
 
@@ -119,7 +131,11 @@ pub struct TestCase {
     pub submit_order: Vec<StmtRef>,
 }
 
-pub const CASE_FORMAT: u32 = 1;
+/// Format 2: BEGIN carries its options ([`Begin`]) and a transaction may
+/// name its own level. Format 1 files still load: their plain BEGIN means the
+/// start mode txfuzz used then, the first of the engine's
+/// `Features::start_modes` ([`TestCase::upgrade`]).
+pub const CASE_FORMAT: u32 = 2;
 
 impl TestCase {
     pub fn txn(&self, id: u32) -> Option<&Txn> {
@@ -127,6 +143,42 @@ impl TestCase {
     }
     pub fn stmt(&self, r: StmtRef) -> Option<&CaseStmt> {
         self.txn(r.txn)?.stmts.get(r.index as usize)
+    }
+    /// The isolation level transaction `id` runs at.
+    pub fn level_of(&self, id: u32) -> Isolation {
+        self.txn(id)
+            .and_then(|t| t.isolation)
+            .unwrap_or(self.isolation)
+    }
+    /// Every level some transaction runs at, the case's first.
+    pub fn levels(&self) -> Vec<Isolation> {
+        let mut out = vec![self.isolation];
+        for t in &self.txns {
+            if let Some(l) = t.isolation.filter(|l| !out.contains(l)) {
+                out.push(l);
+            }
+        }
+        out
+    }
+    /// Whether its transactions run at more than one level.
+    pub fn mixed_levels(&self) -> bool {
+        self.levels().len() > 1
+    }
+    /// Brings a case of an older format to this one: a format-1 BEGIN meant
+    /// the engine's first start mode (turso MVCC rewrote it to BEGIN
+    /// CONCURRENT), which is now written out.
+    pub fn upgrade(&mut self, first_start_mode: StartMode) {
+        if self.format >= 2 {
+            return;
+        }
+        for s in self.txns.iter_mut().flat_map(|t| &mut t.stmts) {
+            if let Stmt::Begin(b) = &mut s.stmt {
+                if b.mode == StartMode::Default {
+                    b.mode = first_start_mode;
+                }
+            }
+        }
+        self.format = CASE_FORMAT;
     }
     pub fn stmt_count(&self) -> usize {
         self.txns.iter().map(|t| t.stmts.len()).sum()

@@ -1,6 +1,8 @@
 //! The SQL features an engine supports, which the generator may use (part of
 //! the engine profile).
 
+use super::begin::StartMode;
+
 /// What an engine's SQL supports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Features {
@@ -29,7 +31,24 @@ pub struct Features {
     /// (sqlite.org/pragma.html#pragma_defer_foreign_keys). turso 0.8.3
     /// has neither pragma; MariaDB neither statement.
     pub set_constraints: bool,
+    /// The start modes a BEGIN may name, the one format-1 case files meant
+    /// by a plain BEGIN first ([`super::TestCase::upgrade`]).
+    pub start_modes: &'static [StartMode],
+    /// `READ ONLY` transactions (MariaDB `START TRANSACTION READ ONLY`,
+    /// PostgreSQL `BEGIN READ ONLY`).
+    pub read_only: bool,
+    /// PostgreSQL `BEGIN ... DEFERRABLE`.
+    pub deferrable: bool,
 }
+
+/// SQLite's and turso's start modes ("BEGIN TRANSACTION"; turso's
+/// "Transactions" page: DEFERRED, IMMEDIATE, EXCLUSIVE).
+pub const SQLITE_START_MODES: &[StartMode] = &[
+    StartMode::Default,
+    StartMode::Deferred,
+    StartMode::Immediate,
+    StartMode::Exclusive,
+];
 
 impl Features {
     pub fn sqlite() -> Self {
@@ -43,6 +62,9 @@ impl Features {
             fk_actions_on_checked_columns: true,
             deferrable_fks: true,
             set_constraints: true,
+            start_modes: SQLITE_START_MODES,
+            read_only: false,
+            deferrable: false,
         }
     }
     pub fn mysql() -> Self {
@@ -56,6 +78,9 @@ impl Features {
             fk_actions_on_checked_columns: false,
             deferrable_fks: false,
             set_constraints: false,
+            start_modes: &[StartMode::Default, StartMode::ConsistentSnapshot],
+            read_only: true,
+            deferrable: false,
         }
     }
     pub fn postgres() -> Self {
@@ -69,6 +94,9 @@ impl Features {
             fk_actions_on_checked_columns: true,
             deferrable_fks: true,
             set_constraints: true,
+            start_modes: &[StartMode::Default],
+            read_only: true,
+            deferrable: true,
         }
     }
 }

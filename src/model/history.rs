@@ -30,6 +30,8 @@ pub enum ErrorClass {
     ForeignKeyViolation,
     /// Type/range/cast errors on data values.
     DataError,
+    /// A write in a READ ONLY transaction (MariaDB 1792, PostgreSQL 25006).
+    ReadOnlyTransaction,
     Syntax,
     /// Connection lost or server gone.
     ConnectionLost,

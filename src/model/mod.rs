@@ -1,6 +1,7 @@
 //! Plain data shared by every stage: schemas, statements, cases, histories.
 
 pub mod anomaly;
+pub mod begin;
 pub mod case;
 pub mod case_features;
 pub mod compare;
@@ -10,11 +11,13 @@ pub mod fk_conflict;
 pub mod history;
 pub mod schema;
 pub mod stmt;
+mod stmt_serde;
 pub mod value;
 pub mod walk;
 pub mod write_list;
 
 pub use anomaly::Anomaly;
+pub use begin::{Begin, StartMode};
 pub use case::{CaseStmt, Isolation, StmtRef, TestCase, Txn, CASE_FORMAT};
 pub use features::Features;
 pub use history::{

@@ -1,5 +1,6 @@
 //! The statement IR: one tree per SQL statement, rendered per dialect by `crate::sql`.
 
+use super::begin::Begin;
 use super::value::Value;
 use serde::{Deserialize, Serialize};
 
@@ -355,10 +356,13 @@ pub enum ConstraintTiming {
     Immediate,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// A statement of a case. Serialised as serde's externally tagged enums
+/// (`"commit"`, `{"update": {...}}`), except that a plain BEGIN stays the
+/// string `"begin"` as in case files of format 1 ([`super::stmt_serde`]).
+#[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
-    Begin,
+    /// BEGIN with its options (start mode, access).
+    Begin(Begin),
     Commit,
     Rollback,
     Savepoint(String),
@@ -387,9 +391,13 @@ pub enum StmtKind {
 }
 
 impl Stmt {
+    /// A plain BEGIN (the engine's default start mode).
+    pub fn begin() -> Stmt {
+        Stmt::Begin(Begin::default())
+    }
     pub fn kind(&self) -> StmtKind {
         match self {
-            Stmt::Begin => StmtKind::Begin,
+            Stmt::Begin(_) => StmtKind::Begin,
             Stmt::Commit => StmtKind::Commit,
             Stmt::Rollback => StmtKind::Rollback,
             Stmt::Savepoint(_) => StmtKind::Savepoint,

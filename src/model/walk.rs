@@ -302,7 +302,7 @@ mod tests {
         );
         let sel = testkit::select("t", None);
         assert!(columns(&sel).contains("v"));
-        assert!(tables(&Stmt::Begin).is_empty());
+        assert!(tables(&Stmt::begin()).is_empty());
     }
 
     #[test]

@@ -115,16 +115,21 @@ pub fn unsound_reason(
     history: &History,
     profile: &EngineProfile,
 ) -> Option<Unsound> {
-    let Some(rule) = profile.rule(case.isolation) else {
-        return Some(Unsound::NoWriteRule);
-    };
-    let snapshot_writes = rule.write == ViewRule::Snapshot;
-    let uncommitted_visible =
-        rule.plain_read == ViewRule::Uncommitted || rule.write == ViewRule::Uncommitted;
+    let mut rules = Vec::new();
+    for t in &case.txns {
+        let Some(rule) = profile.rule_of(case, t.id) else {
+            return Some(Unsound::NoWriteRule);
+        };
+        rules.push(rule);
+    }
+    let uncommitted_visible = rules
+        .iter()
+        .any(|r| r.plain_read == ViewRule::Uncommitted || r.write == ViewRule::Uncommitted);
     let marks = Marks::of(history);
     let mut writes = Vec::new();
     let mut all_writes = Vec::new();
-    for t in &case.txns {
+    for (t, rule) in case.txns.iter().zip(rules) {
+        let snapshot_writes = rule.write == ViewRule::Snapshot;
         // A snapshot taken at the first data statement (PostgreSQL: "the
         // first non-transaction-control statement") or, for other snapshot
         // points, conservatively at BEGIN.

@@ -100,10 +100,10 @@ pub fn shadow(
         .map(|(r, p)| (r, p.uninstrumented()))
         .collect();
     let shadow = execute_prepared(engine, case, &prepared, opts)?;
-    let anywhere = engine
-        .profile()
-        .rule(case.isolation)
-        .and_then(|r| r.aborts_anywhere);
+    let anywhere = case
+        .txns
+        .iter()
+        .find_map(|t| engine.profile().rule_of(case, t.id)?.aborts_anywhere);
     Ok(compare(engine.dialect(), anywhere, case, history, &shadow))
 }
 

@@ -186,6 +186,7 @@ impl Replay {
         let mut txn = Txn {
             id,
             autocommit,
+            isolation: None,
             stmts: Vec::new(),
         };
         for (i, (orig, cs)) in stmts.iter().enumerate() {
@@ -528,7 +529,8 @@ pub fn check(
     stats: &mut CheckStats,
 ) -> Result<Vec<Finding>, EngineError> {
     let profile = engine.profile().clone();
-    if !profile.write_conflicts_detected.contains(&case.isolation) {
+    let detected = |l: &Isolation| profile.write_conflicts_detected.contains(l);
+    if !case.levels().iter().all(detected) {
         if let Some(reason) = super::commit_order::unsound_reason(case, history, &profile) {
             undecided_case(stats, Undecided::Unsound(reason));
             return Ok(Vec::new());
@@ -604,7 +606,7 @@ fn check_order(
     stats: &mut CheckStats,
 ) -> Result<OrderResult, EngineError> {
     let compare_reads =
-        case.isolation == Isolation::Serializable && profile.serializable_reads_in_commit_order;
+        case.levels() == [Isolation::Serializable] && profile.serializable_reads_in_commit_order;
     let actual = Actual {
         case,
         history,

@@ -6,7 +6,7 @@
 //! instead: SQLite has no row locks, so a locking clause is simply omitted.
 
 use super::Dialect;
-use crate::model::{Expr, Insert, JoinKind, OnConflict, Select, Stmt};
+use crate::model::{Begin, Expr, Insert, JoinKind, OnConflict, Select, StartMode, Stmt};
 
 /// Why `s` cannot be rendered for `d`; `None` when it is supported.
 ///
@@ -22,12 +22,32 @@ pub fn unsupported(d: Dialect, s: &Stmt) -> Option<String> {
         Stmt::Update(upd) if upd.assignments.is_empty() => {
             Some("UPDATE without assignments".to_string())
         }
+        Stmt::Begin(b) => begin_problem(d, b),
         Stmt::SetConstraints(_) if d == Dialect::Mysql => {
             Some("MariaDB has no SET CONSTRAINTS (InnoDB checks every key at once)".to_string())
         }
         _ => None,
     };
     own.or_else(|| selects_of(s).into_iter().find_map(|q| select_problem(d, q)))
+}
+
+/// Start modes and access a dialect has no words for.
+fn begin_problem(d: Dialect, b: &Begin) -> Option<String> {
+    let mode_ok = match d {
+        Dialect::Sqlite => b.mode != StartMode::ConsistentSnapshot,
+        Dialect::Mysql => matches!(b.mode, StartMode::Default | StartMode::ConsistentSnapshot),
+        Dialect::Postgres => b.mode == StartMode::Default,
+    };
+    if !mode_ok {
+        return Some(format!("this dialect has no {} start mode", b.mode));
+    }
+    if b.read_only && d == Dialect::Sqlite {
+        return Some("SQLite's BEGIN has no READ ONLY".to_string());
+    }
+    if b.deferrable && d != Dialect::Postgres {
+        return Some("only PostgreSQL's BEGIN has DEFERRABLE".to_string());
+    }
+    None
 }
 
 fn insert_problem(d: Dialect, ins: &Insert) -> Option<String> {
@@ -143,7 +163,7 @@ fn selects_of(s: &Stmt) -> Vec<&Select> {
             upd.where_.iter().for_each(|e| collect_in_expr(e, &mut out));
         }
         Stmt::Delete(del) => del.where_.iter().for_each(|e| collect_in_expr(e, &mut out)),
-        Stmt::Begin
+        Stmt::Begin(_)
         | Stmt::Commit
         | Stmt::Rollback
         | Stmt::Savepoint(_)

@@ -3,7 +3,8 @@
 use super::expr::{expr_list, ident_list, render_expr, render_select};
 use super::Dialect;
 use crate::model::{
-    Assignment, ConstraintTiming, Delete, Expr, Insert, Isolation, OnConflict, Stmt, Update,
+    Assignment, Begin, ConstraintTiming, Delete, Expr, Insert, Isolation, OnConflict, StartMode,
+    Stmt, Update,
 };
 
 /// One statement, without a trailing semicolon.
@@ -13,7 +14,7 @@ use crate::model::{
 /// PostgreSQL, `OnConflict::Replace` renders as a plain INSERT.
 pub fn render_stmt(d: Dialect, s: &Stmt) -> String {
     match s {
-        Stmt::Begin => begin(d).to_string(),
+        Stmt::Begin(b) => begin(d, b),
         Stmt::Commit => "COMMIT".to_string(),
         Stmt::Rollback => "ROLLBACK".to_string(),
         Stmt::Savepoint(n) => format!("SAVEPOINT {n}"),
@@ -42,10 +43,47 @@ fn set_constraints(d: Dialect, t: ConstraintTiming) -> String {
     }
 }
 
-fn begin(d: Dialect) -> &'static str {
+/// A BEGIN with its options, as the dialect spells them. Options a dialect
+/// has no words for render nothing ([`super::unsupported`] refuses them).
+fn begin(d: Dialect, b: &Begin) -> String {
     match d {
-        Dialect::Mysql => "START TRANSACTION",
-        Dialect::Sqlite | Dialect::Postgres => "BEGIN",
+        Dialect::Sqlite => match b.mode {
+            StartMode::Deferred => "BEGIN DEFERRED",
+            StartMode::Immediate => "BEGIN IMMEDIATE",
+            StartMode::Exclusive => "BEGIN EXCLUSIVE",
+            StartMode::Concurrent => "BEGIN CONCURRENT",
+            StartMode::Default | StartMode::ConsistentSnapshot => "BEGIN",
+        }
+        .to_string(),
+        // MariaDB KB "START TRANSACTION": START TRANSACTION
+        // [transaction_property [, transaction_property] ...], with
+        // WITH CONSISTENT SNAPSHOT | READ WRITE | READ ONLY.
+        Dialect::Mysql => {
+            let mut props = Vec::new();
+            if b.mode == StartMode::ConsistentSnapshot {
+                props.push("WITH CONSISTENT SNAPSHOT");
+            }
+            if b.read_only {
+                props.push("READ ONLY");
+            }
+            match props.is_empty() {
+                true => "START TRANSACTION".to_string(),
+                false => format!("START TRANSACTION {}", props.join(", ")),
+            }
+        }
+        // PostgreSQL "BEGIN": BEGIN [ transaction_mode [, ...] ] with
+        // READ WRITE | READ ONLY, [ NOT ] DEFERRABLE (the level is the
+        // session's: `session_setup`).
+        Dialect::Postgres => {
+            let mut s = "BEGIN".to_string();
+            if b.read_only {
+                s.push_str(" READ ONLY");
+            }
+            if b.deferrable {
+                s.push_str(" DEFERRABLE");
+            }
+            s
+        }
     }
 }
 
@@ -267,7 +305,7 @@ mod tests {
                     .unwrap_or_else(|e| panic!("{sql}: {e}"));
             }
         }
-        let mut stmts = vec![Stmt::Begin];
+        let mut stmts = vec![Stmt::begin()];
         stmts.extend(fixtures::selects());
         stmts.extend(fixtures::inserts());
         stmts.extend(fixtures::updates_deletes());

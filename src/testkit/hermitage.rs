@@ -31,7 +31,7 @@ pub fn g1a() -> TestCase {
     kv_case(
         &rows(),
         vec![
-            (false, vec![Stmt::Begin, set("t", 1, 101), Stmt::Rollback]),
+            (false, vec![Stmt::begin(), set("t", 1, 101), Stmt::Rollback]),
             begin_commit(vec![select("t", None), select("t", None)]),
         ],
         "1 2 1 2 1 2 2",

@@ -221,7 +221,7 @@ impl crate::engine::Engine for WithProfile {
 
 /// An explicit transaction: BEGIN, `body`, COMMIT.
 pub fn committed(body: Vec<Stmt>) -> (bool, Vec<Stmt>) {
-    let mut v = vec![Stmt::Begin];
+    let mut v = vec![Stmt::begin()];
     v.extend(body);
     v.push(Stmt::Commit);
     (false, v)
@@ -243,6 +243,7 @@ pub fn kv_case(rows: &[(i64, i64)], txns: Vec<(bool, Vec<Stmt>)>, order: &str) -
         .map(|(i, (autocommit, stmts))| Txn {
             id: i as u32 + 1,
             autocommit,
+            isolation: None,
             stmts: stmts
                 .into_iter()
                 .map(|stmt| {

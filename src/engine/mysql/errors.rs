@@ -18,6 +18,8 @@ pub fn class_of(code: u16) -> ErrorClass {
         1451 | 1452 | 1216 | 1217 => ErrorClass::ForeignKeyViolation,
         1264 | 1265 | 1366 | 1292 | 1406 | 1690 | 1365 | 1367 => ErrorClass::DataError,
         1064 | 1149 => ErrorClass::Syntax,
+        // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION.
+        1792 => ErrorClass::ReadOnlyTransaction,
         // Server shutdown, connection killed, client-side gone-away/lost.
         1053 | 1927 | 2006 | 2013 | 4031 => ErrorClass::ConnectionLost,
         _ => ErrorClass::Other,
@@ -78,6 +80,7 @@ mod tests {
         assert_eq!(class_of(1317), ErrorClass::Cancelled);
         assert_eq!(class_of(1062), ErrorClass::DuplicateKey);
         assert_eq!(class_of(1452), ErrorClass::ForeignKeyViolation);
+        assert_eq!(class_of(1792), ErrorClass::ReadOnlyTransaction);
         assert_eq!(class_of(4025), ErrorClass::CheckViolation);
         assert_eq!(class_of(1048), ErrorClass::NotNullViolation);
         assert_eq!(class_of(1264), ErrorClass::DataError);

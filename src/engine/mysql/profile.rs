@@ -2,10 +2,10 @@
 //! the server settings at connect (docs/engine-facts.md).
 
 use crate::engine::profile::{
-    AnomalyPermission, Conflict, EngineProfile, LevelsPermission, ResumedScan, Rule, ScanRule,
-    SnapshotPoint, Source, SubqueryRead, ViewRule,
+    AnomalyPermission, Conflict, EngineProfile, LevelsPermission, ReadOnlyRule, ResumedScan, Rule,
+    ScanRule, SnapshotPoint, Source, StartRule, SubqueryRead, ViewRule,
 };
-use crate::model::{Anomaly, ErrorClass, Features, Isolation};
+use crate::model::{Anomaly, ErrorClass, Features, Isolation, LockMode, StartMode};
 use std::collections::BTreeMap;
 
 fn on(settings: &BTreeMap<String, String>, name: &str) -> bool {
@@ -40,6 +40,9 @@ pub fn rule(iso: Isolation, snapshot_isolation: bool) -> Rule {
         write_subqueries: SubqueryRead::AsOuter,
         aborts_anywhere: None,
         keys_checked_at_commit: false,
+        write_lock_at_begin: false,
+        read_only_error: None,
+        read_only_refused_locks: &[],
     };
     match iso {
         // 17.7.2.3: at READ COMMITTED / READ UNCOMMITTED the selects of
@@ -177,6 +180,25 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
         locking_read_subqueries_use_statement_snapshot: true,
         permitted_anomalies: permitted_anomalies(si),
         rules: Isolation::ALL.iter().map(|&l| (l, rule(l, si))).collect(),
+        start_rules: vec![StartRule {
+            mode: StartMode::ConsistentSnapshot,
+            levels: &[Isolation::RepeatableRead],
+            rule: None,
+            snapshot: Some(SnapshotPoint::Begin),
+            write_lock_at_begin: false,
+            source: Source {
+                doc: "MariaDB KB \"START TRANSACTION\" (https://mariadb.com/kb/en/start-transaction/) and MySQL 8.0 Reference Manual 15.3.1 (https://dev.mysql.com/doc/refman/8.0/en/commit.html): \"The WITH CONSISTENT SNAPSHOT modifier starts a consistent read for storage engines that are capable of it ... The effect is the same as issuing a START TRANSACTION followed by a SELECT from any InnoDB table ... The only isolation level that permits a consistent read is REPEATABLE READ. For all other isolation levels, the WITH CONSISTENT SNAPSHOT clause is ignored.\"",
+                test: "tests/start_modes.rs::mariadb_consistent_snapshot_takes_the_read_view_at_start",
+            },
+        }],
+        read_only: Some(ReadOnlyRule {
+            error: ErrorClass::ReadOnlyTransaction,
+            refused_locks: &[LockMode::ForUpdate],
+            source: Source {
+                doc: "MariaDB KB \"START TRANSACTION\", Access Mode (https://mariadb.com/kb/en/start-transaction/): \"The access mode specifies whether the transaction is allowed to write data or not ... READ ONLY ... prohibits changes to tables\"; a change fails with error 1792 ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION",
+                test: "tests/start_modes.rs::mariadb_read_only_transactions_refuse_writes",
+            },
+        }),
         features: Features::mysql(),
         // MariaDB refuses foreign keys between temporary tables (errno 150):
         // tests/mariadb.rs::temporary_tables_cannot_have_foreign_keys.

@@ -16,6 +16,8 @@ pub fn class_of(sqlstate: &str) -> ErrorClass {
         "23502" => ErrorClass::NotNullViolation,
         "23514" => ErrorClass::CheckViolation,
         "23503" => ErrorClass::ForeignKeyViolation,
+        // read_only_sql_transaction.
+        "25006" => ErrorClass::ReadOnlyTransaction,
         "XX000" | "XX001" | "XX002" => ErrorClass::Internal,
         // admin_shutdown, crash_shutdown, cannot_connect_now: the backend is gone.
         "57P01" | "57P02" | "57P03" => ErrorClass::ConnectionLost,
@@ -59,6 +61,7 @@ mod tests {
         assert_eq!(class_of("23502"), ErrorClass::NotNullViolation);
         assert_eq!(class_of("23514"), ErrorClass::CheckViolation);
         assert_eq!(class_of("23503"), ErrorClass::ForeignKeyViolation);
+        assert_eq!(class_of("25006"), ErrorClass::ReadOnlyTransaction);
         assert_eq!(class_of("22012"), ErrorClass::DataError);
         assert_eq!(class_of("22003"), ErrorClass::DataError);
         assert_eq!(class_of("42601"), ErrorClass::Syntax);

@@ -1,10 +1,10 @@
 //! PostgreSQL: what its manual documents, per level (docs/engine-facts.md).
 
 use crate::engine::profile::{
-    AnomalyPermission, Conflict, EngineProfile, LevelsPermission, Rule, SnapshotPoint, Source,
-    SubqueryRead, ViewRule,
+    AnomalyPermission, Conflict, EngineProfile, LevelsPermission, ReadOnlyRule, Rule,
+    SnapshotPoint, Source, SubqueryRead, ViewRule,
 };
-use crate::model::{Anomaly, ErrorClass, Features, Isolation};
+use crate::model::{Anomaly, ErrorClass, Features, Isolation, LockMode};
 use std::collections::BTreeMap;
 
 /// PostgreSQL's rules at `iso` (manual, 13.2 "Transaction Isolation").
@@ -26,6 +26,9 @@ pub fn rule(iso: Isolation) -> Rule {
             write_subqueries: SubqueryRead::AsOuter,
             aborts_anywhere: None,
             keys_checked_at_commit: false,
+            write_lock_at_begin: false,
+            read_only_error: None,
+            read_only_refused_locks: &[],
         },
         // 13.2.2: the snapshot is taken at the first statement; updating a row
         // changed since fails with 40001.
@@ -48,6 +51,9 @@ pub fn rule(iso: Isolation) -> Rule {
             aborts_anywhere: (iso == Isolation::Serializable)
                 .then_some(ErrorClass::SerializationFailure),
             keys_checked_at_commit: false,
+            write_lock_at_begin: false,
+            read_only_error: None,
+            read_only_refused_locks: &[],
         },
     }
 }
@@ -130,6 +136,15 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
             },
         ],
         rules: Isolation::ALL.iter().map(|&l| (l, rule(l))).collect(),
+        start_rules: Vec::new(),
+        read_only: Some(ReadOnlyRule {
+            error: ErrorClass::ReadOnlyTransaction,
+            refused_locks: &[LockMode::ForUpdate, LockMode::ForShare],
+            source: Source {
+                doc: "PostgreSQL 15 manual, SET TRANSACTION (https://www.postgresql.org/docs/15/sql-set-transaction.html): \"When a transaction is read-only, the following SQL commands are disallowed: INSERT, UPDATE, DELETE, MERGE, and COPY FROM if the table they would write to is not a temporary table\" (SQLSTATE 25006 read_only_sql_transaction; SELECT FOR UPDATE/SHARE fail the same way)",
+                test: "tests/start_modes.rs::postgres_read_only_transactions_refuse_writes_and_locking_reads",
+            },
+        }),
         features: Features::postgres(),
         temporary_foreign_keys: true,
         unique_nulls_distinct: true,

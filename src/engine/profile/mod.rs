@@ -15,9 +15,10 @@
 
 pub mod rules;
 
-use crate::model::{Anomaly, ErrorClass, Features, Isolation};
+use crate::model::{Anomaly, Begin, ErrorClass, Features, Isolation, TestCase};
 pub use rules::{
-    Access, Conflict, ResumedScan, Rule, ScanRule, SnapshotPoint, SubqueryRead, ViewRule,
+    Access, Conflict, ReadOnlyRule, ResumedScan, Rule, ScanRule, SnapshotPoint, StartRule,
+    SubqueryRead, ViewRule,
 };
 use serde::Serialize;
 
@@ -123,6 +124,10 @@ pub struct EngineProfile {
     pub permitted_anomalies: Vec<AnomalyPermission>,
     /// Visibility, write-conflict and lock rules per level.
     pub rules: Vec<(Isolation, Rule)>,
+    /// What each start mode (`Features::start_modes`) changes in them.
+    pub start_rules: Vec<StartRule>,
+    /// What a READ ONLY transaction may not do (`Features::read_only`).
+    pub read_only: Option<ReadOnlyRule>,
     /// SQL features the generator may use.
     pub features: Features,
     /// The engine's temporary tables can have foreign keys (the `view`
@@ -166,6 +171,62 @@ impl EngineProfile {
             .iter()
             .find(|(l, _)| *l == level)
             .map(|(_, r)| *r)
+    }
+
+    /// The rules of a transaction at `level` that starts with `begin`: the
+    /// one place every oracle asks where its snapshot is taken, which locks
+    /// its start takes and what it may do (`None`: a level the engine does
+    /// not implement).
+    pub fn txn_rule(&self, level: Isolation, begin: &Begin) -> Option<Rule> {
+        let mut rule = self.rule(level)?;
+        let applies = |s: &&StartRule| {
+            s.mode == begin.mode && (s.levels.is_empty() || s.levels.contains(&level))
+        };
+        if let Some(start) = self.start_rules.iter().find(applies) {
+            if let Some(own) = start.rule {
+                rule = own;
+            }
+            if let Some(point) = start.snapshot {
+                rule.snapshot = point;
+            }
+            rule.write_lock_at_begin |= start.write_lock_at_begin;
+        }
+        if let (true, Some(ro)) = (begin.read_only, self.read_only) {
+            rule.read_only_error = Some(ro.error);
+            rule.read_only_refused_locks = ro.refused_locks;
+        }
+        Some(rule)
+    }
+
+    /// The rules of transaction `txn` of `case` (its level and BEGIN).
+    pub fn rule_of(&self, case: &TestCase, txn: u32) -> Option<Rule> {
+        let begin = case.txn(txn).map(|t| t.begin()).unwrap_or_default();
+        self.txn_rule(case.level_of(txn), &begin)
+    }
+
+    /// Why `begin` cannot start a transaction on this engine (a start mode
+    /// or access its `Features` do not list).
+    pub fn begin_problem(&self, begin: &Begin) -> Option<String> {
+        if !self.features.start_modes.contains(&begin.mode) {
+            return Some(format!(
+                "{} has no {} start mode (it has: {})",
+                self.engine,
+                begin.mode,
+                self.features
+                    .start_modes
+                    .iter()
+                    .map(|m| m.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if begin.read_only && !self.features.read_only {
+            return Some(format!("{} has no READ ONLY transactions", self.engine));
+        }
+        if begin.deferrable && !self.features.deferrable {
+            return Some(format!("{} has no DEFERRABLE transactions", self.engine));
+        }
+        None
     }
 
     /// The permission (with its source) for `anomaly` at `level`, if the
@@ -212,6 +273,12 @@ impl EngineProfile {
         }
         if let Some(p) = &self.uncommitted_reads_inconsistent {
             out.push(("uncommitted_reads_inconsistent".into(), p.source));
+        }
+        for start in &self.start_rules {
+            out.push((format!("start_rules: {}", start.mode), start.source));
+        }
+        if let Some(ro) = &self.read_only {
+            out.push(("read_only".into(), ro.source));
         }
         for (level, rule) in &self.rules {
             for (scan_rule, source) in rule.resumed_scan.iter().flat_map(|s| s.documented) {

@@ -8,7 +8,7 @@
 //! Sources: the engines' documentation (docs/engine-facts.md) and
 //! `tests/view_servers.rs`, which checks each rule on the servers.
 
-use crate::model::{ErrorClass, LockMode, Stmt};
+use crate::model::{ErrorClass, Isolation, LockMode, StartMode, Stmt};
 
 /// How a statement accesses rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -209,6 +209,47 @@ pub struct Rule {
     /// INSERT's key checks see the newest committed rows and wait for
     /// uncommitted ones.
     pub keys_checked_at_commit: bool,
+    /// The transaction's BEGIN takes the database write lock (SQLite and
+    /// turso `BEGIN IMMEDIATE | EXCLUSIVE`): it waits (or fails, where
+    /// `lock_waits` is false) while another transaction holds it, and holds
+    /// it to its end. Set by a [`StartRule`].
+    pub write_lock_at_begin: bool,
+    /// The transaction is READ ONLY: its writes fail with this error, and
+    /// also its locking reads where `read_only_refuses_locking_reads`. Set
+    /// from the profile's [`ReadOnlyRule`] for a `Begin { read_only }`.
+    pub read_only_error: Option<ErrorClass>,
+    /// The locking reads a READ ONLY transaction may not run either.
+    pub read_only_refused_locks: &'static [LockMode],
+}
+
+/// What a start mode changes in the rules of the levels it applies to
+/// (profile `start_rules`), with the documentation that says so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StartRule {
+    pub mode: StartMode,
+    /// The levels where it applies (empty: every level; elsewhere the mode
+    /// is accepted and changes nothing).
+    pub levels: &'static [Isolation],
+    /// A rule set of its own, instead of the level's (turso MVCC: a
+    /// transaction that is not BEGIN CONCURRENT).
+    pub rule: Option<Rule>,
+    /// Where the snapshot is taken instead.
+    pub snapshot: Option<SnapshotPoint>,
+    /// BEGIN takes the database write lock.
+    pub write_lock_at_begin: bool,
+    pub source: super::Source,
+}
+
+/// What a READ ONLY transaction may not do (MariaDB KB "START TRANSACTION":
+/// error 1792; PostgreSQL "SET TRANSACTION": SQLSTATE 25006), and which
+/// locking reads it refuses (behaviour, shown by tests/start_modes.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadOnlyRule {
+    pub error: ErrorClass,
+    /// Locking reads it refuses too (PostgreSQL: every one; MariaDB:
+    /// `FOR UPDATE`, not `LOCK IN SHARE MODE`).
+    pub refused_locks: &'static [LockMode],
+    pub source: super::Source,
 }
 
 impl Rule {

@@ -2,9 +2,9 @@
 //! serializable (docs/engine-facts.md).
 
 use crate::engine::profile::{
-    Conflict, EngineProfile, Rule, SnapshotPoint, SubqueryRead, ViewRule,
+    Conflict, EngineProfile, Rule, SnapshotPoint, Source, StartRule, SubqueryRead, ViewRule,
 };
-use crate::model::{ErrorClass, Features, Isolation};
+use crate::model::{ErrorClass, Features, Isolation, StartMode};
 use std::collections::BTreeMap;
 
 /// The rules of SQLite in WAL mode ("Isolation In SQLite"; "Write-Ahead
@@ -25,7 +25,26 @@ pub fn rule() -> Rule {
         write_subqueries: SubqueryRead::AsOuter,
         aborts_anywhere: None,
         keys_checked_at_commit: false,
+        write_lock_at_begin: false,
+        read_only_error: None,
+        read_only_refused_locks: &[],
     }
+}
+
+/// `BEGIN IMMEDIATE` and `BEGIN EXCLUSIVE` (the same in WAL mode): the
+/// write lock and the snapshot at BEGIN. DEFERRED is the default.
+pub fn immediate_start_rules(source: Source) -> Vec<StartRule> {
+    [StartMode::Immediate, StartMode::Exclusive]
+        .into_iter()
+        .map(|mode| StartRule {
+            mode,
+            levels: &[],
+            rule: None,
+            snapshot: Some(SnapshotPoint::Begin),
+            write_lock_at_begin: true,
+            source,
+        })
+        .collect()
 }
 
 /// BUSY (refused lock upgrade / stale snapshot) and interrupts end the
@@ -55,6 +74,11 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
         locking_read_subqueries_use_statement_snapshot: false,
         permitted_anomalies: Vec::new(),
         rules: vec![(Isolation::Serializable, rule())],
+        start_rules: immediate_start_rules(Source {
+            doc: "SQLite \"BEGIN TRANSACTION\" (https://sqlite.org/lang_transaction.html): \"IMMEDIATE causes the database connection to start a new write immediately, without waiting for a write statement. The BEGIN IMMEDIATE might fail with SQLITE_BUSY if another write transaction is already active on another database connection ... EXCLUSIVE and IMMEDIATE are the same in WAL mode\"; a write transaction in WAL mode reads the newest snapshot (\"Write-Ahead Logging\")",
+            test: "tests/start_modes.rs::sqlite_begin_immediate_takes_the_write_lock_at_begin",
+        }),
+        read_only: None,
         features: Features::sqlite(),
         temporary_foreign_keys: true,
         unique_nulls_distinct: true,

@@ -130,7 +130,6 @@ pub struct TursoEngine {
     _dir: Option<tempfile::TempDir>,
     db: turso::Database,
     admin: turso::Connection,
-    mvcc: bool,
     info: EngineInfo,
     profile: EngineProfile,
     loaded: Option<(Schema, Vec<TableData>, Layout)>,
@@ -188,7 +187,6 @@ impl TursoEngine {
             _dir: dir,
             db,
             admin,
-            mvcc,
             info: EngineInfo {
                 name: "turso".into(),
                 version: format!("{} (sqlite {version})", crate_version()),
@@ -385,7 +383,6 @@ impl Engine for TursoEngine {
         Ok(Box::new(TursoSession {
             conn: Some(conn),
             idle: self.idle.clone(),
-            mvcc: self.mvcc,
             signal,
             broken: None,
         }))
@@ -419,7 +416,6 @@ pub struct TursoSession {
     /// `None` only while being dropped.
     conn: Option<turso::Connection>,
     idle: Idle,
-    mvcc: bool,
     signal: Arc<WaitSignal>,
     /// Set once the engine panicked inside this session.
     broken: Option<StmtError>,
@@ -490,12 +486,7 @@ impl Session for TursoSession {
                 message: "the session's connection is closed".into(),
             });
         };
-        let text = if self.mvcc && sql.trim().eq_ignore_ascii_case("BEGIN") {
-            "BEGIN CONCURRENT"
-        } else {
-            sql
-        };
-        let result = run(conn, text);
+        let result = run(conn, sql);
         if let Err(e) = &result {
             if e.code == "panic" {
                 self.broken = Some(e.clone());

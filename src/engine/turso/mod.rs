@@ -1,8 +1,9 @@
 //! turso, the Rust rewrite of SQLite (crate `turso`, feature `turso`): a file
 //! database shared by one connection per session, in its default mode
 //! (`turso:PATH`: one writer at a time) or in MVCC mode (`turso-mvcc:PATH`:
-//! `PRAGMA journal_mode = 'mvcc'`, and each session runs its transactions'
-//! `BEGIN` as `BEGIN CONCURRENT`). Its SQL is SQLite's.
+//! `PRAGMA journal_mode = 'mvcc'`, where the generator starts every
+//! transaction `BEGIN CONCURRENT`: the profile's only start mode; the engine
+//! runs the statements as written). Its SQL is SQLite's.
 //!
 //! turso never waits for a lock here: without a busy handler txfuzz could
 //! not see a wait, so no busy timeout is set and a statement that would wait

@@ -330,7 +330,7 @@ mod tests {
             h
         };
         let bug = case_of(vec![
-            Stmt::Begin,
+            Stmt::begin(),
             sp(),
             select("t", Some(1)),
             rb(),
@@ -347,7 +347,7 @@ mod tests {
         ));
         // The name redefined after the first statement: the documented case.
         let redefined = case_of(vec![
-            Stmt::Begin,
+            Stmt::begin(),
             sp(),
             select("t", Some(1)),
             sp(),
@@ -361,7 +361,7 @@ mod tests {
         ));
         // No data statement between the savepoint and the rollback: no lock.
         let empty = case_of(vec![
-            Stmt::Begin,
+            Stmt::begin(),
             sp(),
             rb(),
             select("t", Some(1)),
@@ -380,13 +380,13 @@ mod tests {
         use crate::model::{Event, EventKind, StmtOutcome};
         use crate::testkit::{kv_case, select};
         let t1 = vec![
-            Stmt::Begin,
+            Stmt::begin(),
             Stmt::Savepoint("s".into()),
             select("t", Some(1)),
             Stmt::RollbackTo("s".into()),
             Stmt::Commit,
         ];
-        let t2 = vec![Stmt::Begin, select("t", Some(1)), Stmt::Commit];
+        let t2 = vec![Stmt::begin(), select("t", Some(1)), Stmt::Commit];
         let judged = |order: &str, index| {
             let case = kv_case(
                 &[(1, 1)],

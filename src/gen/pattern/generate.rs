@@ -226,7 +226,7 @@ fn statements(
     plan: &Plan,
     item_row: impl Fn(&str) -> (i64, i64, Role),
 ) -> (Vec<Vec<Stmt>>, Vec<StmtRef>, Vec<StmtRef>) {
-    let mut stmts: Vec<Vec<Stmt>> = vec![vec![Stmt::Begin]; p.txn_count() as usize];
+    let mut stmts: Vec<Vec<Stmt>> = vec![vec![Stmt::begin()]; p.txn_count() as usize];
     let mut refs = Vec::new();
     let mut order = Vec::new();
     for o in &p.ops {
@@ -266,6 +266,7 @@ fn numbered_txns(stmts: Vec<Vec<Stmt>>) -> Vec<Txn> {
         .map(|(i, list)| Txn {
             id: i as u32 + 1,
             autocommit: false,
+            isolation: None,
             stmts: list
                 .into_iter()
                 .map(|stmt| {

@@ -138,7 +138,7 @@ fn a_write_that_waited_for_a_holder_that_rolled_back_is_judged() {
     // changed while T2 waited.
     let c = case(
         vec![
-            (false, vec![Stmt::Begin, add("t", 1, 5), Stmt::Rollback]),
+            (false, vec![Stmt::begin(), add("t", 1, 5), Stmt::Rollback]),
             committed(vec![add("t", 1, 1)]),
         ],
         "1 1 2 2 1 2",
@@ -155,7 +155,7 @@ fn rolled_back_writes_matter_only_where_uncommitted_versions_are_visible() {
     let c = |iso| {
         case(
             vec![
-                (false, vec![Stmt::Begin, add("t", 1, 5), Stmt::Rollback]),
+                (false, vec![Stmt::begin(), add("t", 1, 5), Stmt::Rollback]),
                 autocommit(vec![add("t", 2, 1)]),
             ],
             "1 1 2 1",

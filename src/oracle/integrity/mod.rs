@@ -152,12 +152,16 @@ pub struct KeyRules {
 }
 
 impl KeyRules {
-    pub fn of(profile: &EngineProfile, level: crate::model::Isolation) -> KeyRules {
+    /// The rules of `case` on `profile`; with levels or start modes mixed,
+    /// `one_snapshot` only where every transaction's rule has it.
+    pub fn of(profile: &EngineProfile, case: &crate::model::TestCase) -> KeyRules {
         use crate::engine::profile::{SnapshotPoint, ViewRule};
-        let one_snapshot = profile.rule(level).is_some_and(|r| {
-            r.plain_read == ViewRule::Snapshot
-                && r.snapshot != SnapshotPoint::EachStatement
-                && !r.plain_read_is_locking
+        let one_snapshot = case.txns.iter().all(|t| {
+            profile.rule_of(case, t.id).is_some_and(|r| {
+                r.plain_read == ViewRule::Snapshot
+                    && r.snapshot != SnapshotPoint::EachStatement
+                    && !r.plain_read_is_locking
+            })
         });
         KeyRules {
             nulls_distinct: profile.unique_nulls_distinct,
@@ -256,7 +260,7 @@ impl super::Oracle for IntegrityOracle {
         false
     }
     fn check(&self, cx: super::CheckContext<'_>) -> Result<Vec<Finding>, EngineError> {
-        let rules = KeyRules::of(cx.engine.profile(), cx.case.isolation);
+        let rules = KeyRules::of(cx.engine.profile(), cx.case);
         let out = check(Some(cx.engine), rules, cx.case, cx.history);
         let counts = cx.stats.oracle(OracleKind::Integrity.name());
         let reason = if out.initial_state_broken {

@@ -308,10 +308,11 @@ fn an_unobserved_read_next_to_an_open_writer_claims_a_dirty_read() {
     case.txns.push(crate::model::Txn {
         id: 2,
         autocommit: false,
+        isolation: None,
         stmts: vec![
             crate::model::CaseStmt {
                 op: 2,
-                stmt: Stmt::Begin,
+                stmt: Stmt::begin(),
             },
             crate::model::CaseStmt {
                 op: 3,

@@ -80,8 +80,8 @@ fn refine(
     rng: &mut Rng,
     stats: &mut CheckStats,
 ) -> Result<Refinement, EngineError> {
-    let rule = engine.profile().rule(case.isolation);
-    let mut v = vsr::instrument(case, rule.as_ref());
+    let profile = engine.profile().clone();
+    let mut v = vsr::instrument(case, |txn| profile.rule_of(case, txn));
     let mut removed: Vec<(u32, &'static str)> = Vec::new();
     let mut last = Discard::Blocking;
     for _ in 0..MAX_ROUNDS {

@@ -39,6 +39,7 @@ pub fn replay_case(v: &VsrCase, order: &[u32]) -> TestCase {
         txns: vec![Txn {
             id: 1,
             autocommit: true,
+            isolation: None,
             stmts,
         }],
         submit_order,

@@ -117,7 +117,7 @@ fn row(rid: i64, wl: &str, k: i64, v: i64) -> Vec<Value> {
 fn figure1_statement_graph_is_acyclic_though_transactions_form_a_cycle() {
     let case = txcheck_figure1();
     case.validate().unwrap();
-    let v = vsr::instrument(&case, None);
+    let v = vsr::instrument(&case, |_| None);
     // Ops: T1 = 1 BEGIN, 2 UPDATE t, 3 SELECT u, 4 COMMIT; T2 = 5 .. 8.
     let h = history(
         &v,
@@ -191,7 +191,7 @@ fn aborted_and_rolled_back_statements_are_not_nodes() {
         ],
         "1 1 2 2 1 2",
     );
-    let v = vsr::instrument(&case, None);
+    let v = vsr::instrument(&case, |_| None);
     let h = history(
         &v,
         &[
@@ -240,7 +240,7 @@ fn views_give_predicate_dependencies_and_item_reads_override_them() {
         ],
         "1 2",
     );
-    let v = vsr::instrument(&case, None);
+    let v = vsr::instrument(&case, |_| None);
     let h = history(
         &v,
         &[
@@ -374,7 +374,7 @@ fn rows_seen_only_in_the_final_state_still_order_their_readers() {
         ],
         "1 2",
     );
-    let v = vsr::instrument(&case, None);
+    let v = vsr::instrument(&case, |_| None);
     let h = history(
         &v,
         &[Obs {
@@ -410,7 +410,7 @@ fn a_statement_that_saw_one_row_twice_is_undecided() {
         vec![committed(vec![add("t", 1, 1), select("t", None)])],
         "1 1 1 1",
     );
-    let v = vsr::instrument(&case, None);
+    let v = vsr::instrument(&case, |_| None);
     let h = history(
         &v,
         &[Obs {

@@ -69,6 +69,16 @@ fn vsr_modes(
         // waits is separated from its VSRs and rescheduled). Not at READ
         // UNCOMMITTED, where a plain read sees uncommitted versions.
         Some(r) if r.resumed_scan.is_some() && r.plain_read != ViewRule::Uncommitted => None,
+        // A READ ONLY transaction refuses locking reads the profile lists:
+        // its VSRs read plainly (its writes fail before reading anything).
+        Some(r)
+            if r.read_only_error.is_some()
+                && vsr_lock(stmt).is_some_and(|m| {
+                    stmt.kind().is_write() || r.read_only_refused_locks.contains(&m)
+                }) =>
+        {
+            None
+        }
         _ => vsr_lock(stmt),
     };
     let plain_subqueries = rule
@@ -120,7 +130,7 @@ pub fn vsr_select(table: &str, lock: Option<LockMode>) -> Stmt {
 
 /// Inserts VSRs before every data statement of `case`, immediately before it
 /// in its transaction and in the submit order.
-pub fn instrument(case: &TestCase, rule: Option<&Rule>) -> VsrCase {
+pub fn instrument(case: &TestCase, rule_of: impl Fn(u32) -> Option<Rule>) -> VsrCase {
     let mut next_op = case
         .txns
         .iter()
@@ -133,6 +143,8 @@ pub fn instrument(case: &TestCase, rule: Option<&Rule>) -> VsrCase {
     // Old reference -> new references (VSRs first, then the statement).
     let mut remap: HashMap<StmtRef, Vec<StmtRef>> = HashMap::new();
     for t in &mut out.txns {
+        let rule = rule_of(t.id);
+        let rule = rule.as_ref();
         let mut stmts: Vec<CaseStmt> = Vec::new();
         for (i, s) in t.stmts.drain(..).enumerate() {
             let mut refs = Vec::new();
@@ -193,7 +205,7 @@ mod tests {
     #[test]
     fn every_data_statement_gets_adjacent_vsrs() {
         let case = hermitage::g_single();
-        let v = instrument(&case, None);
+        let v = instrument(&case, |_| None);
         v.case.validate().unwrap();
         let data = case
             .txns

@@ -33,11 +33,15 @@ pub fn run(
         return Ok(undecided_case(Undecided::TooManyResumeOrders));
     };
     let profile = engine.profile();
-    let Some(rule) = profile.rule(history.isolation) else {
-        return Ok(undecided_case(Undecided::NoRuleForLevel));
-    };
+    let mut rules = HashMap::new();
+    for t in &case.txns {
+        let Some(rule) = profile.rule_of(case, t.id) else {
+            return Ok(undecided_case(Undecided::NoRuleForLevel));
+        };
+        rules.insert(t.id, rule);
+    }
     let setup = Setup {
-        rule,
+        rules,
         scratch_foreign_keys: profile.temporary_foreign_keys,
         savepoint_releases_locks: profile.savepoint_rollback_releases_locks,
         insert_conflicts_per_row: profile.insert_conflicts_decided_per_row.is_some(),
@@ -85,7 +89,7 @@ fn undecided_case(reason: Undecided) -> Conclusion {
 
 /// What stays the same across the candidate orders.
 struct Setup {
-    rule: Rule,
+    rules: HashMap<u32, Rule>,
     scratch_foreign_keys: bool,
     savepoint_releases_locks: bool,
     insert_conflicts_per_row: bool,
@@ -102,7 +106,7 @@ fn walk_one(
     let mut ck = Checker {
         case,
         history,
-        rule: setup.rule,
+        rules: setup.rules.clone(),
         scratch_foreign_keys: setup.scratch_foreign_keys,
         savepoint_releases_locks: setup.savepoint_releases_locks,
         insert_conflicts_per_row: setup.insert_conflicts_per_row,
@@ -125,6 +129,7 @@ fn walk_one(
             })
             .collect(),
         submitted_at: HashMap::new(),
+        holder_at_submit: HashMap::new(),
         blocked: history
             .events
             .iter()
@@ -174,6 +179,9 @@ impl Checker<'_> {
             match e.kind {
                 EventKind::Submitted => {
                     self.submitted_at.insert(e.stmt, pos);
+                    if let Some(h) = self.locks.database_holder(e.stmt.txn) {
+                        self.holder_at_submit.insert(e.stmt, h);
+                    }
                     if self.blocked.contains(&e.stmt) {
                         super::statement::on_blocked_submit(self, e.stmt, pos)?;
                     }
@@ -232,9 +240,13 @@ impl Checker<'_> {
         let txn = r.txn;
         let writer = Writer::Txn(txn);
         match &cs.stmt {
-            Stmt::Begin if ok => {
-                // A snapshot taken at BEGIN (turso's BEGIN CONCURRENT).
-                if self.rule.snapshot == SnapshotPoint::Begin {
+            Stmt::Begin(_) if self.rule_of(txn).write_lock_at_begin => {
+                self.begin_taking_write_lock(r, pos, ok)
+            }
+            Stmt::Begin(_) if ok => {
+                // A snapshot taken at BEGIN (turso's BEGIN CONCURRENT,
+                // InnoDB's WITH CONSISTENT SNAPSHOT at REPEATABLE READ).
+                if self.rule_of(txn).snapshot == SnapshotPoint::Begin {
                     if let Some(t) = self.txns.get_mut(&txn) {
                         t.snapshot = Some(pos);
                     }
@@ -266,7 +278,9 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
-            Stmt::Commit if self.rule.keys_checked_at_commit => self.commit_checking_keys(r, pos),
+            Stmt::Commit if self.rule_of(txn).keys_checked_at_commit => {
+                self.commit_checking_keys(r, pos)
+            }
             Stmt::Commit if ok => {
                 self.end_txn(txn, Some(pos));
                 Ok(())
@@ -277,8 +291,8 @@ impl Checker<'_> {
             }
             // A COMMIT the engine may refuse at any time (SSI) rolls back.
             Stmt::Commit
-                if self.rule.aborts_anywhere.is_some()
-                    && self.error_class(r) == self.rule.aborts_anywhere =>
+                if self.rule_of(txn).aborts_anywhere.is_some()
+                    && self.error_class(r) == self.rule_of(txn).aborts_anywhere =>
             {
                 self.end_txn(txn, None);
                 Ok(())
@@ -287,7 +301,7 @@ impl Checker<'_> {
             // The scratch tables have no foreign key a case with this
             // statement may defer (`TestCase::replay_schema`).
             Stmt::SetConstraints(_) if ok => Ok(()),
-            Stmt::Begin
+            Stmt::Begin(_)
             | Stmt::Savepoint(_)
             | Stmt::RollbackTo(_)
             | Stmt::Rollback
@@ -308,7 +322,7 @@ impl Checker<'_> {
             .history
             .outcome(r)
             .is_some_and(crate::model::Outcome::ok);
-        let conflict_error = match self.rule.conflict {
+        let conflict_error = match self.rule_of(txn).conflict {
             Conflict::Abort(class) => Some(class),
             _ => None,
         };
@@ -343,6 +357,57 @@ impl Checker<'_> {
                 Ok(())
             }
             (false, _) => Err(undecided(Undecided::CommitFailed)),
+        }
+    }
+
+    /// A BEGIN that takes the database write lock (SQLite and turso
+    /// IMMEDIATE / EXCLUSIVE): it must not start while another transaction
+    /// holds the lock; started, it holds the lock and its snapshot from here.
+    /// It may fail with a concurrency error only while another holds it.
+    fn begin_taking_write_lock(&mut self, r: StmtRef, pos: Pos, ok: bool) -> Result<(), Stop> {
+        let txn = r.txn;
+        let holder = self.locks.database_holder(txn);
+        let held_at_submit = self.holder_at_submit.get(&r).copied();
+        match (ok, holder) {
+            (true, Some(h)) => {
+                let mode = self
+                    .case
+                    .txn(txn)
+                    .map(|t| t.begin().mode.to_string())
+                    .unwrap_or_default();
+                self.findings.push(
+                    Finding::new(
+                        crate::oracle::OracleKind::View,
+                        "missed-block",
+                        format!(
+                            "T{txn}'s BEGIN ({mode}) takes the write lock, which T{h} holds, \
+                             but started without waiting"
+                        ),
+                        json!({
+                            "stmt": format!("T{}#{}", r.txn, r.index),
+                            "isolation": self.history.isolation,
+                            "holder": h,
+                        }),
+                    )
+                    .about([r]),
+                );
+                Err(Stop::Violation)
+            }
+            (true, None) => {
+                self.locks.lock_database(txn, pos);
+                if let Some(t) = self.txns.get_mut(&txn) {
+                    t.snapshot = Some(pos);
+                }
+                Ok(())
+            }
+            (false, _)
+                if (holder.is_some() || held_at_submit.is_some())
+                    && self.error_class(r).is_some_and(|c| c.is_concurrency()) =>
+            {
+                self.end_txn(txn, None);
+                Ok(())
+            }
+            (false, _) => Err(undecided(Undecided::ControlStatementFailed)),
         }
     }
 

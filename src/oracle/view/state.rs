@@ -36,10 +36,23 @@ pub struct TxnState {
     pub savepoints: Vec<(String, Pos)>,
 }
 
+impl Checker<'_> {
+    /// The rules of transaction `txn` (every transaction of the case has one:
+    /// the walk does not start otherwise).
+    pub fn rule_of(&self, txn: u32) -> Rule {
+        self.rules
+            .get(&txn)
+            .copied()
+            .or_else(|| self.rules.values().next().copied())
+            .expect("the view walk starts only with a rule per transaction")
+    }
+}
+
 pub struct Checker<'a> {
     pub case: &'a TestCase,
     pub history: &'a History,
-    pub rule: Rule,
+    /// Each transaction's rules (its level and BEGIN: `EngineProfile::txn_rule`).
+    pub rules: HashMap<u32, Rule>,
     /// The scratch tables enforce foreign keys (profile `temporary_foreign_keys`).
     pub scratch_foreign_keys: bool,
     /// ROLLBACK TO SAVEPOINT releases row locks taken after the savepoint.
@@ -56,6 +69,9 @@ pub struct Checker<'a> {
     pub locks: LockTable,
     pub txns: HashMap<u32, TxnState>,
     pub submitted_at: HashMap<StmtRef, Pos>,
+    /// The transaction holding the database write lock when a statement
+    /// was submitted (a BEGIN IMMEDIATE may fail for it).
+    pub holder_at_submit: HashMap<StmtRef, u32>,
     /// Statements the engine reported as waiting for a lock.
     pub blocked: HashSet<StmtRef>,
     /// Statements waiting for a lock now (they may have written part of their rows).

@@ -20,6 +20,7 @@ mod evaluate;
 mod expect;
 mod judge;
 mod query_bug;
+mod read_only;
 mod resumed;
 mod uncertain;
 
@@ -98,8 +99,16 @@ fn insert_ignore_emulated(ck: &Checker, i: &crate::model::Insert) -> bool {
 /// next-key, foreign-key and scan locks are not all modelled). Only a
 /// statement that takes no lock at all and still waited stops the comparison.
 pub fn on_blocked_submit(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
+    // A BEGIN that takes the write lock waits for its holder.
+    let begin = matches!(ck.case.stmt(r).map(|c| &c.stmt), Some(Stmt::Begin(_)));
+    if begin && ck.rule_of(r.txn).write_lock_at_begin {
+        return match ck.locks.database_holder(r.txn) {
+            Some(_) => Ok(()),
+            None => Err(undecided(Undecided::UnpredictedBlock)),
+        };
+    }
     let access = modelled_access(ck, r, Undecided::UnpredictedBlock)?;
-    if ck.rule.lock_of(access, in_txn(ck, r)).is_some() {
+    if ck.rule_of(r.txn).lock_of(access, in_txn(ck, r)).is_some() {
         return Ok(());
     }
     ck.subquery_sight = None;
@@ -140,6 +149,9 @@ pub fn on_complete(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result<(), Stop> {
     let Some(actual) = ck.history.outcome(r).cloned() else {
         return Err(undecided(Undecided::NoOutcome));
     };
+    if let Some(class) = read_only::refused(ck, r, access) {
+        return read_only::judge_refused(ck, r, access, class, &actual);
+    }
     let was_blocked = ck.blocked.contains(&r);
     subquery_read_view(ck, r, access, pos)?;
     insert_query_view(ck, r, access, pos)?;
@@ -205,7 +217,7 @@ fn judge_resumed_scan(
     // whose newest committed version does not match: a statement that waited
     // halfway through its scan may miss rows committed behind its cursor.
     if !(was_blocked
-        && ck.rule.resumed_scan.is_some()
+        && ck.rule_of(r.txn).resumed_scan.is_some()
         && view_rule(ck, r, access) == ViewRule::LatestCommitted)
     {
         return None;
@@ -239,7 +251,7 @@ fn covering_share_read(ck: &Checker, r: StmtRef, access: Access, actual: &Outcom
     let Some(Stmt::Select(sel)) = ck.case.stmt(r).map(|c| &c.stmt) else {
         return false;
     };
-    let share = ck.rule.lock_of(access, in_txn(ck, r)) == Some(LockMode::ForShare);
+    let share = ck.rule_of(r.txn).lock_of(access, in_txn(ck, r)) == Some(LockMode::ForShare);
     let as_written = !actual.reads_complete && actual.reads.is_empty();
     let indexed = sel.from.iter().any(|f| {
         ck.case
@@ -264,7 +276,7 @@ fn in_txn(ck: &Checker, r: StmtRef) -> bool {
 }
 
 fn view_rule(ck: &Checker, r: StmtRef, access: Access) -> ViewRule {
-    ck.rule.view_rule(access, in_txn(ck, r))
+    ck.rule_of(r.txn).view_rule(access, in_txn(ck, r))
 }
 
 /// The snapshot a statement reads from, without recording it.
@@ -277,7 +289,7 @@ fn peek_snapshot(ck: &Checker, r: StmtRef, access: Access, pos: Pos) -> Snapshot
         };
     };
     if t.autocommit {
-        let at = if ck.rule.snapshot == SnapshotPoint::FirstStatementEnd {
+        let at = if ck.rule_of(r.txn).snapshot == SnapshotPoint::FirstStatementEnd {
             pos
         } else {
             start
@@ -288,7 +300,7 @@ fn peek_snapshot(ck: &Checker, r: StmtRef, access: Access, pos: Pos) -> Snapshot
         };
     }
     let prior = t.snapshot.is_some();
-    let at = match ck.rule.snapshot {
+    let at = match ck.rule_of(r.txn).snapshot {
         SnapshotPoint::EachStatement => Some(start),
         SnapshotPoint::FirstStatementStart | SnapshotPoint::Begin => t.snapshot.or(Some(start)),
         SnapshotPoint::FirstStatementEnd => t.snapshot.or(Some(pos)),
@@ -319,8 +331,8 @@ fn take_snapshot(
     actual: &Outcome,
 ) -> Result<SnapshotInfo, Stop> {
     let info = peek_snapshot(ck, r, access, pos);
-    let per_txn = !matches!(ck.rule.snapshot, SnapshotPoint::EachStatement);
-    let lazy_view = ck.rule.snapshot == SnapshotPoint::FirstConsistentRead
+    let per_txn = !matches!(ck.rule_of(r.txn).snapshot, SnapshotPoint::EachStatement);
+    let lazy_view = ck.rule_of(r.txn).snapshot == SnapshotPoint::FirstConsistentRead
         && view_rule(ck, r, access) == ViewRule::Snapshot;
     let own = Writer::Txn(r.txn);
     let Some(t) = ck.txns.get(&r.txn) else {
@@ -352,7 +364,7 @@ fn take_snapshot(
 }
 
 fn lock_database(ck: &mut Checker, r: StmtRef, pos: Pos) {
-    if !ck.rule.row_locks && in_txn(ck, r) {
+    if !ck.rule_of(r.txn).row_locks && in_txn(ck, r) {
         ck.locks.lock_database(r.txn, pos);
     }
 }
@@ -451,7 +463,7 @@ fn apply_unchanged(
         if matched.wl != u.wl || matched.deleted {
             return Err(undecided(Undecided::UnchangedRowUnknown));
         }
-        if locks && ck.rule.row_locks {
+        if locks && ck.rule_of(r.txn).row_locks {
             ck.locks
                 .lock_row(&u.table, u.rid, r.txn, LockMode::ForUpdate, pos);
         }
@@ -517,7 +529,7 @@ fn apply(
                 committed_at,
             },
         };
-        if locks && ck.rule.row_locks {
+        if locks && ck.rule_of(r.txn).row_locks {
             if previous.as_ref().is_none_or(|p| p.deleted) {
                 ck.locks.lock_inserted_row(&w.table, w.rid, txn, pos);
             } else {
@@ -537,8 +549,8 @@ fn apply(
     }
     apply_unchanged(ck, r, pos, eval, locks)?;
     if let (Some(mode), true, true) = (
-        ck.rule.lock_of(access, open),
-        access != Access::Write && locks && ck.rule.row_locks,
+        ck.rule_of(r.txn).lock_of(access, open),
+        access != Access::Write && locks && ck.rule_of(r.txn).row_locks,
         actual.reads_complete,
     ) {
         for v in &actual.reads {

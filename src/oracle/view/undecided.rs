@@ -46,6 +46,7 @@ reasons! {
     DoomedTransaction = "doomed-transaction",
     ErrorInsteadOfAbort = "error-instead-of-abort",
     ErrorInsteadOfBlock = "error-instead-of-block",
+    ErrorInsteadOfRefusal = "error-instead-of-refusal",
     InsertIgnoreForeignKey = "insert-ignore-foreign-key",
     InsertSubquery = "insert-subquery",
     InsertRowsDecidedApart = "insert-rows-decided-apart",

@@ -76,7 +76,7 @@ pub(super) fn evaluate(
     let (rule, sight) = statement_sight(ck, r, access, &stmt, snap, pos);
     let mut view = materialise(ck, reader, sight)?;
     let lock = ck
-        .rule
+        .rule_of(r.txn)
         .lock_of(access, in_txn(ck, r))
         .unwrap_or(LockMode::ForShare);
     let mut recheck_targets = None;
@@ -132,7 +132,9 @@ fn statement_sight(
     // committed rows (they wait for uncommitted ones); where keys are checked
     // at COMMIT (turso MVCC), the snapshot's.
     let rule = match stmt {
-        Stmt::Insert(_) if ck.rule.row_locks && !ck.rule.keys_checked_at_commit => {
+        Stmt::Insert(_)
+            if ck.rule_of(r.txn).row_locks && !ck.rule_of(r.txn).keys_checked_at_commit =>
+        {
             ViewRule::LatestCommitted
         }
         _ => rule,

@@ -27,8 +27,8 @@ pub(super) fn expect(
 ) -> Expect {
     let txn = r.txn;
     let own = Writer::Txn(txn);
-    let locking = ck.rule.lock_of(access, in_txn(ck, r)).is_some();
-    if matches!(ck.rule.conflict, Conflict::SingleWriter) {
+    let locking = ck.rule_of(r.txn).lock_of(access, in_txn(ck, r)).is_some();
+    if matches!(ck.rule_of(r.txn).conflict, Conflict::SingleWriter) {
         if access != Access::Write {
             return Expect::Run;
         }
@@ -68,7 +68,7 @@ pub(super) fn expect(
     // An engine without lock waits (turso MVCC) refuses a write of a row
     // another open transaction wrote; a key another one inserted is its
     // commit's concern (first committer wins), not the statement's.
-    if let (false, Conflict::Abort(class)) = (ck.lock_waits, ck.rule.conflict) {
+    if let (false, Conflict::Abort(class)) = (ck.lock_waits, ck.rule_of(r.txn).conflict) {
         let written = eval
             .targets
             .iter()
@@ -77,7 +77,7 @@ pub(super) fn expect(
             return Expect::Abort(class, "another open transaction wrote a row it writes");
         }
     }
-    if let (Conflict::Abort(class), Some(at)) = (ck.rule.conflict, snap.at) {
+    if let (Conflict::Abort(class), Some(at)) = (ck.rule_of(r.txn).conflict, snap.at) {
         let changed = eval.targets.iter().any(|(table, rid, _)| {
             let own_newest = ck
                 .store

@@ -35,7 +35,7 @@ pub(super) fn judge_block(
         Some(ErrorClass::Deadlock | ErrorClass::LockWaitTimeout) => Ok(()),
         // It waited without the probe seeing it (a short wait), and failed
         // once the holder finished: judged on the state after the wait.
-        Some(c) if ck.rule.aborts_anywhere == Some(c) => Ok(()),
+        Some(c) if ck.rule_of(r.txn).aborts_anywhere == Some(c) => Ok(()),
         Some(c) => {
             if own_error(ck, r, access, pos, eval, c) {
                 Ok(())
@@ -93,10 +93,10 @@ pub(super) fn judge_run(
             // A deadlock or lock wait timeout proves a wait (one too short for
             // the probe to report); the statement and, for a deadlock, its
             // transaction are undone. Statements that take no lock cannot wait.
-            let waits = ck.rule.lock_of(access, in_txn(ck, r)).is_some();
+            let waits = ck.rule_of(r.txn).lock_of(access, in_txn(ck, r)).is_some();
             if ((was_blocked || waits)
                 && matches!(c, ErrorClass::Deadlock | ErrorClass::LockWaitTimeout))
-                || ck.rule.aborts_anywhere == Some(c)
+                || ck.rule_of(r.txn).aborts_anywhere == Some(c)
             {
                 Ok(())
             } else {

@@ -223,7 +223,7 @@ fn by_rule_outcome(
     verb: &str,
     could: impl Fn(&Checker, i64) -> Vec<serde_json::Value>,
 ) -> Option<Result<(), Stop>> {
-    let scan = ck.rule.resumed_scan?;
+    let scan = ck.rule_of(r.txn).resumed_scan?;
     let undocumented = by_rule
         .iter()
         .filter(|(_, rule)| scan.source(**rule).is_none())

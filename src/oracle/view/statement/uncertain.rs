@@ -31,18 +31,18 @@ pub(super) fn subquery_read_view(
     pos: Pos,
 ) -> Result<(), Stop> {
     ck.subquery_sight = None;
-    let plain_subqueries = ck.rule.subqueries(access) == SubqueryRead::Plain
+    let plain_subqueries = ck.rule_of(r.txn).subqueries(access) == SubqueryRead::Plain
         && view_rule(ck, r, access) == ViewRule::LatestCommitted
-        && !(ck.rule.plain_read_is_locking && in_txn(ck, r))
+        && !(ck.rule_of(r.txn).plain_read_is_locking && in_txn(ck, r))
         && ck.case.stmt(r).is_some_and(|c| has_subquery(&c.stmt));
     if !plain_subqueries {
         return Ok(());
     }
-    if ck.rule.plain_read == ViewRule::Uncommitted {
+    if ck.rule_of(r.txn).plain_read == ViewRule::Uncommitted {
         return read_uncommitted_subqueries(ck, r, pos);
     }
     let start = ck.submitted_at.get(&r).copied().unwrap_or(pos);
-    let per_txn = in_txn(ck, r) && ck.rule.snapshot != SnapshotPoint::EachStatement;
+    let per_txn = in_txn(ck, r) && ck.rule_of(r.txn).snapshot != SnapshotPoint::EachStatement;
     let txn = ck.txns.get(&r.txn);
     let read_view = match txn.and_then(|t| t.snapshot.or(t.tentative_snapshot)) {
         Some(at) if per_txn => at,
@@ -71,7 +71,7 @@ pub(super) fn subquery_read_view(
     }
     // Its subquery may have opened the transaction's read view (whether it
     // ran at all depends on the outer rows): a tentative point.
-    if per_txn && ck.rule.snapshot == SnapshotPoint::FirstConsistentRead {
+    if per_txn && ck.rule_of(r.txn).snapshot == SnapshotPoint::FirstConsistentRead {
         if let Some(t) = ck.txns.get_mut(&r.txn) {
             if t.snapshot.is_none() {
                 t.tentative_snapshot.get_or_insert(start);
@@ -103,14 +103,14 @@ pub(in crate::oracle::view) fn insert_query_view(
         .case
         .stmt(r)
         .is_some_and(|c| matches!(c.stmt, Stmt::Insert(_)) && has_subquery(&c.stmt));
-    if !with_query || !ck.rule.row_locks || ck.rule.keys_checked_at_commit {
+    if !with_query || !ck.rule_of(r.txn).row_locks || ck.rule_of(r.txn).keys_checked_at_commit {
         return Ok(());
     }
     let outer = view_rule(ck, r, access);
-    let subqueries = ck.rule.subqueries(access);
+    let subqueries = ck.rule_of(r.txn).subqueries(access);
     let reads_latest = outer == ViewRule::LatestCommitted
         && (subqueries == SubqueryRead::AsOuter
-            || (ck.rule.plain_read_is_locking && in_txn(ck, r)));
+            || (ck.rule_of(r.txn).plain_read_is_locking && in_txn(ck, r)));
     let innodb_plain = subqueries == SubqueryRead::Plain && outer == ViewRule::LatestCommitted;
     if reads_latest || innodb_plain {
         return Ok(());
