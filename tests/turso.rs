@@ -395,3 +395,38 @@ fn mvcc_profile_is_snapshot_isolation_without_waits() {
     );
     assert!(rule.keys_checked_at_commit);
 }
+
+/// The reduced `crash:internal-error` of a turso WAL campaign (a LEFT JOIN
+/// panic, turso#9243) is marked as that known issue; the same case with the
+/// LEFT JOIN made an inner join runs, with no finding.
+#[test]
+fn the_left_join_panic_is_the_known_upstream_issue() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/turso-left-join-panic.json");
+    let file = txfuzz::finding::load_case_file(&path).unwrap();
+    let case = file.case().clone();
+    let mut e = wal();
+    let (h, mut f, _) = run(e.as_mut(), &case, &[OracleKind::Crash]);
+    txfuzz::finding::known::KnownIssues::builtin().mark(&mut f, &case, &h, e.info());
+    let known: Vec<Option<&str>> = f
+        .iter()
+        .map(|f| f.known.as_ref().map(|k| k.id.as_str()))
+        .collect();
+    assert_eq!(
+        known,
+        [Some("turso-left-join-index-cursor-panic")],
+        "{f:#?}"
+    );
+    let mut inner = case.clone();
+    for s in inner.txns.iter_mut().flat_map(|t| &mut t.stmts) {
+        if let Stmt::Select(q) = &mut s.stmt {
+            for item in &mut q.from {
+                if let Some(j) = &mut item.join {
+                    j.kind = txfuzz::model::JoinKind::Inner;
+                }
+            }
+        }
+    }
+    let (h, f, _) = run(wal().as_mut(), &inner, &[OracleKind::Crash]);
+    assert!(f.is_empty(), "{f:#?}\n{h:#?}");
+}

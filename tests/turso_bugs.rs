@@ -548,3 +548,51 @@ fn commit_after_violation_and_parent_delete(action: &str) -> Result<u64, turso::
         commit
     })
 }
+
+/// The query of the LEFT JOIN panic below; `join` is `LEFT JOIN` (the bug)
+/// or `JOIN` (the control).
+fn exists_on_the_joined_rowid(join: &str) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    block(async {
+        let db = empty_database(&dir).await;
+        let c = db.connect().unwrap();
+        exec(
+            &c,
+            "CREATE TABLE t0 (c0 INTEGER NOT NULL, c1 BOOLEAN, c2 BOOLEAN, PRIMARY KEY (c0))",
+        )
+        .await;
+        exec(
+            &c,
+            "INSERT INTO t0 VALUES (13, TRUE, FALSE), (11, NULL, TRUE)",
+        )
+        .await;
+        let sql = format!(
+            "SELECT a1.c1 FROM t0 AS a0 {join} t0 AS a1 ON a0.c1 = a1.c2 AND a0.c1 = FALSE \
+             WHERE EXISTS (SELECT sq.c0 FROM t0 AS sq WHERE sq.c0 = a1.c0 AND sq.c0 = 13)"
+        );
+        let mut rows = c.query(&sql, ()).await.unwrap();
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().await.unwrap() {
+            out.push(row.get_value(0).unwrap());
+        }
+        out
+    })
+}
+
+/// turso 0.8.3 (both modes): a LEFT JOIN whose WHERE has a correlated
+/// EXISTS on the joined table's rowid alias panics on the null-extended row
+/// ("index cursor should have a record", `op_row_id_deferred`); SQLite
+/// returns no row. Found by txfuzz (`crash:internal-error` in a WAL
+/// campaign, reduced to this one SELECT); upstream: tursodatabase/turso#9243.
+#[test]
+#[should_panic(expected = "index cursor should have a record")]
+fn a_left_join_with_exists_on_the_null_extended_row_does_not_panic() {
+    assert!(exists_on_the_joined_rowid("LEFT JOIN").is_empty());
+}
+
+/// Control: the inner join of the same query runs (no row: the ON clause
+/// matches nothing).
+#[test]
+fn an_inner_join_with_exists_on_the_joined_rowid_runs() {
+    assert!(exists_on_the_joined_rowid("JOIN").is_empty());
+}

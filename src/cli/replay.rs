@@ -142,6 +142,7 @@ pub(super) fn open_for(
         CaseFile::Finding(r) => r.engine.settings.get("fault").cloned(),
         CaseFile::Case(_) => None,
     };
+    let mut args = args.clone();
     if let (None, CaseFile::Finding(r)) = (&args.db, &*file) {
         let embedded = crate::engine::registry::profile_of(&r.engine).is_ok_and(|p| p.embedded);
         if !embedded {
@@ -149,6 +150,11 @@ pub(super) fn open_for(
                 "this finding was recorded on {} ({}); pass --db URL to replay it there",
                 r.engine.name, r.engine.url
             )));
+        }
+        // A new temporary database of the recorded kind (`turso-mvcc:`),
+        // not the default SQLite.
+        if let Some((scheme, _)) = r.engine.url.split_once(':') {
+            args.db = Some(format!("{scheme}:"));
         }
     }
     let engine = args.open(recorded_fault.as_deref())?;

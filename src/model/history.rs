@@ -40,6 +40,13 @@ pub enum ErrorClass {
 }
 
 impl ErrorClass {
+    /// An error that comes from the transaction around the statement (its
+    /// concurrency control, or its READ ONLY access mode), which the statement
+    /// replayed outside that transaction does not reproduce. Such a
+    /// statement had no effect.
+    pub fn from_transaction(self) -> bool {
+        self.is_concurrency() || self == ErrorClass::ReadOnlyTransaction
+    }
     /// Errors that a transaction test is expected to produce from concurrency
     /// control, as opposed to data errors that any serial run produces too.
     pub fn is_concurrency(self) -> bool {

@@ -256,7 +256,19 @@ fn stmt_level(case: &TestCase, history: &History, order: &[Unit]) -> Option<Repl
                 {
                     return None;
                 }
-                all.extend(stmts.into_iter().filter(|(_, s)| s.stmt.kind().is_data()));
+                // A statement its READ ONLY transaction refused had no
+                // effect; on its own it would run.
+                let refused = |r: &StmtRef| {
+                    history
+                        .outcome(*r)
+                        .and_then(|o| o.error.as_ref())
+                        .is_some_and(|e| e.class == crate::model::ErrorClass::ReadOnlyTransaction)
+                };
+                all.extend(
+                    stmts
+                        .into_iter()
+                        .filter(|(r, s)| s.stmt.kind().is_data() && !refused(r)),
+                );
             }
             Unit::Autocommit(r) => all.extend(case.stmt(*r).map(|cs| (*r, cs))),
         }

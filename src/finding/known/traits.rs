@@ -59,6 +59,11 @@ pub enum Trait {
     /// finding's statement was submitted (and was waiting): MDEV-34106's
     /// shape, a row inserted behind the scan position during the wait.
     RowInsertedWhileWaiting,
+    /// A statement the finding involves is a SELECT with a LEFT JOIN that
+    /// failed with an engine panic "index cursor should have a record"
+    /// (turso#9243: the null-extended row of the joined table read through
+    /// an index).
+    LeftJoinIndexCursorPanic,
 }
 
 /// The transactions a finding's evidence names: graph `transactions`
@@ -267,6 +272,20 @@ pub(super) fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &
         }
         Trait::RowInsertedWhileWaiting => finding_stmt(finding)
             .is_some_and(|by| row_inserted_while_waiting(finding, case, history, by)),
+        Trait::LeftJoinIndexCursorPanic => involved(finding, case).iter().any(|r| {
+            let left_join = matches!(
+                case.stmt(*r).map(|c| &c.stmt),
+                Some(Stmt::Select(q)) if q.from.iter().filter_map(|f| f.join.as_ref())
+                    .any(|j| j.kind == crate::model::JoinKind::Left)
+            );
+            let panicked = history
+                .outcome(*r)
+                .and_then(|o| o.error.as_ref())
+                .is_some_and(|e| {
+                    e.code == "panic" && e.message.contains("index cursor should have a record")
+                });
+            left_join && panicked
+        }),
         Trait::BlockedLockingReadWithSubquery => {
             let refs = involved(finding, case);
             !refs.is_empty()

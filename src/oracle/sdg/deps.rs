@@ -12,7 +12,7 @@
 //!   isolation check).
 //!
 //! Statements of transactions that rolled back or aborted, statements undone
-//! by ROLLBACK TO SAVEPOINT, and statements that failed with a concurrency
+//! by ROLLBACK TO SAVEPOINT, and statements that failed with a concurrency (or READ ONLY)
 //! error are not nodes: their effects are gone. A case whose committed
 //! statements observed a version written by such a statement (or whose chains
 //! branch, or whose views are missing) cannot be replayed soundly: it is
@@ -129,11 +129,8 @@ pub fn included(case: &TestCase, history: &History, vsr: &VsrCase) -> BTreeSet<u
             let Some(o) = history.outcome(r) else {
                 continue;
             };
-            let concurrency = o.error.as_ref().is_some_and(|e| e.class.is_concurrency());
-            if s.stmt.kind().is_data()
-                && !concurrency
-                && !undone.contains(&s.op)
-                && !vsr.is_vsr(s.op)
+            let from_txn = o.error.as_ref().is_some_and(|e| e.class.from_transaction());
+            if s.stmt.kind().is_data() && !from_txn && !undone.contains(&s.op) && !vsr.is_vsr(s.op)
             {
                 out.insert(s.op);
             }
