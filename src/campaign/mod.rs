@@ -41,6 +41,10 @@ pub struct CampaignConfig {
     pub limit: Limit,
     /// `None`: every level the engine supports.
     pub isolations: Option<Vec<Isolation>>,
+    /// `--isolation` named `mixed`: cases whose transactions each draw their
+    /// own level (all of them when no level is named besides, else one
+    /// case in as many as the named levels plus one).
+    pub mixed: bool,
     pub oracles: Vec<OracleKind>,
     pub out: PathBuf,
     pub exec: ExecOptions,
@@ -72,6 +76,7 @@ impl CampaignConfig {
             seed,
             limit: Limit::Tests(tests),
             isolations: None,
+            mixed: false,
             oracles: OracleKind::defaults(),
             out: out.to_path_buf(),
             exec: ExecOptions::default(),
@@ -188,9 +193,15 @@ pub fn run_campaign_jobs(
     }
     let isolations =
         resolve_isolations(&**first, cfg.isolations.as_deref()).map_err(CampaignError::Usage)?;
+    let mixed_share = match (cfg.mixed, &cfg.isolations) {
+        (false, _) => None,
+        (true, None) => Some((1, 1)),
+        (true, Some(named)) => Some((1, named.len() as u64 + 1)),
+    };
     let gen_cfg = GenConfig {
         isolations: isolations.clone(),
         features: first.profile().features,
+        mixed_share,
         ..GenConfig::default()
     };
     let mut summary = Summary::new(first.info().clone(), cfg, &isolations);

@@ -28,6 +28,14 @@ pub struct Summary {
     /// ([`crate::model::case_features::constraint_features`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub cases_with: BTreeMap<String, u64>,
+    /// Explicit transactions per BEGIN option ([`crate::model::Begin::label`]:
+    /// `immediate`, `default+read-only`, ...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub txns_by_start: BTreeMap<String, u64>,
+    /// Transactions of mixed-level cases (`--isolation mixed`) per level;
+    /// such cases count as `mixed` in `cases_per_isolation`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub mixed_txns_per_isolation: BTreeMap<String, u64>,
     pub replays: u64,
     pub undecided: u64,
     /// Per-oracle counts (`sdg`, `view`): checked, undecided, discarded by reason.
@@ -146,10 +154,25 @@ impl Summary {
         self.cases += 1;
         self.transactions += case.txns.len() as u64;
         self.statements += case.stmt_count() as u64;
+        let level = match case.mixed_levels() {
+            true => "mixed",
+            false => case.isolation.name(),
+        };
         *self
             .cases_per_isolation
-            .entry(case.isolation.name().to_string())
+            .entry(level.to_string())
             .or_default() += 1;
+        for t in &case.txns {
+            if case.mixed_levels() {
+                *self
+                    .mixed_txns_per_isolation
+                    .entry(case.level_of(t.id).name().to_string())
+                    .or_default() += 1;
+            }
+            if !t.autocommit {
+                *self.txns_by_start.entry(t.begin().label()).or_default() += 1;
+            }
+        }
         self.digest = self.digest.wrapping_add(case_hash(case));
         for f in crate::model::case_features::constraint_features(case) {
             *self.cases_with.entry(f.to_string()).or_default() += 1;

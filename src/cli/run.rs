@@ -3,7 +3,7 @@
 use super::{parse_list, EngineArgs, UsageError};
 use crate::campaign::{run_campaign_jobs, CampaignConfig, Limit, Shard};
 use crate::exec::ExecOptions;
-use crate::model::Isolation;
+use crate::model::{Isolation, LevelChoice};
 use crate::oracle::OracleKind;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,8 +21,10 @@ pub struct RunArgs {
     /// Run for a duration: 90s, 10m, 1h.
     #[arg(long)]
     pub time: Option<String>,
-    /// Comma list: read-uncommitted, read-committed, repeatable-read, serializable
-    /// (default: all the engine supports).
+    /// Comma list: read-uncommitted, read-committed, repeatable-read,
+    /// serializable, mixed (each transaction draws its own level from the
+    /// others named, or from all the engine supports) (default: all the
+    /// engine supports, one per case).
     #[arg(long)]
     pub isolation: Option<String>,
     /// Comma list of oracles (default: all that apply): wss, graph, sdg, view,
@@ -128,12 +130,23 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
 
 /// The campaign the flags describe, checked before any engine is opened.
 fn config(args: &RunArgs) -> Result<CampaignConfig, UsageError> {
-    let isolations = args
+    let choices = args
         .isolation
         .as_deref()
-        .map(parse_list::<Isolation>)
+        .map(parse_list::<LevelChoice>)
         .transpose()
         .map_err(|e| UsageError(format!("--isolation {e}")))?;
+    let mixed = choices.iter().flatten().any(|c| *c == LevelChoice::Mixed);
+    let isolations = choices
+        .map(|list| {
+            list.into_iter()
+                .filter_map(|c| match c {
+                    LevelChoice::Level(l) => Some(l),
+                    LevelChoice::Mixed => None,
+                })
+                .collect::<Vec<Isolation>>()
+        })
+        .filter(|levels| !levels.is_empty());
     let oracles = match args.oracle.as_deref() {
         Some(list) => {
             parse_list::<OracleKind>(list).map_err(|e| UsageError(format!("--oracle {e}")))?
@@ -166,6 +179,7 @@ fn config(args: &RunArgs) -> Result<CampaignConfig, UsageError> {
         seed,
         limit: limit(args)?,
         isolations,
+        mixed,
         oracles,
         out: args.out.clone(),
         exec: ExecOptions {

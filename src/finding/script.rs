@@ -15,7 +15,19 @@ pub fn render_script(
     for line in header.lines() {
         let _ = writeln!(s, "-- {line}");
     }
-    let _ = writeln!(s, "-- isolation: {}", case.isolation);
+    match case.mixed_levels() {
+        true => {
+            let levels: Vec<String> = case
+                .txns
+                .iter()
+                .map(|t| format!("T{} {}", t.id, case.level_of(t.id)))
+                .collect();
+            let _ = writeln!(s, "-- isolation: mixed ({})", levels.join(", "));
+        }
+        false => {
+            let _ = writeln!(s, "-- isolation: {}", case.isolation);
+        }
+    }
     let _ = writeln!(
         s,
         "-- Hidden columns rid/wl are txfuzz's instrumentation (row id, write list).\n"
@@ -39,6 +51,15 @@ pub fn render_script(
         let _ = writeln!(s, "\n-- in every session first");
         for st in setup {
             let _ = writeln!(s, "{st};");
+        }
+    }
+    for t in case.txns.iter().filter(|t| t.isolation.is_some()) {
+        let own = sql::session_setup(d, case.level_of(t.id));
+        if !own.is_empty() {
+            let _ = writeln!(s, "\n-- in session T{} first, instead", t.id);
+            for st in own {
+                let _ = writeln!(s, "{st};");
+            }
         }
     }
     let _ = writeln!(s, "\n-- statements, one session per T<n>");

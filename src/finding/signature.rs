@@ -83,7 +83,10 @@ pub fn signature(finding: &Finding, case: &TestCase, engine: &EngineInfo) -> Sig
             Verdict::Permitted => "permitted".into(),
         },
         engine,
-        isolation: case.isolation.name().into(),
+        isolation: match case.mixed_levels() {
+            true => "mixed".into(),
+            false => case.isolation.name().into(),
+        },
         features: features.into_iter().map(str::to_string).collect(),
     }
 }

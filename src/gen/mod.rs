@@ -44,6 +44,9 @@ pub struct GenConfig {
     pub max_tables: u32,
     /// Initial rows per table: 0..=max.
     pub max_rows: u32,
+    /// The share of cases (numerator, denominator) whose transactions each
+    /// draw their own level from `isolations` (`--isolation mixed`).
+    pub mixed_share: Option<(u64, u64)>,
 }
 
 impl Default for GenConfig {
@@ -55,6 +58,7 @@ impl Default for GenConfig {
             max_stmts_per_txn: 6,
             max_tables: 3,
             max_rows: 10,
+            mixed_share: None,
         }
     }
 }
@@ -72,6 +76,7 @@ pub fn generate_case(seed: u64, index: u64, cfg: &GenConfig) -> TestCase {
     let mut txns = g.gen_txns();
     let submit_order = g.gen_submit_order(&txns);
     start::draw_begins(seed, index, &cfg.features, &mut txns);
+    start::draw_levels(seed, index, cfg, isolation, &mut txns);
     TestCase {
         format: CASE_FORMAT,
         seed,

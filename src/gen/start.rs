@@ -1,13 +1,42 @@
 //! How each transaction starts: a start mode and access drawn from what the
-//! engine's profile lists (`Features::start_modes`, `read_only`), from a
-//! random stream of their own, so the rest of a case is the one the same seed
-//! and index gave before start modes existed.
+//! engine's profile lists (`Features::start_modes`, `read_only`), and in a
+//! mixed-level case its own level, from random streams of their own, so the
+//! rest of a case is the one the same seed and index gave before these
+//! existed.
 
-use crate::model::{Begin, Features, Stmt, Txn};
+use super::GenConfig;
+use crate::model::{Begin, Features, Isolation, Stmt, Txn};
 use crate::rng::Rng;
 
 /// Mixed into the seed of the start-mode stream.
 const STREAM: u64 = 0x5354_4152_545f_4d44; // "START_MD"
+
+/// Mixed into the seed of the level stream.
+const LEVELS: u64 = 0x4d49_5845_445f_4c56; // "MIXED_LV"
+
+/// In a case drawn to be mixed (`GenConfig::mixed_share`), every session
+/// (explicit transaction or autocommit) draws its level from
+/// `cfg.isolations`; `case_level` is the case's own (sessions at it name
+/// none).
+pub fn draw_levels(
+    seed: u64,
+    index: u64,
+    cfg: &GenConfig,
+    case_level: Isolation,
+    txns: &mut [Txn],
+) {
+    let Some((num, den)) = cfg.mixed_share else {
+        return;
+    };
+    let mut rng = Rng::new(seed ^ LEVELS, index);
+    if cfg.isolations.len() < 2 || !rng.chance(num, den) {
+        return;
+    }
+    for t in txns.iter_mut() {
+        let level = *rng.pick(&cfg.isolations);
+        t.isolation = (level != case_level).then_some(level);
+    }
+}
 
 /// Draws the BEGIN options of every explicit transaction of case `index`.
 pub fn draw_begins(seed: u64, index: u64, features: &Features, txns: &mut [Txn]) {
@@ -84,6 +113,44 @@ mod tests {
                 StartMode::Immediate,
                 StartMode::Exclusive
             ]
+        );
+    }
+
+    #[test]
+    fn mixed_cases_draw_a_level_per_transaction_and_leave_the_rest_alone() {
+        let levels = vec![Isolation::ReadCommitted, Isolation::Serializable];
+        let single = GenConfig {
+            isolations: levels.clone(),
+            features: Features::mysql(),
+            ..GenConfig::default()
+        };
+        let mixed = GenConfig {
+            mixed_share: Some((1, 1)),
+            ..single.clone()
+        };
+        let (mut mixed_cases, mut both) = (0, 0);
+        for index in 0..200 {
+            let a = generate_case(9, index, &single);
+            let mut b = generate_case(9, index, &mixed);
+            assert!(!a.mixed_levels());
+            mixed_cases += usize::from(b.mixed_levels());
+            both += usize::from(b.levels().len() == 2);
+            for t in &b.txns {
+                assert!(levels.contains(&b.level_of(t.id)));
+                assert_ne!(
+                    t.isolation,
+                    Some(b.isolation),
+                    "the case's level is not named"
+                );
+            }
+            for t in &mut b.txns {
+                t.isolation = None;
+            }
+            assert_eq!(a, b, "only the levels differ");
+        }
+        assert!(
+            mixed_cases > 100 && both == mixed_cases,
+            "{mixed_cases} {both}"
         );
     }
 

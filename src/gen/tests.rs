@@ -73,6 +73,7 @@ fn small_and_degenerate_configs() {
         max_tables: 1,
         max_rows: 0,
         isolations: Vec::new(),
+        mixed_share: None,
         features: Features {
             replace: false,
             locking_reads: false,

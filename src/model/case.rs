@@ -70,6 +70,66 @@ impl FromStr for Isolation {
     }
 }
 
+/// A set of isolation levels (Copy, for verdict claims); serialised as the
+/// list of its levels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LevelSet(u8);
+
+impl LevelSet {
+    pub fn of(levels: impl IntoIterator<Item = Isolation>) -> LevelSet {
+        let mut s = LevelSet(0);
+        for l in levels {
+            s.0 |= 1 << l as u8;
+        }
+        s
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0 == 0
+    }
+    pub fn contains(&self, l: Isolation) -> bool {
+        self.0 & (1 << l as u8) != 0
+    }
+    /// Its levels, weakest first.
+    pub fn levels(&self) -> Vec<Isolation> {
+        Isolation::ALL
+            .into_iter()
+            .filter(|l| self.contains(*l))
+            .collect()
+    }
+}
+
+impl Serialize for LevelSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.levels().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for LevelSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Vec::<Isolation>::deserialize(d).map(LevelSet::of)
+    }
+}
+
+/// One entry of `--isolation`: a level, or `mixed` (each transaction of the
+/// case draws its own level).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LevelChoice {
+    Level(Isolation),
+    Mixed,
+}
+
+impl FromStr for LevelChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.trim().eq_ignore_ascii_case("mixed") {
+            return Ok(LevelChoice::Mixed);
+        }
+        s.parse()
+            .map(LevelChoice::Level)
+            .map_err(|e: String| e.replace("or serializable)", "serializable or mixed)"))
+    }
+}
+
 /// A statement of a case with its operation id. Operation ids are unique within
 /// a case, start at 1, and are what write lists (`wl`) record.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

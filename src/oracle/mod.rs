@@ -186,6 +186,6 @@ pub fn check(
         stats,
     };
     let mut findings = kind.oracle().check(cx)?;
-    verdict::apply(&mut findings, engine.profile(), case.isolation);
+    verdict::apply_to_case(&mut findings, engine.profile(), case);
     Ok(findings)
 }

@@ -15,15 +15,22 @@
 use super::{Finding, Verdict};
 use crate::engine::profile::ScanRule;
 use crate::engine::EngineProfile;
-use crate::model::{Anomaly, Isolation};
+use crate::model::{Anomaly, Isolation, LevelSet, TestCase};
 use serde::{Deserialize, Serialize};
 
 /// The documented behaviour an oracle says explains a finding entirely.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "fact")]
 pub enum Claim {
-    /// The finding is this dependency-graph anomaly at the case's level.
-    Anomaly { anomaly: Anomaly },
+    /// The finding is this dependency-graph anomaly at the case's level, or
+    /// (a case of mixed levels) at any of the levels `at`: those of the
+    /// transactions whose read edges close the cycle (Adya's mixed
+    /// serialization graph: a read edge counts at its reader's level).
+    Anomaly {
+        anomaly: Anomaly,
+        #[serde(default, skip_serializing_if = "LevelSet::is_empty")]
+        at: LevelSet,
+    },
     /// Every difference in the finding comes from a multi-row UPDATE of a
     /// unique key that hit a duplicate key in one run and not in the other
     /// (row-by-row unique checks), on the rows that UPDATE wrote.
@@ -54,11 +61,20 @@ pub struct Permit {
 /// The permission for `claim` at `level`, if the profile documents one.
 pub fn permit(profile: &EngineProfile, level: Isolation, claim: Claim) -> Option<Permit> {
     match claim {
-        Claim::Anomaly { anomaly } => profile.anomaly_permission(level, anomaly).map(|p| Permit {
-            fact: format!("permitted_anomalies[{level}]"),
-            doc: p.source.doc.into(),
-            test: p.source.test.into(),
+        Claim::Anomaly { anomaly, at } if !at.is_empty() => at.levels().into_iter().find_map(|l| {
+            profile.anomaly_permission(l, anomaly).map(|p| Permit {
+                fact: format!("permitted_anomalies[{l}] (mixed levels: a reader at {l})"),
+                doc: p.source.doc.into(),
+                test: p.source.test.into(),
+            })
         }),
+        Claim::Anomaly { anomaly, .. } => {
+            profile.anomaly_permission(level, anomaly).map(|p| Permit {
+                fact: format!("permitted_anomalies[{level}]"),
+                doc: p.source.doc.into(),
+                test: p.source.test.into(),
+            })
+        }
         Claim::UniqueCheckOrder => profile.unique_checked_per_row.map(|s| Permit {
             fact: "unique_checked_per_row".into(),
             doc: s.doc.into(),
@@ -95,6 +111,20 @@ pub fn permit(profile: &EngineProfile, level: Isolation, claim: Claim) -> Option
 }
 
 /// Sets the verdict of each finding from its claim and the profile.
+/// [`apply`] to the findings of `case`: in a case of mixed levels, a
+/// finding whose statements are all of transactions at one level is judged
+/// at that level (a graph claim names its own levels).
+pub fn apply_to_case(findings: &mut [Finding], profile: &EngineProfile, case: &TestCase) {
+    for f in findings {
+        let mut levels = f.involved.iter().map(|r| case.level_of(r.txn));
+        let level = match levels.next() {
+            Some(first) if levels.all(|l| l == first) => first,
+            _ => case.isolation,
+        };
+        apply(std::slice::from_mut(f), profile, level);
+    }
+}
+
 pub fn apply(findings: &mut [Finding], profile: &EngineProfile, level: Isolation) {
     for f in findings {
         f.permitted_by = f.claim.and_then(|c| permit(profile, level, c));
@@ -134,6 +164,7 @@ mod tests {
     fn only_a_documented_claim_permits() {
         let lost = Some(Claim::Anomaly {
             anomaly: Anomaly::LostUpdate,
+            at: LevelSet::default(),
         });
         let mut fs = vec![finding(lost), finding(None)];
         apply(&mut fs, &profile("mariadb"), Isolation::RepeatableRead);

@@ -94,6 +94,12 @@ fn autocommit_label(id: u32, index: usize) -> String {
     format!("T{id}#{}", index + 1)
 }
 
+/// The case transaction a label of [`txn_label`] or [`autocommit_label`]
+/// names.
+pub fn txn_of_label(label: &str) -> Option<u32> {
+    label.strip_prefix('T')?.split('#').next()?.parse().ok()
+}
+
 /// The statements of a case behind each label [`CheckHistory::from_case`]
 /// gives: a transaction's statements, or one autocommit statement.
 pub fn statements_by_label(case: &TestCase) -> BTreeMap<String, Vec<StmtRef>> {

@@ -159,12 +159,21 @@ impl Checker<'_> {
             n => n,
         };
         let txns = cyc.iter().map(|e| self.node_label(e.from)).collect();
+        let readers = cyc
+            .iter()
+            .filter_map(|e| match e.kind {
+                WR => Some(self.node_label(e.to)),
+                RW => Some(self.node_label(e.from)),
+                _ => None,
+            })
+            .collect();
         self.push(FoundAnomaly {
             name,
             txns,
             explanation: sentences,
             dot: Some(dot),
             edges: serde_json::Value::Array(edges),
+            readers,
         });
     }
 }

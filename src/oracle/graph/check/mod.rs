@@ -76,6 +76,12 @@ pub struct FoundAnomaly {
     pub explanation: Vec<String>,
     pub dot: Option<String>,
     pub edges: serde_json::Value,
+    /// For a cycle: the reading transaction of each of its read-dependency
+    /// edges (wr: the reader; rw: the one that read the overwritten
+    /// version), whose level decides whether the edge counts in a history
+    /// of mixed levels (Adya's mixed serialization graph). Empty for a
+    /// cycle of write dependencies only and for non-cycle anomalies.
+    pub readers: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -309,12 +315,18 @@ impl<'a> Checker<'a> {
     }
 
     fn simple(&mut self, name: Anomaly, txns: Vec<String>, sentence: String) {
+        // A dirty read (G1a, G1b) is the reader's: it comes first.
+        let readers = match name {
+            Anomaly::G1a | Anomaly::G1b => txns.first().cloned().into_iter().collect(),
+            _ => Vec::new(),
+        };
         self.push(FoundAnomaly {
             name,
             txns,
             explanation: vec![sentence],
             dot: None,
             edges: json!([]),
+            readers,
         });
     }
 
