@@ -234,6 +234,63 @@ fn turso_begin_immediate_takes_the_write_lock_at_begin() {
     assert_eq!(error_class(&h, at(2, 0)), Some(ErrorClass::Busy), "{h:#?}");
 }
 
+/// turso MVCC: IMMEDIATE transactions take the single write lock at BEGIN
+/// (a second one fails at once with Busy); a CONCURRENT transaction beside
+/// one writes, but cannot commit while the lock is held. `view` decides the
+/// first case; the mix it leaves undecided (`mixed-conflict-rules`), and the
+/// other oracles find nothing.
+#[cfg(feature = "turso")]
+#[test]
+fn turso_mvcc_exclusive_transactions_take_the_write_lock() {
+    use txfuzz::engine::turso::TursoEngine;
+    let mvcc = || -> Box<dyn Engine> { Box::new(TursoEngine::open(None, true).unwrap()) };
+    let imm = Begin::with_mode(StartMode::Immediate);
+    let two = |second: Begin| {
+        let mut case = starting(
+            starting(
+                kv_case(
+                    &[(1, 10), (2, 20)],
+                    vec![
+                        committed(vec![add("t", 1, 1)]),
+                        committed(vec![add("t", 2, 100)]),
+                    ],
+                    "1 2 1 2 2 1",
+                ),
+                1,
+                imm,
+            ),
+            2,
+            second,
+        );
+        case.isolation = Isolation::RepeatableRead;
+        case
+    };
+    let case = two(imm);
+    let h = load_bearing(mvcc, &case, |p| p.start_rules.clear());
+    assert_eq!(error_class(&h, at(2, 0)), Some(ErrorClass::Busy), "{h:#?}");
+    // T2 CONCURRENT writes row 2 while T1 holds the lock, and its COMMIT
+    // (before T1's) fails with a write-write conflict.
+    let mixed = two(Begin::with_mode(StartMode::Concurrent));
+    let mut stats = CheckStats::default();
+    let (h, f) = run_case(
+        mvcc().as_mut(),
+        &mixed,
+        &OracleKind::defaults(),
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    assert!(f.is_empty(), "{f:#?}\n{h:#?}");
+    assert_eq!(
+        error_class(&h, at(2, 2)),
+        Some(ErrorClass::SerializationFailure),
+        "{h:#?}"
+    );
+    assert_eq!(value_of(&h.final_state, "t", 2), Some(Value::Int(20)));
+    let view = stats.oracle("view");
+    assert_eq!(view.undecided_by.get("mixed-conflict-rules"), Some(&1), "{view:?}");
+}
+
 /// MariaDB REPEATABLE READ: `WITH CONSISTENT SNAPSHOT` creates the read
 /// view at the start, so T1's first read misses T2's commit that came after
 /// T1's start; a plain START TRANSACTION would see it.

@@ -83,11 +83,23 @@ pub fn signature(finding: &Finding, case: &TestCase, engine: &EngineInfo) -> Sig
             Verdict::Permitted => "permitted".into(),
         },
         engine,
-        isolation: match case.mixed_levels() {
-            true => "mixed".into(),
-            false => case.isolation.name().into(),
-        },
+        isolation: judged_level(finding, case),
         features: features.into_iter().map(str::to_string).collect(),
+    }
+}
+
+/// The level a finding is judged at: the case's; in a case of mixed levels
+/// the one level of the readers a graph claim names, else the one level of
+/// the transactions the finding is about, else `mixed`.
+fn judged_level(finding: &Finding, case: &TestCase) -> String {
+    if let Some(crate::oracle::verdict::Claim::Anomaly { at, .. }) = finding.claim {
+        if let [one] = at.levels()[..] {
+            return one.name().into();
+        }
+    }
+    match case.level_of_refs(&involved(finding, case)) {
+        Some(level) => level.name().into(),
+        None => "mixed".into(),
     }
 }
 

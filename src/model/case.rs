@@ -220,6 +220,15 @@ impl TestCase {
         }
         out
     }
+    /// The one level the transactions of `refs` run at (the case's when
+    /// `refs` is empty); `None` when they run at several.
+    pub fn level_of_refs(&self, refs: &[StmtRef]) -> Option<Isolation> {
+        let mut levels = refs.iter().map(|r| self.level_of(r.txn));
+        match levels.next() {
+            None => Some(self.isolation),
+            Some(first) => levels.all(|l| l == first).then_some(first),
+        }
+    }
     /// Whether its transactions run at more than one level.
     pub fn mixed_levels(&self) -> bool {
         self.levels().len() > 1

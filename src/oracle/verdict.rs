@@ -116,11 +116,7 @@ pub fn permit(profile: &EngineProfile, level: Isolation, claim: Claim) -> Option
 /// at that level (a graph claim names its own levels).
 pub fn apply_to_case(findings: &mut [Finding], profile: &EngineProfile, case: &TestCase) {
     for f in findings {
-        let mut levels = f.involved.iter().map(|r| case.level_of(r.txn));
-        let level = match levels.next() {
-            Some(first) if levels.all(|l| l == first) => first,
-            _ => case.isolation,
-        };
+        let level = case.level_of_refs(&f.involved).unwrap_or(case.isolation);
         apply(std::slice::from_mut(f), profile, level);
     }
 }

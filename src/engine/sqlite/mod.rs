@@ -4,7 +4,7 @@
 //! keeps waiting until the lock is free or txfuzz cancels.
 
 mod profile;
-pub use profile::{immediate_start_rules, profile};
+pub use profile::{immediate_start_rules, profile, rule};
 
 use super::{
     Cancel, Canceller, Engine, EngineError, EngineProfile, QueryResult, Session, WaitSignal,

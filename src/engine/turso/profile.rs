@@ -20,7 +20,8 @@
 //!   "Write-write conflict" (no lock waits) and its transaction is rolled back.
 
 use crate::engine::profile::{
-    AnomalyPermission, Conflict, EngineProfile, Rule, SnapshotPoint, Source, SubqueryRead, ViewRule,
+    AnomalyPermission, Conflict, EngineProfile, Rule, SnapshotPoint, Source, StartRule,
+    SubqueryRead, ViewRule,
 };
 use crate::model::{Anomaly, ErrorClass, Features, Isolation, StartMode};
 use std::collections::BTreeMap;
@@ -76,12 +77,34 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
     if mvcc {
         p.isolations = vec![Isolation::RepeatableRead];
         p.rules = vec![(Isolation::RepeatableRead, mvcc_rule())];
-        // Every transaction BEGIN CONCURRENT (the mode a format-1 BEGIN
-        // meant here). Mixing in DEFERRED/IMMEDIATE transactions, which
-        // take the single write lock beside the MVCC ones, needs a `view`
-        // model of both at once: not yet listed.
-        p.features.start_modes = &[StartMode::Concurrent];
-        p.start_rules = Vec::new();
+        // BEGIN CONCURRENT first (the mode a format-1 BEGIN meant here),
+        // then the modes that take turso's single write lock beside the
+        // MVCC transactions: DEFERRED at its first write, IMMEDIATE and
+        // EXCLUSIVE at BEGIN. Their rules are SQLite's (one writer, a
+        // writer with a stale snapshot refused); `view` leaves a case that
+        // mixes them with CONCURRENT transactions undecided
+        // (`mixed-conflict-rules`), the other oracles judge it.
+        p.features.start_modes = &[
+            StartMode::Concurrent,
+            StartMode::Deferred,
+            StartMode::Immediate,
+            StartMode::Exclusive,
+        ];
+        let exclusive = Source {
+            doc: "turso documentation, SQL reference \"Transactions\" (https://docs.turso.tech/sql-reference/statements/transactions): DEFERRED takes the write lock at the first write, IMMEDIATE and EXCLUSIVE at BEGIN, \"Other connections can still read but cannot write until the transaction completes\"; \"Concurrent Writes\": BEGIN CONCURRENT instead of BEGIN lets other writers proceed",
+            test: "tests/start_modes.rs::turso_mvcc_exclusive_transactions_take_the_write_lock",
+        };
+        p.start_rules = [StartMode::Deferred, StartMode::Immediate, StartMode::Exclusive]
+            .into_iter()
+            .map(|mode| StartRule {
+                mode,
+                levels: &[],
+                rule: Some(crate::engine::sqlite::rule()),
+                snapshot: (mode != StartMode::Deferred).then_some(SnapshotPoint::Begin),
+                write_lock_at_begin: mode != StartMode::Deferred,
+                source: exclusive,
+            })
+            .collect();
         p.aborting_errors.push(ErrorClass::SerializationFailure);
         p.read_only_at_snapshot = true;
         // As PostgreSQL REPEATABLE READ: writes find their rows on the

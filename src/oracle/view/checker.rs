@@ -40,6 +40,13 @@ pub fn run(
         };
         rules.insert(t.id, rule);
     }
+    // One database write lock beside row-level conflicts (turso MVCC with
+    // DEFERRED/IMMEDIATE transactions next to CONCURRENT ones): the model
+    // has no rule for how the two meet.
+    let single_writer = |r: &Rule| matches!(r.conflict, Conflict::SingleWriter);
+    if rules.values().any(single_writer) && !rules.values().all(single_writer) {
+        return Ok(undecided_case(Undecided::MixedConflictRules));
+    }
     let setup = Setup {
         rules,
         scratch_foreign_keys: profile.temporary_foreign_keys,
