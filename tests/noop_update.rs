@@ -220,6 +220,44 @@ fn a_noop_upsert_arm_stays_a_noop() {
     assert!(findings.is_empty(), "{findings:#?}");
 }
 
+/// MDEV-26642 through an upsert's update arm, which `START TRANSACTION
+/// WITH CONSISTENT SNAPSHOT` makes reachable: T1's read view exists from its
+/// start; T2 commits k=1 -> 7; T1's upsert of k=1 sets v = 7 (no change), and
+/// T1's read still shows k=1 at its read-view value 6. `view` reports it and
+/// it is the known issue. Found by a `--isolation mixed` campaign.
+#[test]
+fn a_noop_upsert_arm_is_invisible_to_its_own_transaction() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let mut case = kv_case(
+        &[(1, 6)],
+        vec![
+            committed(vec![upsert(1, 7), select("t", None)]),
+            autocommit(vec![set("t", 1, 7)]),
+        ],
+        "1 2 1 1 1",
+    );
+    case.isolation = Isolation::RepeatableRead;
+    case.txns[0].stmts[0].stmt = Stmt::Begin(txfuzz::model::Begin::with_mode(
+        txfuzz::model::StartMode::ConsistentSnapshot,
+    ));
+    let mut e = common::open(&url);
+    let (h, mut findings, _) = run_all(e.as_mut(), &case);
+    let read = h.outcome(StmtRef { txn: 1, index: 2 }).unwrap();
+    assert_eq!(read.rows, vec![kv(1, 6)], "{h:#?}");
+    KnownIssues::builtin().mark(&mut findings, &case, &h, e.info());
+    let view = findings
+        .iter()
+        .find(|f| f.oracle == "view" && f.kind == "result")
+        .unwrap_or_else(|| panic!("{findings:#?}"));
+    assert_eq!(
+        view.known.as_ref().map(|k| k.id.as_str()),
+        Some("mariadb-noop-update-invisible-to-own-transaction"),
+        "{view:#?}"
+    );
+}
+
 /// MDEV-32898 (known issue `mariadb-primary-key-change-phantom`): T1 opens
 /// its read view; T2 moves row k=1 to k=5 and commits; T1 updates the row
 /// by value (a current read finds it at k=5) and reads the table: it sees

@@ -288,7 +288,11 @@ fn turso_mvcc_exclusive_transactions_take_the_write_lock() {
     );
     assert_eq!(value_of(&h.final_state, "t", 2), Some(Value::Int(20)));
     let view = stats.oracle("view");
-    assert_eq!(view.undecided_by.get("mixed-conflict-rules"), Some(&1), "{view:?}");
+    assert_eq!(
+        view.undecided_by.get("mixed-conflict-rules"),
+        Some(&1),
+        "{view:?}"
+    );
 }
 
 /// MariaDB REPEATABLE READ: `WITH CONSISTENT SNAPSHOT` creates the read

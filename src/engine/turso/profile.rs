@@ -94,17 +94,21 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
             doc: "turso documentation, SQL reference \"Transactions\" (https://docs.turso.tech/sql-reference/statements/transactions): DEFERRED takes the write lock at the first write, IMMEDIATE and EXCLUSIVE at BEGIN, \"Other connections can still read but cannot write until the transaction completes\"; \"Concurrent Writes\": BEGIN CONCURRENT instead of BEGIN lets other writers proceed",
             test: "tests/start_modes.rs::turso_mvcc_exclusive_transactions_take_the_write_lock",
         };
-        p.start_rules = [StartMode::Deferred, StartMode::Immediate, StartMode::Exclusive]
-            .into_iter()
-            .map(|mode| StartRule {
-                mode,
-                levels: &[],
-                rule: Some(crate::engine::sqlite::rule()),
-                snapshot: (mode != StartMode::Deferred).then_some(SnapshotPoint::Begin),
-                write_lock_at_begin: mode != StartMode::Deferred,
-                source: exclusive,
-            })
-            .collect();
+        p.start_rules = [
+            StartMode::Deferred,
+            StartMode::Immediate,
+            StartMode::Exclusive,
+        ]
+        .into_iter()
+        .map(|mode| StartRule {
+            mode,
+            levels: &[],
+            rule: Some(crate::engine::sqlite::rule()),
+            snapshot: (mode != StartMode::Deferred).then_some(SnapshotPoint::Begin),
+            write_lock_at_begin: mode != StartMode::Deferred,
+            source: exclusive,
+        })
+        .collect();
         p.aborting_errors.push(ErrorClass::SerializationFailure);
         p.read_only_at_snapshot = true;
         // As PostgreSQL REPEATABLE READ: writes find their rows on the

@@ -22,8 +22,8 @@ pub enum Trait {
     /// that waited for a lock.
     BlockedLockingReadWithSubquery,
     /// The finding's statement is a plain SELECT of a table in which an
-    /// earlier UPDATE of its transaction matched a row without changing it,
-    /// at a version another transaction wrote.
+    /// earlier UPDATE (or upsert's update arm) of its transaction matched a
+    /// row without changing it, at a version another transaction wrote.
     ReadAfterUnchangedUpdate,
     /// The finding's transaction wrote a row whose version another, committed
     /// transaction produced by changing the row's primary key (InnoDB: a
@@ -351,7 +351,13 @@ fn read_after_unchanged_update(case: &TestCase, history: &History, by: StmtRef) 
     };
     (0..by.index).any(|index| {
         let r = StmtRef { txn: by.txn, index };
-        matches!(case.stmt(r).map(|c| &c.stmt), Some(Stmt::Update(_)))
+        let updates = match case.stmt(r).map(|c| &c.stmt) {
+            Some(Stmt::Update(_)) => true,
+            // The update arm of an upsert (`ON DUPLICATE KEY UPDATE`).
+            Some(Stmt::Insert(i)) => matches!(i.on_conflict, OnConflict::Update { .. }),
+            _ => false,
+        };
+        updates
             && history.outcome(r).is_some_and(|o| {
                 o.unchanged.iter().any(|u| {
                     let last = u.wl.last();

@@ -596,7 +596,8 @@ fn violation(
             "expected": { "rows": eval.outcome.rows, "writes": eval.writes, "error": eval.outcome.error },
             "actual": { "rows": actual.rows, "writes": actual.writes, "error": actual.error },
         }),
-    ));
+    )
+    .about([r]));
     Err(Stop::Violation)
 }
 
