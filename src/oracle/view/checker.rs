@@ -40,15 +40,17 @@ pub fn run(
         };
         rules.insert(t.id, rule);
     }
-    // One database write lock beside row-level conflicts (turso MVCC with
-    // DEFERRED/IMMEDIATE transactions next to CONCURRENT ones): the model
-    // has no rule for how the two meet.
+    // One database write lock beside row-level conflicts without lock
+    // waits (turso MVCC with DEFERRED/IMMEDIATE transactions next to
+    // CONCURRENT ones): `Checker::mixed_conflicts`.
     let single_writer = |r: &Rule| matches!(r.conflict, Conflict::SingleWriter);
-    if rules.values().any(single_writer) && !rules.values().all(single_writer) {
-        return Ok(undecided_case(Undecided::MixedConflictRules));
-    }
+    let row_conflicts = |r: &Rule| matches!(r.conflict, Conflict::Abort(_));
+    let mixed_conflicts = !profile.lock_waits
+        && rules.values().any(single_writer)
+        && rules.values().any(row_conflicts);
     let setup = Setup {
         rules,
+        mixed_conflicts,
         scratch_foreign_keys: profile.temporary_foreign_keys,
         savepoint_releases_locks: profile.savepoint_rollback_releases_locks,
         insert_conflicts_per_row: profile.insert_conflicts_decided_per_row.is_some(),
@@ -97,6 +99,7 @@ fn undecided_case(reason: Undecided) -> Conclusion {
 /// What stays the same across the candidate orders.
 struct Setup {
     rules: HashMap<u32, Rule>,
+    mixed_conflicts: bool,
     scratch_foreign_keys: bool,
     savepoint_releases_locks: bool,
     insert_conflicts_per_row: bool,
@@ -114,6 +117,7 @@ fn walk_one(
         case,
         history,
         rules: setup.rules.clone(),
+        mixed_conflicts: setup.mixed_conflicts,
         scratch_foreign_keys: setup.scratch_foreign_keys,
         savepoint_releases_locks: setup.savepoint_releases_locks,
         insert_conflicts_per_row: setup.insert_conflicts_per_row,
@@ -333,6 +337,34 @@ impl Checker<'_> {
             Conflict::Abort(class) => Some(class),
             _ => None,
         };
+        // Beside single-writer transactions: no COMMIT of changes while
+        // another holds the write lock.
+        if let Some(h) = self.locks.database_holder(txn).filter(|_| {
+            self.mixed_conflicts && self.store.has_uncommitted_changes(Writer::Txn(txn))
+        }) {
+            if !ok && self.error_class(r).is_some_and(|c| c.is_concurrency()) {
+                self.end_txn(txn, None);
+                return Ok(());
+            }
+            if ok {
+                self.findings.push(
+                    Finding::new(
+                        crate::oracle::OracleKind::View,
+                        "missed-commit-conflict",
+                        format!(
+                            "T{txn}'s COMMIT of its changes must fail (T{h} holds the write lock) but succeeded"
+                        ),
+                        json!({
+                            "stmt": format!("T{}#{}", r.txn, r.index),
+                            "isolation": self.history.isolation,
+                            "holder": h,
+                        }),
+                    )
+                    .about([r]),
+                );
+                return Err(Stop::Violation);
+            }
+        }
         match (ok, commit_keys::conflict(self, txn)) {
             (true, KeyConflict::Must(evidence)) => {
                 self.findings.push(

@@ -6,6 +6,7 @@ use super::scratch::Scratch;
 use super::undecided::Undecided;
 use super::versions::{Pos, Sight, VersionStore};
 use super::visibility::Rule;
+use crate::engine::profile::Conflict;
 use crate::instrument::Prepared;
 use crate::model::{History, StmtRef, TestCase};
 use crate::oracle::Finding;
@@ -37,6 +38,12 @@ pub struct TxnState {
 }
 
 impl Checker<'_> {
+    /// Whether the writes of `txn` are row versions others must not write
+    /// over (row locks, or row versions beside a single write lock).
+    pub fn row_locks_of(&self, txn: u32) -> bool {
+        let rule = self.rule_of(txn);
+        rule.row_locks || (self.mixed_conflicts && matches!(rule.conflict, Conflict::SingleWriter))
+    }
     /// The rules of transaction `txn` (every transaction of the case has one:
     /// the walk does not start otherwise).
     pub fn rule_of(&self, txn: u32) -> Rule {
@@ -53,6 +60,15 @@ pub struct Checker<'a> {
     pub history: &'a History,
     /// Each transaction's rules (its level and BEGIN: `EngineProfile::txn_rule`).
     pub rules: HashMap<u32, Rule>,
+    /// Transactions with one database write lock run beside transactions
+    /// with row-level conflicts and no lock waits (turso MVCC: DEFERRED or
+    /// IMMEDIATE next to CONCURRENT). Then the single-writer transactions'
+    /// writes are row versions the others conflict with, their writes
+    /// conflict with the others' uncommitted rows, an autocommit write needs
+    /// the write lock, and a row-conflict transaction cannot COMMIT while
+    /// another holds the write lock (turso "Transactions": other connections
+    /// "cannot write until the transaction completes").
+    pub mixed_conflicts: bool,
     /// The scratch tables enforce foreign keys (profile `temporary_foreign_keys`).
     pub scratch_foreign_keys: bool,
     /// ROLLBACK TO SAVEPOINT releases row locks taken after the savepoint.

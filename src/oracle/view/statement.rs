@@ -463,7 +463,7 @@ fn apply_unchanged(
         if matched.wl != u.wl || matched.deleted {
             return Err(undecided(Undecided::UnchangedRowUnknown));
         }
-        if locks && ck.rule_of(r.txn).row_locks {
+        if locks && ck.row_locks_of(r.txn) {
             ck.locks
                 .lock_row(&u.table, u.rid, r.txn, LockMode::ForUpdate, pos);
         }
@@ -529,7 +529,7 @@ fn apply(
                 committed_at,
             },
         };
-        if locks && ck.rule_of(r.txn).row_locks {
+        if locks && ck.row_locks_of(r.txn) {
             if previous.as_ref().is_none_or(|p| p.deleted) {
                 ck.locks.lock_inserted_row(&w.table, w.rid, txn, pos);
             } else {

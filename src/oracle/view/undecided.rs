@@ -51,7 +51,6 @@ reasons! {
     InsertSubquery = "insert-subquery",
     InsertRowsDecidedApart = "insert-rows-decided-apart",
     LockingReadRecheck = "locking-read-recheck",
-    MixedConflictRules = "mixed-conflict-rules",
     NoFinalState = "no-final-state",
     NoOrder = "no-order",
     NoOutcome = "no-outcome",

@@ -199,6 +199,12 @@ impl VersionStore {
             })
     }
 
+    /// Whether `writer` has changed a row it has not committed.
+    pub fn has_uncommitted_changes(&self, writer: Writer) -> bool {
+        self.changes()
+            .any(|v| v.writer == writer && v.committed_at.is_none())
+    }
+
     /// Whether a commit by someone other than `reader` that changed a row
     /// happened in `(after, before)`.
     pub fn commits_between(&self, reader: Writer, after: Pos, before: Pos) -> bool {

@@ -47,6 +47,20 @@ pub(super) fn expect(
                 Expect::Block(h)
             };
         }
+        // Beside row-conflict transactions: a row another open transaction
+        // wrote is a write-write conflict with its error.
+        if ck.mixed_conflicts && check_locks {
+            let conflict = eval.targets.iter().find_map(|(table, rid, mode)| {
+                let h = ck.locks.row_holder(table, *rid, txn, *mode)?;
+                match ck.rule_of(h).conflict {
+                    Conflict::Abort(class) => Some(class),
+                    _ => None,
+                }
+            });
+            if let Some(class) = conflict {
+                return Expect::Abort(class, "another open transaction wrote a row it writes");
+            }
+        }
         if let (true, Some(at)) = (snap.prior, snap.at) {
             if ck.store.commits_between(own, at.saturating_sub(1), pos) {
                 return Expect::Abort(
@@ -56,6 +70,19 @@ pub(super) fn expect(
             }
         }
         return Expect::Run;
+    }
+    // Beside single-writer transactions, an autocommit write needs the
+    // write lock, and nothing waits for it.
+    if ck.mixed_conflicts
+        && check_locks
+        && access == Access::Write
+        && !in_txn(ck, r)
+        && ck.locks.database_holder(txn).is_some()
+    {
+        return Expect::Abort(
+            ErrorClass::Busy,
+            "another transaction holds the write lock and the engine does not wait",
+        );
     }
     if !locking {
         return Expect::Run;
