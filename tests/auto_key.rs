@@ -83,8 +83,8 @@ fn check(open: impl Fn() -> Box<dyn Engine>) {
     let levels = e.profile().isolations.clone();
     for level in levels {
         for first in [1, 2] {
-            let case = next_keys(level, first);
             let mut e = open();
+            let case = txfuzz::testkit::in_default_mode(&next_keys(level, first), e.as_ref());
             let mut stats = CheckStats::default();
             let mut oracles = OracleKind::defaults();
             oracles.push(OracleKind::Fidelity);

@@ -64,6 +64,7 @@ fn concurrent_next_keys(isolation: Isolation, first: u32) -> TestCase {
 fn run_all(e: &mut dyn Engine, case: &TestCase) -> (History, Vec<Finding>) {
     let mut stats = CheckStats::default();
     let oracles = OracleKind::defaults();
+    let case = &txfuzz::testkit::in_default_mode(case, e);
     let (h, mut f) = run_case(e, case, &oracles, &ExecOptions::default(), &mut stats).unwrap();
     KnownIssues::builtin().mark(&mut f, case, &h, e.info());
     (h, f)

@@ -42,6 +42,7 @@ pub fn delete_vs_insert(isolation: Isolation, parent_first: bool) -> TestCase {
 
 fn run(e: &mut dyn Engine, case: &TestCase) -> (History, Vec<Finding>) {
     let mut stats = CheckStats::default();
+    let case = &in_default_mode(case, e);
     run_case(
         e,
         case,

@@ -43,6 +43,7 @@ fn run(
     oracles: &[OracleKind],
 ) -> (History, Vec<Finding>, OracleCounts) {
     let mut stats = CheckStats::default();
+    let case = &in_default_mode(case, e);
     let (h, f) = run_case(e, case, oracles, &ExecOptions::default(), &mut stats).unwrap();
     (h, f, stats.oracle("view").clone())
 }
@@ -223,8 +224,8 @@ fn mvcc_key_committed_since_the_snapshot_fails_the_commit() {
 /// oracle reports the missed commit conflict.
 #[test]
 fn a_commit_that_keeps_a_duplicate_key_is_a_violation() {
-    let case = key_race();
     let mut e = mvcc();
+    let case = in_default_mode(&key_race(), e.as_ref());
     e.load(&case).unwrap();
     let mut h = txfuzz::exec::execute(e.as_mut(), &case, &ExecOptions::default()).unwrap();
     let commit = h.outcomes.iter_mut().find(|o| o.stmt == at(1, 2)).unwrap();

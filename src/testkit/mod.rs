@@ -322,3 +322,21 @@ pub fn value_of(state: &DbState, t: &str, k: i64) -> Option<Value> {
 
 pub mod constraints;
 pub mod hermitage;
+
+/// `case` with each BEGIN whose mode `engine` does not list in its first
+/// start mode (the mode the generator draws most: a plain BEGIN becomes
+/// BEGIN CONCURRENT on turso MVCC, BEGIN CONCURRENT a plain BEGIN on
+/// SQLite), for hand-written cases meant to run on several engines as
+/// generated ones would.
+pub fn in_default_mode(case: &TestCase, engine: &dyn crate::engine::Engine) -> TestCase {
+    let modes = engine.profile().features.start_modes;
+    let mut out = case.clone();
+    for s in out.txns.iter_mut().flat_map(|t| &mut t.stmts) {
+        if let Stmt::Begin(b) = &mut s.stmt {
+            if !modes.contains(&b.mode) {
+                b.mode = modes[0];
+            }
+        }
+    }
+    out
+}

@@ -52,6 +52,7 @@ pub fn check_level(engine: &mut dyn Engine, level: Isolation, allowed: &[&str]) 
     }
     for (anomaly, mut case) in hermitage::all() {
         case.isolation = level;
+        let case = txfuzz::testkit::in_default_mode(&case, engine);
         let mut stats = CheckStats::default();
         let (_, findings) = run_case(
             engine,
