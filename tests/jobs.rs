@@ -170,7 +170,12 @@ fn shards_merged_give_the_cases_and_findings_of_one_unsharded_run() {
     };
     // Exit 1: the fault's violations (a shard may hold none of them).
     let whole = run(&dir("whole"), &["--jobs", "1"]);
-    assert_eq!(whole.status.code(), Some(1), "{}", String::from_utf8_lossy(&whole.stderr));
+    assert_eq!(
+        whole.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&whole.stderr)
+    );
     // Three shard processes at once, as on three machines.
     std::thread::scope(|s| {
         for i in 0..3 {
