@@ -126,7 +126,7 @@ impl FromStr for LevelChoice {
         }
         s.parse()
             .map(LevelChoice::Level)
-            .map_err(|e: String| e.replace("or serializable)", "serializable or mixed)"))
+            .map_err(|e: String| e.replace(" or serializable)", ", serializable or mixed)"))
     }
 }
 
