@@ -4,12 +4,11 @@
 //! recorded into one long history for the history-only oracles.
 
 use crate::engine::{Engine, EngineError, EngineProfile, ErrorScope, Session, WaitSignal};
-use crate::instrument::{prepare, Prepared};
+use crate::instrument::{prepare, Prepared, Target};
 use crate::model::{
     Event, EventKind, History, Outcome, StmtKind, StmtOutcome, StmtRef, TestCase, Txn, TxnEnd,
     TxnOutcome,
 };
-use crate::sql::Dialect;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,7 +30,9 @@ struct Log {
 
 struct Shared {
     case: TestCase,
-    dialect: Dialect,
+    /// How statements are instrumented for this engine (as the executor
+    /// prepares them: `Engine::target`, not only the dialect).
+    target: Target,
     profile: EngineProfile,
     next: AtomicUsize,
     start: Instant,
@@ -59,7 +60,7 @@ pub fn run_stress(
     let start = Instant::now();
     let shared = Arc::new(Shared {
         case: workload.clone(),
-        dialect: engine.dialect(),
+        target: engine.target(),
         profile: engine.profile().clone(),
         next: AtomicUsize::new(0),
         start,
@@ -98,7 +99,7 @@ fn run_txn(session: &mut dyn Session, shared: &Shared, txn: &Txn, log: &mut Log)
             txn: txn.id,
             index: index as u32,
         };
-        let p: Prepared = prepare(shared.dialect, &shared.case.schema, r, cs);
+        let p: Prepared = prepare(shared.target, &shared.case.schema, r, cs);
         log.events.push(event(shared, r, EventKind::Submitted));
         let outcome: Outcome = session.run(&p);
         let ok = outcome.ok();
