@@ -469,3 +469,41 @@ fn stress_histories_on_turso_hold_only_permitted_anomalies() {
         assert!(violations.is_empty(), "{}: {violations:#?}", e.info().url);
     }
 }
+
+/// MVCC mode, a DEFERRED transaction: `SAVEPOINT` right after `BEGIN`
+/// takes the read snapshot (the WAL-mode bug of docs/bugs.md), so a commit
+/// before the transaction's first statement is missed; `view` reports it
+/// and it is the known issue. A CONCURRENT transaction has its snapshot from
+/// BEGIN: the same schedule is clean.
+#[test]
+fn mvcc_a_deferred_savepoint_takes_the_snapshot_the_known_issue() {
+    use txfuzz::model::{Begin, StartMode};
+    let mut case = case_at(kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![Stmt::Savepoint("sp1".into()), select("t", Some(1))]),
+            autocommit(vec![set("t", 1, 20)]),
+        ],
+        "1 1 2 1 1",
+    ));
+    case.txns[0].stmts[0].stmt = Stmt::Begin(Begin::with_mode(StartMode::Deferred));
+    let mut e = mvcc();
+    let (h, mut f, _) = run(e.as_mut(), &case, &[OracleKind::View]);
+    assert_eq!(v_read(&h, at(1, 2)), Some(Value::Int(10)), "{h:#?}");
+    txfuzz::finding::known::KnownIssues::builtin().mark(&mut f, &case, &h, e.info());
+    let known: Vec<Option<&str>> = f
+        .iter()
+        .map(|f| f.known.as_ref().map(|k| k.id.as_str()))
+        .collect();
+    assert_eq!(
+        known,
+        [Some("turso-savepoint-takes-the-read-snapshot")],
+        "{f:#?}"
+    );
+    case.txns[0].stmts[0].stmt = Stmt::Begin(Begin::with_mode(StartMode::Concurrent));
+    let (h, f, counts) = run(mvcc().as_mut(), &case, &[OracleKind::View]);
+    assert!(
+        f.is_empty() && counts.checked == 1,
+        "{f:#?} {counts:?}\n{h:#?}"
+    );
+}
