@@ -127,3 +127,60 @@ fn mariadb_mixed_campaign_counts_its_levels() {
     let json = std::fs::read_to_string(out.path().join("summary.json")).unwrap();
     assert!(json.contains("mixed_txns_per_isolation"), "{json}");
 }
+
+/// A lost update whose only read edge is T1's, at REPEATABLE READ (which
+/// MariaDB documents), in a SERIALIZABLE case: permitted in the campaign,
+/// and `txfuzz check` of the finding file judges it the same way (at its
+/// reader's level, not the case's).
+#[test]
+fn mariadb_check_judges_a_mixed_finding_at_its_readers_level() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let mut case = kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![select("t", Some(1)), add("t", 1, 1)]),
+            autocommit(vec![set("t", 1, 20)]),
+        ],
+        "1 1 2 1 1",
+    );
+    case.isolation = Isolation::Serializable;
+    case.txns[0].isolation = Some(Isolation::RepeatableRead);
+    let mut e = common::open(&url);
+    let mut stats = CheckStats::default();
+    let (h, f) = run_case(
+        e.as_mut(),
+        &case,
+        &[OracleKind::Graph],
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    let lost = f
+        .iter()
+        .find(|f| f.kind == "lost-update")
+        .unwrap_or_else(|| panic!("{f:#?}\n{h:#?}"));
+    assert_eq!(
+        lost.verdict,
+        txfuzz::oracle::Verdict::Permitted,
+        "{lost:#?}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lost.json");
+    let record = txfuzz::finding::FindingRecord::new(
+        lost.clone(),
+        e.info().clone(),
+        case.clone(),
+        h.clone(),
+    );
+    std::fs::write(&path, serde_json::to_string(&record).unwrap()).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_txfuzz"))
+        .arg("check")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("lost-update"), "{stdout}");
+}

@@ -123,7 +123,10 @@ fn recheck(
     f.verdict = Verdict::Violation;
     f.permitted_by = None;
     if let Some(p) = profile {
-        crate::oracle::verdict::apply(std::slice::from_mut(&mut f), p, level);
+        match case.mixed_levels() {
+            true => crate::oracle::verdict::apply_to_case(std::slice::from_mut(&mut f), p, case),
+            false => crate::oracle::verdict::apply(std::slice::from_mut(&mut f), p, level),
+        }
     }
     Rechecked::Finding(Box::new(f))
 }
@@ -139,9 +142,21 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
     let known = args.known.load()?;
     let start = Instant::now();
     let analysis = graph::analyse(h);
-    let mut findings = graph::to_findings(&analysis, level);
+    // A recorded case of mixed levels is judged by its sessions' levels.
+    let mixed = loaded
+        .recorded
+        .as_ref()
+        .map(|(case, _, _)| case)
+        .filter(|case| case.mixed_levels() && args.isolation.is_none());
+    let mut findings = match mixed {
+        Some(case) => graph::of_case(&analysis, case),
+        None => graph::to_findings(&analysis, level),
+    };
     if let Some(p) = &profile {
-        crate::oracle::verdict::apply(&mut findings, p, level);
+        match mixed {
+            Some(case) => crate::oracle::verdict::apply_to_case(&mut findings, p, case),
+            None => crate::oracle::verdict::apply(&mut findings, p, level),
+        }
     }
     if let (Some((case, history, _)), Some(info)) = (&loaded.recorded, &engine_info) {
         known.mark(&mut findings, case, history, info);

@@ -141,6 +141,13 @@ pub fn check(
 ) -> Vec<Finding> {
     let name = engine.info().name.clone();
     let h = CheckHistory::from_case(case, history, Some(&name));
+    of_case(&analyse(&h), case)
+}
+
+/// The findings of `a`, the analysis of an execution of `case`: about the
+/// case's statements, and in a case of mixed levels judged at its readers'
+/// levels.
+pub fn of_case(a: &Analysis, case: &crate::model::TestCase) -> Vec<Finding> {
     let statements = history::statements_by_label(case);
     let level_of = |label: &str| match history::txn_of_label(label) {
         Some(id) => case.level_of(id),
@@ -150,7 +157,7 @@ pub fn check(
         true => Some(&level_of),
         false => None,
     };
-    to_findings_about(&analyse(&h), case.isolation, &statements, mixed)
+    to_findings_about(a, case.isolation, &statements, mixed)
 }
 
 /// The `graph` oracle in the registry ([`crate::oracle::registry`]).
