@@ -136,27 +136,25 @@ fn sqlite_begin_immediate_takes_the_write_lock_at_begin() {
     assert!(!blocked(&h, at(2, 0)), "{h:#?}");
 }
 
+/// T1 and T2 both `BEGIN IMMEDIATE`, T2's BEGIN while T1 holds the lock.
+fn two_immediate() -> TestCase {
+    let imm = Begin::with_mode(StartMode::Immediate);
+    let case = kv_case(
+        &[(1, 10)],
+        vec![
+            committed(vec![add("t", 1, 1)]),
+            committed(vec![add("t", 1, 100)]),
+        ],
+        "1 2 1 1 2 2",
+    );
+    starting(starting(case, 1, imm), 2, imm)
+}
+
 /// Two IMMEDIATE transactions: the second BEGIN waits for the first's
 /// COMMIT. A history in which it started at once is a `missed-block`.
 #[test]
 fn sqlite_a_second_begin_immediate_waits_and_a_history_without_the_wait_is_caught() {
-    let imm = Begin::with_mode(StartMode::Immediate);
-    let case = starting(
-        starting(
-            kv_case(
-                &[(1, 10)],
-                vec![
-                    committed(vec![add("t", 1, 1)]),
-                    committed(vec![add("t", 1, 100)]),
-                ],
-                "1 2 1 1 2 2",
-            ),
-            1,
-            imm,
-        ),
-        2,
-        imm,
-    );
+    let case = two_immediate();
     let (h, f, counts) = run(sqlite().as_mut(), &case);
     assert!(
         f.is_empty() && counts.checked == 1,
@@ -209,23 +207,7 @@ fn turso_begin_immediate_takes_the_write_lock_at_begin() {
         assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(11)));
     }
     // A second BEGIN IMMEDIATE fails at once; the first commits.
-    let imm = Begin::with_mode(StartMode::Immediate);
-    let case = starting(
-        starting(
-            kv_case(
-                &[(1, 10)],
-                vec![
-                    committed(vec![add("t", 1, 1)]),
-                    committed(vec![add("t", 1, 100)]),
-                ],
-                "1 2 1 1 2 2",
-            ),
-            1,
-            imm,
-        ),
-        2,
-        imm,
-    );
+    let case = two_immediate();
     let (h, f, counts) = run(wal().as_mut(), &case);
     assert!(
         f.is_empty() && counts.checked == 1,

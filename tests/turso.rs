@@ -66,6 +66,19 @@ fn rule_is_load_bearing(case: &TestCase, change: impl FnOnce(&mut EngineProfile)
     h
 }
 
+/// Marks `f` with the built-in known issues; the id each matched.
+fn known_ids(
+    e: &dyn Engine,
+    case: &TestCase,
+    h: &History,
+    f: &mut [Finding],
+) -> Vec<Option<String>> {
+    txfuzz::finding::known::KnownIssues::builtin().mark(f, case, h, e.info());
+    f.iter()
+        .map(|f| f.known.as_ref().map(|k| k.id.clone()))
+        .collect()
+}
+
 fn v_read(h: &History, r: StmtRef) -> Option<Value> {
     h.outcome(r)?.rows.first()?.get(1).cloned()
 }
@@ -408,14 +421,10 @@ fn the_left_join_panic_is_the_known_upstream_issue() {
     let case = file.case().clone();
     let mut e = wal();
     let (h, mut f, _) = run(e.as_mut(), &case, &[OracleKind::Crash]);
-    txfuzz::finding::known::KnownIssues::builtin().mark(&mut f, &case, &h, e.info());
-    let known: Vec<Option<&str>> = f
-        .iter()
-        .map(|f| f.known.as_ref().map(|k| k.id.as_str()))
-        .collect();
+    let known = known_ids(e.as_ref(), &case, &h, &mut f);
     assert_eq!(
         known,
-        [Some("turso-left-join-index-cursor-panic")],
+        [Some("turso-left-join-index-cursor-panic".to_string())],
         "{f:#?}"
     );
     let mut inner = case.clone();
@@ -490,14 +499,10 @@ fn mvcc_a_deferred_savepoint_takes_the_snapshot_the_known_issue() {
     let mut e = mvcc();
     let (h, mut f, _) = run(e.as_mut(), &case, &[OracleKind::View]);
     assert_eq!(v_read(&h, at(1, 2)), Some(Value::Int(10)), "{h:#?}");
-    txfuzz::finding::known::KnownIssues::builtin().mark(&mut f, &case, &h, e.info());
-    let known: Vec<Option<&str>> = f
-        .iter()
-        .map(|f| f.known.as_ref().map(|k| k.id.as_str()))
-        .collect();
+    let known = known_ids(e.as_ref(), &case, &h, &mut f);
     assert_eq!(
         known,
-        [Some("turso-savepoint-takes-the-read-snapshot")],
+        [Some("turso-savepoint-takes-the-read-snapshot".to_string())],
         "{f:#?}"
     );
     case.txns[0].stmts[0].stmt = Stmt::Begin(Begin::with_mode(StartMode::Concurrent));

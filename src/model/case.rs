@@ -240,14 +240,20 @@ impl TestCase {
         if self.format >= 2 {
             return;
         }
-        for s in self.txns.iter_mut().flat_map(|t| &mut t.stmts) {
-            if let Stmt::Begin(b) = &mut s.stmt {
-                if b.mode == StartMode::Default {
-                    b.mode = first_start_mode;
-                }
-            }
+        for b in self.begins_mut().filter(|b| b.mode == StartMode::Default) {
+            b.mode = first_start_mode;
         }
         self.format = CASE_FORMAT;
+    }
+    /// The options of every BEGIN of the case.
+    pub fn begins_mut(&mut self) -> impl Iterator<Item = &mut Begin> {
+        self.txns
+            .iter_mut()
+            .flat_map(|t| &mut t.stmts)
+            .filter_map(|s| match &mut s.stmt {
+                Stmt::Begin(b) => Some(b),
+                _ => None,
+            })
     }
     pub fn stmt_count(&self) -> usize {
         self.txns.iter().map(|t| t.stmts.len()).sum()

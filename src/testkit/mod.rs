@@ -331,12 +331,8 @@ pub mod hermitage;
 pub fn in_default_mode(case: &TestCase, engine: &dyn crate::engine::Engine) -> TestCase {
     let modes = engine.profile().features.start_modes;
     let mut out = case.clone();
-    for s in out.txns.iter_mut().flat_map(|t| &mut t.stmts) {
-        if let Stmt::Begin(b) = &mut s.stmt {
-            if !modes.contains(&b.mode) {
-                b.mode = modes[0];
-            }
-        }
+    for b in out.begins_mut().filter(|b| !modes.contains(&b.mode)) {
+        b.mode = modes[0];
     }
     out
 }

@@ -50,7 +50,6 @@ impl Checker<'_> {
         self.rules
             .get(&txn)
             .copied()
-            .or_else(|| self.rules.values().next().copied())
             .expect("the view walk starts only with a rule per transaction")
     }
 }
