@@ -223,7 +223,7 @@ pub fn compare(
 /// between two runs of the same schedule: two statements waited at once
 /// (which one a release lets go first is the engine's choice, e.g. SQLite's
 /// busy-handler retries), or completions were resumed together.
-fn race(h: &History) -> Option<Undecided> {
+pub fn race(h: &History) -> Option<Undecided> {
     let mut waiting = BTreeSet::new();
     for e in &h.events {
         match e.kind {
