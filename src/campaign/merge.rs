@@ -181,6 +181,8 @@ fn add_counts(s: &mut Summary, p: &Summary) {
     add(&mut s.cases_with, &p.cases_with);
     add(&mut s.txns_by_start, &p.txns_by_start);
     add(&mut s.mixed_txns_per_isolation, &p.mixed_txns_per_isolation);
+    add(&mut s.cases_per_setting, &p.cases_per_setting);
+    add(&mut s.sessions_per_setting, &p.sessions_per_setting);
     add(&mut s.statement_errors, &p.statement_errors);
     for (oracle, kinds) in &p.findings {
         add(s.findings.entry(oracle.clone()).or_default(), kinds);

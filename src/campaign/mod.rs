@@ -45,6 +45,8 @@ pub struct CampaignConfig {
     /// own level (all of them when no level is named besides, else one
     /// case in as many as the named levels plus one).
     pub mixed: bool,
+    /// `--setting`: per-session settings each session draws a value of.
+    pub settings: Vec<crate::gen::SettingChoice>,
     pub oracles: Vec<OracleKind>,
     pub out: PathBuf,
     pub exec: ExecOptions,
@@ -77,6 +79,7 @@ impl CampaignConfig {
             limit: Limit::Tests(tests),
             isolations: None,
             mixed: false,
+            settings: Vec::new(),
             oracles: OracleKind::defaults(),
             out: out.to_path_buf(),
             exec: ExecOptions::default(),
@@ -198,10 +201,18 @@ pub fn run_campaign_jobs(
         (true, None) => Some((1, 1)),
         (true, Some(named)) => Some((1, named.len() as u64 + 1)),
     };
+    for choice in &cfg.settings {
+        for value in &choice.values {
+            if let Some(why) = first.profile().setting_problem(&choice.name, value) {
+                return Err(CampaignError::Usage(format!("--setting {why}")));
+            }
+        }
+    }
     let gen_cfg = GenConfig {
         isolations: isolations.clone(),
         features: first.profile().features,
         mixed_share,
+        settings: cfg.settings.clone(),
         ..GenConfig::default()
     };
     let mut summary = Summary::new(first.info().clone(), cfg, &isolations);

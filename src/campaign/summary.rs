@@ -36,6 +36,13 @@ pub struct Summary {
     /// such cases count as `mixed` in `cases_per_isolation`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub mixed_txns_per_isolation: BTreeMap<String, u64>,
+    /// Cases per per-session setting (`--setting`): `NAME=VALUE` when every
+    /// session of the case set that value, `NAME=mixed` when they differ.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cases_per_setting: BTreeMap<String, u64>,
+    /// Sessions per per-session setting value (`NAME=VALUE`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sessions_per_setting: BTreeMap<String, u64>,
     pub replays: u64,
     pub undecided: u64,
     /// Per-oracle counts (`sdg`, `view`): checked, undecided, discarded by reason.
@@ -172,6 +179,26 @@ impl Summary {
             if !t.autocommit {
                 *self.txns_by_start.entry(t.begin().label()).or_default() += 1;
             }
+        }
+        let mut values: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
+        for t in &case.txns {
+            for (name, value) in &t.settings {
+                values.entry(name).or_default().insert(value);
+                *self
+                    .sessions_per_setting
+                    .entry(format!("{name}={value}"))
+                    .or_default() += 1;
+            }
+        }
+        for (name, set) in values {
+            let value = match set.len() {
+                1 => set.into_iter().next().unwrap_or_default(),
+                _ => "mixed",
+            };
+            *self
+                .cases_per_setting
+                .entry(format!("{name}={value}"))
+                .or_default() += 1;
         }
         self.digest = self.digest.wrapping_add(case_hash(case));
         for f in crate::model::case_features::constraint_features(case) {

@@ -207,6 +207,13 @@ pub(super) fn open_for(
             )));
         }
     }
+    for t in &case.txns {
+        for (name, value) in &t.settings {
+            if let Some(why) = engine.profile().setting_problem(name, value) {
+                return Err(UsageError(format!("session T{}: {why}", t.id)));
+            }
+        }
+    }
     if let Some(level) = case
         .levels()
         .into_iter()

@@ -27,6 +27,12 @@ pub struct RunArgs {
     /// engine supports, one per case).
     #[arg(long)]
     pub isolation: Option<String>,
+    /// NAME=V1,V2 (repeatable): each session sets NAME to one of the values,
+    /// drawn per session (`SET SESSION`), e.g.
+    /// `--setting innodb_snapshot_isolation=ON,OFF` on MariaDB; only
+    /// settings the engine's profile models.
+    #[arg(long = "setting", value_name = "NAME=V1,V2")]
+    pub settings: Vec<String>,
     /// Comma list of oracles (default: all that apply): wss, graph, sdg, view,
     /// crash.
     #[arg(long)]
@@ -175,8 +181,15 @@ fn config(args: &RunArgs) -> Result<CampaignConfig, UsageError> {
             args.shadow
         )));
     }
+    let settings = args
+        .settings
+        .iter()
+        .map(|s| s.parse::<crate::gen::SettingChoice>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| UsageError(format!("--setting {e}")))?;
     Ok(CampaignConfig {
         seed,
+        settings,
         limit: limit(args)?,
         isolations,
         mixed,

@@ -9,6 +9,7 @@ use crate::model::{
     ErrorClass, Event, EventKind, History, Outcome, StmtError, StmtKind, StmtOutcome, StmtRef,
     TestCase, TxnEnd, TxnOutcome,
 };
+use crate::sql;
 use std::collections::HashMap;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -82,7 +83,12 @@ impl<'a> Driver<'a> {
             let signal = WaitSignal::with_waker(t.id, move || {
                 let _ = waker.send(Reply::Tick);
             });
-            let session = engine.open_session(case.level_of(t.id), signal.clone())?;
+            let mut session = engine.open_session(case.level_of(t.id), signal.clone())?;
+            for set in sql::session_settings(engine.dialect(), &t.settings) {
+                session.query(&set).map_err(|e| {
+                    EngineError::Setup(format!("session T{}: {set}: {}", t.id, e.message))
+                })?;
+            }
             workers.insert(t.id, Worker::spawn(t.id, session, signal, tx.clone())?);
         }
         Ok(Driver {

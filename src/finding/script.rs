@@ -53,8 +53,12 @@ pub fn render_script(
             let _ = writeln!(s, "{st};");
         }
     }
-    for t in case.txns.iter().filter(|t| t.isolation.is_some()) {
-        let own = sql::session_setup(d, case.level_of(t.id));
+    for t in &case.txns {
+        let mut own = match t.isolation {
+            Some(level) => sql::session_setup(d, level),
+            None => Vec::new(),
+        };
+        own.extend(sql::session_settings(d, &t.settings));
         if !own.is_empty() {
             let _ = writeln!(s, "\n-- in session T{} first, instead", t.id);
             for st in own {

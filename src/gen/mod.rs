@@ -47,6 +47,46 @@ pub struct GenConfig {
     /// The share of cases (numerator, denominator) whose transactions each
     /// draw their own level from `isolations` (`--isolation mixed`).
     pub mixed_share: Option<(u64, u64)>,
+    /// Per-session settings (`--setting NAME=V1,V2`): each session draws one
+    /// value of each.
+    pub settings: Vec<SettingChoice>,
+}
+
+/// A setting each session draws a value of (`--setting NAME=V1,V2`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingChoice {
+    pub name: String,
+    pub values: Vec<String>,
+}
+
+impl std::str::FromStr for SettingChoice {
+    type Err = String;
+    /// `NAME=V1,V2,...`: a name of letters, digits and `_` (or `.`), values
+    /// of letters, digits, `_`, `.` and `-`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (name, list) = s
+            .split_once('=')
+            .ok_or_else(|| format!("'{s}': expected NAME=VALUE[,VALUE...]"))?;
+        let name = name.trim();
+        let word = |w: &str, extra: &[char]| {
+            !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || extra.contains(&c))
+        };
+        if !word(name, &['.']) || name.starts_with(|c: char| c.is_ascii_digit()) {
+            return Err(format!("'{name}' is not a setting name"));
+        }
+        let values: Vec<String> = list.split(',').map(|v| v.trim().to_string()).collect();
+        if let Some(bad) = values.iter().find(|v| !word(v, &['.', '-'])) {
+            return Err(format!(
+                "{name}: '{bad}' is not a value (letters, digits, _ . -)"
+            ));
+        }
+        Ok(SettingChoice {
+            name: name.to_string(),
+            values,
+        })
+    }
 }
 
 impl Default for GenConfig {
@@ -59,6 +99,7 @@ impl Default for GenConfig {
             max_tables: 3,
             max_rows: 10,
             mixed_share: None,
+            settings: Vec::new(),
         }
     }
 }
@@ -77,6 +118,7 @@ pub fn generate_case(seed: u64, index: u64, cfg: &GenConfig) -> TestCase {
     let submit_order = g.gen_submit_order(&txns);
     start::draw_begins(seed, index, &cfg.features, &mut txns);
     start::draw_levels(seed, index, cfg, isolation, &mut txns);
+    start::draw_settings(seed, index, &cfg.settings, &mut txns);
     TestCase {
         format: CASE_FORMAT,
         seed,

@@ -4,7 +4,7 @@
 //! rest of a case is the one the same seed and index gave before these
 //! existed.
 
-use super::GenConfig;
+use super::{GenConfig, SettingChoice};
 use crate::model::{Begin, Features, Isolation, Stmt, Txn};
 use crate::rng::Rng;
 
@@ -13,6 +13,24 @@ const STREAM: u64 = 0x5354_4152_545f_4d44; // "START_MD"
 
 /// Mixed into the seed of the level stream.
 const LEVELS: u64 = 0x4d49_5845_445f_4c56; // "MIXED_LV"
+
+/// Mixed into the seed of the settings stream.
+const SETTINGS: u64 = 0x5345_5454_494e_4753; // "SETTINGS"
+
+/// Every session (explicit transaction or autocommit) draws one value of
+/// each setting of `--setting`, from a stream of its own.
+pub fn draw_settings(seed: u64, index: u64, choices: &[SettingChoice], txns: &mut [Txn]) {
+    if choices.is_empty() {
+        return;
+    }
+    let mut rng = Rng::new(seed ^ SETTINGS, index);
+    for t in txns.iter_mut() {
+        for c in choices {
+            t.settings
+                .insert(c.name.clone(), rng.pick(&c.values).clone());
+        }
+    }
+}
 
 /// In a case drawn to be mixed (`GenConfig::mixed_share`), every session
 /// (explicit transaction or autocommit) draws its level from

@@ -74,6 +74,7 @@ fn small_and_degenerate_configs() {
         max_rows: 0,
         isolations: Vec::new(),
         mixed_share: None,
+        settings: Vec::new(),
         features: Features {
             replace: false,
             locking_reads: false,

@@ -86,6 +86,7 @@ impl Gen<'_> {
                 id,
                 autocommit,
                 isolation: None,
+                settings: Default::default(),
                 stmts,
             });
         }

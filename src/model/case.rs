@@ -110,6 +110,41 @@ impl<'de> Deserialize<'de> for LevelSet {
     }
 }
 
+/// A set of transaction ids below 64 (Copy, for verdict claims); serialised
+/// as the list of its ids.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TxnSet(u64);
+
+impl TxnSet {
+    /// The ids of `txns` (ids of 64 and above are left out).
+    pub fn of(txns: impl IntoIterator<Item = u32>) -> TxnSet {
+        let mut s = TxnSet(0);
+        for t in txns.into_iter().filter(|t| *t < 64) {
+            s.0 |= 1 << t;
+        }
+        s
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0 == 0
+    }
+    /// Its ids, ascending.
+    pub fn ids(&self) -> Vec<u32> {
+        (0..64).filter(|t| self.0 & (1 << t) != 0).collect()
+    }
+}
+
+impl Serialize for TxnSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.ids().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for TxnSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Vec::<u32>::deserialize(d).map(TxnSet::of)
+    }
+}
+
 /// One entry of `--isolation`: a level, or `mixed` (each transaction of the
 /// case draws its own level).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,8 +186,17 @@ pub struct Txn {
     /// (`--isolation mixed`); `None`: the case's level.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<Isolation>,
+    /// The session's own values of engine settings (`--setting`), set when
+    /// it opens (`SET SESSION name = value`); empty: the server's.
+    #[serde(default, skip_serializing_if = "Settings::is_empty")]
+    pub settings: Settings,
     pub stmts: Vec<CaseStmt>,
 }
+
+/// Engine settings by name (`innodb_snapshot_isolation` → `ON`).
+pub type Settings = std::collections::BTreeMap<String, String>;
+
+static NO_SETTINGS: Settings = Settings::new();
 
 impl Txn {
     pub fn label(&self) -> String {
@@ -232,6 +276,21 @@ impl TestCase {
     /// Whether its transactions run at more than one level.
     pub fn mixed_levels(&self) -> bool {
         self.levels().len() > 1
+    }
+    /// The settings transaction `id`'s session sets (empty: the server's).
+    pub fn settings_of(&self, id: u32) -> &Settings {
+        self.txn(id).map_or(&NO_SETTINGS, |t| &t.settings)
+    }
+    /// The one settings map the sessions of `refs` share (the server's when
+    /// `refs` is empty); `None` when they differ.
+    pub fn settings_of_refs(&self, refs: &[StmtRef]) -> Option<&Settings> {
+        let mut it = refs.iter().map(|r| self.settings_of(r.txn));
+        let first = it.next().unwrap_or(&NO_SETTINGS);
+        it.all(|s| s == first).then_some(first)
+    }
+    /// Some session sets settings of its own.
+    pub fn has_session_settings(&self) -> bool {
+        self.txns.iter().any(|t| !t.settings.is_empty())
     }
     /// Brings a case of an older format to this one: a format-1 BEGIN meant
     /// the engine's first start mode (turso MVCC rewrote it to BEGIN

@@ -18,7 +18,10 @@ pub mod write_list;
 
 pub use anomaly::Anomaly;
 pub use begin::{Begin, StartMode};
-pub use case::{CaseStmt, Isolation, LevelChoice, LevelSet, StmtRef, TestCase, Txn, CASE_FORMAT};
+pub use case::{
+    CaseStmt, Isolation, LevelChoice, LevelSet, Settings, StmtRef, TestCase, Txn, TxnSet,
+    CASE_FORMAT,
+};
 pub use features::Features;
 pub use history::{
     DbState, EngineInfo, ErrorClass, Event, EventKind, History, Outcome, RowVersion, RowWrite,

@@ -15,8 +15,9 @@
 use super::{Finding, Verdict};
 use crate::engine::profile::ScanRule;
 use crate::engine::EngineProfile;
-use crate::model::{Anomaly, Isolation, LevelSet, TestCase};
+use crate::model::{Anomaly, Isolation, LevelSet, TestCase, TxnSet};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// The documented behaviour an oracle says explains a finding entirely.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,6 +31,11 @@ pub enum Claim {
         anomaly: Anomaly,
         #[serde(default, skip_serializing_if = "LevelSet::is_empty")]
         at: LevelSet,
+        /// The transactions whose read edges close the cycle: in a case
+        /// whose sessions set settings of their own, each is judged by its
+        /// session's profile at its level ([`apply_to_case`]).
+        #[serde(default, skip_serializing_if = "TxnSet::is_empty")]
+        readers: TxnSet,
     },
     /// Every difference in the finding comes from a multi-row UPDATE of a
     /// unique key that hit a duplicate key in one run and not in the other
@@ -61,13 +67,15 @@ pub struct Permit {
 /// The permission for `claim` at `level`, if the profile documents one.
 pub fn permit(profile: &EngineProfile, level: Isolation, claim: Claim) -> Option<Permit> {
     match claim {
-        Claim::Anomaly { anomaly, at } if !at.is_empty() => at.levels().into_iter().find_map(|l| {
-            profile.anomaly_permission(l, anomaly).map(|p| Permit {
-                fact: format!("permitted_anomalies[{l}] (mixed levels: a reader at {l})"),
-                doc: p.source.doc.into(),
-                test: p.source.test.into(),
+        Claim::Anomaly { anomaly, at, .. } if !at.is_empty() => {
+            at.levels().into_iter().find_map(|l| {
+                profile.anomaly_permission(l, anomaly).map(|p| Permit {
+                    fact: format!("permitted_anomalies[{l}] (mixed levels: a reader at {l})"),
+                    doc: p.source.doc.into(),
+                    test: p.source.test.into(),
+                })
             })
-        }),
+        }
         Claim::Anomaly { anomaly, .. } => {
             profile.anomaly_permission(level, anomaly).map(|p| Permit {
                 fact: format!("permitted_anomalies[{level}]"),
@@ -114,11 +122,60 @@ pub fn permit(profile: &EngineProfile, level: Isolation, claim: Claim) -> Option
 /// [`apply`] to the findings of `case`: in a case of mixed levels, a
 /// finding whose statements are all of transactions at one level is judged
 /// at that level (a graph claim names its own levels).
+///
+/// Where sessions set settings of their own (`Txn::settings`), a finding is
+/// judged by the profile of the sessions it involves when they share their
+/// settings (else by the server's), and a graph anomaly by each reader's
+/// session at the reader's level: permitted when one of them permits it.
 pub fn apply_to_case(findings: &mut [Finding], profile: &EngineProfile, case: &TestCase) {
     for f in findings {
         let level = case.level_of_refs(&f.involved).unwrap_or(case.isolation);
-        apply(std::slice::from_mut(f), profile, level);
+        if let (
+            true,
+            Some(Claim::Anomaly {
+                anomaly, readers, ..
+            }),
+        ) = (case.has_session_settings(), f.claim)
+        {
+            if !readers.is_empty() {
+                f.permitted_by = readers
+                    .ids()
+                    .into_iter()
+                    .find_map(|t| reader_permit(profile, case, t, anomaly));
+                f.verdict = match f.permitted_by {
+                    Some(_) => Verdict::Permitted,
+                    None => Verdict::Violation,
+                };
+                continue;
+            }
+        }
+        let session = case
+            .settings_of_refs(&f.involved)
+            .map_or(Cow::Borrowed(profile), |s| profile.for_session(s));
+        apply(std::slice::from_mut(f), &session, level);
     }
+}
+
+/// The permission for `anomaly` of reader `txn`'s session at its level.
+fn reader_permit(
+    profile: &EngineProfile,
+    case: &TestCase,
+    txn: u32,
+    anomaly: Anomaly,
+) -> Option<Permit> {
+    let settings = case.settings_of(txn);
+    let level = case.level_of(txn);
+    let session = profile.for_session(settings);
+    let p = session.anomaly_permission(level, anomaly)?;
+    let with: Vec<String> = settings.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    Some(Permit {
+        fact: format!(
+            "permitted_anomalies[{level}] (reader T{txn} at {level}, {})",
+            with.join(", ")
+        ),
+        doc: p.source.doc.into(),
+        test: p.source.test.into(),
+    })
 }
 
 pub fn apply(findings: &mut [Finding], profile: &EngineProfile, level: Isolation) {
@@ -161,6 +218,7 @@ mod tests {
         let lost = Some(Claim::Anomaly {
             anomaly: Anomaly::LostUpdate,
             at: LevelSet::default(),
+            readers: TxnSet::default(),
         });
         let mut fs = vec![finding(lost), finding(None)];
         apply(&mut fs, &profile("mariadb"), Isolation::RepeatableRead);

@@ -187,6 +187,7 @@ impl Replay {
             id,
             autocommit,
             isolation: None,
+            settings: Default::default(),
             stmts: Vec::new(),
         };
         for (i, (orig, cs)) in stmts.iter().enumerate() {

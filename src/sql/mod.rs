@@ -34,7 +34,7 @@ pub use ddl::{
     Layout,
 };
 pub use expr::{render_expr, render_select, render_value};
-pub use render::{render_stmt, session_setup};
+pub use render::{render_stmt, session_settings, session_setup};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -103,6 +103,19 @@ pub fn session_setup(d: Dialect, iso: Isolation) -> Vec<String> {
     }
 }
 
+/// The statements that give a session its own values of engine settings
+/// (`Txn::settings`; names and values were checked against the profile).
+pub fn session_settings(d: Dialect, settings: &crate::model::Settings) -> Vec<String> {
+    settings
+        .iter()
+        .map(|(name, value)| match d {
+            Dialect::Sqlite => format!("PRAGMA {name} = {value}"),
+            Dialect::Mysql => format!("SET SESSION {name} = {value}"),
+            Dialect::Postgres => format!("SET {name} = '{value}'"),
+        })
+        .collect()
+}
+
 fn render_insert(d: Dialect, ins: &Insert) -> String {
     let head = insert_head(d, &ins.on_conflict);
     let source = match &ins.select {

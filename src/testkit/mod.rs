@@ -244,6 +244,7 @@ pub fn kv_case(rows: &[(i64, i64)], txns: Vec<(bool, Vec<Stmt>)>, order: &str) -
             id: i as u32 + 1,
             autocommit,
             isolation: None,
+            settings: Default::default(),
             stmts: stmts
                 .into_iter()
                 .map(|stmt| {

@@ -3,7 +3,7 @@
 
 use crate::engine::profile::{
     AnomalyPermission, Conflict, EngineProfile, LevelsPermission, ReadOnlyRule, ResumedScan, Rule,
-    ScanRule, SnapshotPoint, Source, StartRule, SubqueryRead, ViewRule,
+    ScanRule, SessionSettings, SnapshotPoint, Source, StartRule, SubqueryRead, ViewRule,
 };
 use crate::model::{Anomaly, ErrorClass, Features, Isolation, LockMode, StartMode};
 use std::collections::BTreeMap;
@@ -58,7 +58,11 @@ pub fn rule(iso: Isolation, snapshot_isolation: bool) -> Rule {
         Isolation::ReadCommitted => Rule {
             snapshot: SnapshotPoint::EachStatement,
             conflict: Conflict::Proceed,
-            resumed_scan: Some(INNODB_RESUMED_SCAN),
+            resumed_scan: Some(if snapshot_isolation {
+                INNODB_RESUMED_SCAN_LOCKING
+            } else {
+                INNODB_RESUMED_SCAN
+            }),
             write_subqueries: SubqueryRead::Plain,
             ..base
         },
@@ -84,6 +88,22 @@ pub const INNODB_RESUMED_SCAN: ResumedScan = ResumedScan {
             test: "tests/resumed_scan.rs::resumed_update_does_not_revisit_the_rows_it_passed",
         },
     )],
+    semi_consistent_update: true,
+};
+
+/// READ COMMITTED with `innodb_snapshot_isolation=ON`: no semi-consistent
+/// read, an UPDATE waits for a locked row like a locking read and judges it
+/// on its version after the wait; rows whose committed version does not
+/// match are still skipped and their locks released.
+pub const INNODB_RESUMED_SCAN_LOCKING: ResumedScan = ResumedScan {
+    documented: &[(
+        ScanRule::SkippedOnCommittedVersion,
+        Source {
+            doc: "MariaDB documentation \"SET TRANSACTION\", Semi-Consistent Reads (https://mariadb.com/docs/server/reference/sql-statements/administrative-sql-statements/set-commands/set-transaction): \"At READ COMMITTED, semi-consistent reads apply only when innodb_snapshot_isolation is disabled ... while it is enabled, READ COMMITTED performs an ordinary locking read and waits for the lock\" (MDEV-34108); MySQL 8.0 Reference Manual 17.7.2.1, READ COMMITTED: \"Record locks for nonmatching rows are released after MySQL has evaluated the WHERE condition\"",
+            test: "tests/session_settings.rs::mariadb_read_committed_update_waits_with_snapshot_isolation",
+        },
+    )],
+    semi_consistent_update: false,
 };
 
 /// The anomalies each level's documentation permits. With
@@ -221,8 +241,20 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
             },
         }),
         lock_waits: true,
+        session_settings: Some(SessionSettings {
+            allowed: SESSION_SETTINGS,
+            build: profile,
+            server: settings.clone(),
+            source: Source {
+                doc: "MariaDB KB \"InnoDB System Variables\", innodb_snapshot_isolation (https://mariadb.com/kb/en/innodb-system-variables/#innodb_snapshot_isolation): \"Scope: Global, Session\", \"Dynamic: Yes\"",
+                test: "tests/session_settings.rs::mariadb_sessions_run_with_their_own_snapshot_isolation",
+            },
+        }),
     }
 }
+
+/// The settings a MariaDB session may set for itself (`--setting`).
+pub const SESSION_SETTINGS: &[(&str, &[&str])] = &[("innodb_snapshot_isolation", &["ON", "OFF"])];
 
 #[cfg(test)]
 mod tests {

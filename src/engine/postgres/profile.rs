@@ -157,6 +157,7 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
             },
         }),
         lock_waits: true,
+        session_settings: None,
     }
 }
 

@@ -15,12 +15,13 @@
 
 pub mod rules;
 
-use crate::model::{Anomaly, Begin, ErrorClass, Features, Isolation, TestCase};
+use crate::model::{Anomaly, Begin, ErrorClass, Features, Isolation, Settings, TestCase};
 pub use rules::{
     Access, Conflict, ReadOnlyRule, ResumedScan, Rule, ScanRule, SnapshotPoint, StartRule,
     SubqueryRead, ViewRule,
 };
 use serde::Serialize;
+use std::borrow::Cow;
 
 /// What an error rolls back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -38,6 +39,27 @@ pub enum ErrorScope {
 pub struct Source {
     pub doc: &'static str,
     pub test: &'static str,
+}
+
+/// The settings a session may give itself (`--setting`, `Txn::settings`),
+/// and how the profile of such a session is built: the engine's profile
+/// function applied to the server's settings with the session's over them.
+#[derive(Clone, Debug)]
+pub struct SessionSettings {
+    /// Each setting with the values the profile models.
+    pub allowed: &'static [(&'static str, &'static [&'static str])],
+    /// The engine's profile function (`engine/*/profile.rs`).
+    pub build: fn(&Settings) -> EngineProfile,
+    /// The server's settings the profile was built from.
+    pub server: Settings,
+    /// Where the engine documents that the settings are per session.
+    pub source: Source,
+}
+
+impl PartialEq for SessionSettings {
+    fn eq(&self, other: &Self) -> bool {
+        self.allowed == other.allowed && self.server == other.server && self.source == other.source
+    }
 }
 
 /// Dependency-graph anomalies the engine's documentation permits at one level.
@@ -154,6 +176,8 @@ pub struct EngineProfile {
     /// it. False: it fails at once instead (turso: no busy handler txfuzz
     /// could observe, so no busy timeout; MVCC: write-write conflicts abort).
     pub lock_waits: bool,
+    /// Settings a session may set for itself; `None`: none.
+    pub session_settings: Option<SessionSettings>,
 }
 
 impl EngineProfile {
@@ -198,10 +222,60 @@ impl EngineProfile {
         Some(rule)
     }
 
-    /// The rules of transaction `txn` of `case` (its level and BEGIN).
+    /// The rules of transaction `txn` of `case` (its level, BEGIN and its
+    /// session's settings).
     pub fn rule_of(&self, case: &TestCase, txn: u32) -> Option<Rule> {
         let begin = case.txn(txn).map(|t| t.begin()).unwrap_or_default();
-        self.txn_rule(case.level_of(txn), &begin)
+        self.for_session(case.settings_of(txn))
+            .txn_rule(case.level_of(txn), &begin)
+    }
+
+    /// The profile of a session that sets `settings` for itself (this one
+    /// when it sets none, or only the server's values).
+    pub fn for_session(&self, settings: &Settings) -> Cow<'_, EngineProfile> {
+        let Some(s) = self
+            .session_settings
+            .as_ref()
+            .filter(|_| !settings.is_empty())
+        else {
+            return Cow::Borrowed(self);
+        };
+        let mut merged = s.server.clone();
+        for (name, value) in settings {
+            merged.insert(name.clone(), value.clone());
+        }
+        if merged == s.server {
+            return Cow::Borrowed(self);
+        }
+        Cow::Owned((s.build)(&merged))
+    }
+
+    /// Why a session cannot set `name` to `value` here (a setting or value
+    /// the profile does not model).
+    pub fn setting_problem(&self, name: &str, value: &str) -> Option<String> {
+        let allowed = self
+            .session_settings
+            .as_ref()
+            .map_or(&[][..], |s| s.allowed);
+        let Some((_, values)) = allowed.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) else {
+            let names: Vec<&str> = allowed.iter().map(|(n, _)| *n).collect();
+            return Some(format!(
+                "{} has no session setting '{name}' txfuzz models (it has: {})",
+                self.engine,
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ));
+        };
+        (!values.iter().any(|v| v.eq_ignore_ascii_case(value))).then(|| {
+            format!(
+                "{name}={value}: txfuzz models the values {} on {}",
+                values.join(", "),
+                self.engine
+            )
+        })
     }
 
     /// Why `begin` cannot start a transaction on this engine (a start mode
@@ -279,6 +353,9 @@ impl EngineProfile {
         }
         if let Some(ro) = &self.read_only {
             out.push(("read_only".into(), ro.source));
+        }
+        if let Some(s) = &self.session_settings {
+            out.push(("session_settings".into(), s.source));
         }
         for (level, rule) in &self.rules {
             for (scan_rule, source) in rule.resumed_scan.iter().flat_map(|s| s.documented) {

@@ -151,6 +151,10 @@ impl std::fmt::Display for ScanRule {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ResumedScan {
     pub documented: &'static [(ScanRule, super::Source)],
+    /// An UPDATE reads a locked row's latest committed version without
+    /// waiting (InnoDB's semi-consistent read), so it also skips a row
+    /// another transaction's uncommitted INSERT holds.
+    pub semi_consistent_update: bool,
 }
 
 impl ResumedScan {

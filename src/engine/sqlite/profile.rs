@@ -85,5 +85,6 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
         uncommitted_reads_inconsistent: None,
         own_writes_over_snapshot: None,
         lock_waits: true,
+        session_settings: None,
     }
 }

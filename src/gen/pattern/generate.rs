@@ -267,6 +267,7 @@ fn numbered_txns(stmts: Vec<Vec<Stmt>>) -> Vec<Txn> {
             id: i as u32 + 1,
             autocommit: false,
             isolation: None,
+            settings: Default::default(),
             stmts: list
                 .into_iter()
                 .map(|stmt| {

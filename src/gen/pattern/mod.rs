@@ -114,7 +114,8 @@ impl Generation {
         };
         let mut pick = Rng::new(seed ^ 0x5041_5454_4552_4e00, index);
         let p = &patterns[pick.below(patterns.len() as u64) as usize];
-        let (case, b) = generate::generate(seed, index, p, &cfg.isolations);
+        let (mut case, b) = generate::generate(seed, index, p, &cfg.isolations);
+        super::start::draw_settings(seed, index, &cfg.settings, &mut case.txns);
         (case, Some((p.clone(), b)))
     }
 }

@@ -115,6 +115,9 @@ fn to_findings_about(
                 Some(_) => crate::model::LevelSet::of(at),
                 None => Default::default(),
             },
+            readers: crate::model::TxnSet::of(
+                an.readers.iter().filter_map(|r| history::txn_of_label(r)),
+            ),
         });
         f = f.about(
             an.txns

@@ -309,6 +309,7 @@ fn an_unobserved_read_next_to_an_open_writer_claims_a_dirty_read() {
         id: 2,
         autocommit: false,
         isolation: None,
+        settings: Default::default(),
         stmts: vec![
             crate::model::CaseStmt {
                 op: 2,

@@ -40,6 +40,7 @@ pub fn replay_case(v: &VsrCase, order: &[u32]) -> TestCase {
             id: 1,
             autocommit: true,
             isolation: None,
+            settings: Default::default(),
             stmts,
         }],
         submit_order,

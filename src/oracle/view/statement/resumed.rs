@@ -108,7 +108,13 @@ pub(super) fn judge(
         .into_iter()
         .map(|w| (w.rid, w))
         .collect();
-    let is_update = matches!(stmt, Stmt::Update(_));
+    // An UPDATE's semi-consistent read (where the rule has one) skips rows
+    // another transaction's uncommitted INSERT holds.
+    let is_update = matches!(stmt, Stmt::Update(_))
+        && ck
+            .rule_of(r.txn)
+            .resumed_scan
+            .is_some_and(|s| s.semi_consistent_update);
     let judged = judge_rows(ck, r, &table, &states, &actual_writes, &moved, is_update);
     if let Some((rid, did)) = judged.unexplained {
         return outside_the_rule(ck, r, &table, rid, did, &states, actual);
