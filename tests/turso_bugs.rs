@@ -73,8 +73,21 @@ fn savepoint_after_begin_does_not_take_the_snapshot() {
     );
 }
 
+/// The same with the SAVEPOINT that starts the transaction (no BEGIN:
+/// SQLite "SAVEPOINT": outside a transaction it starts one as BEGIN
+/// DEFERRED would).
+#[test]
+#[should_panic(expected = "the read missed the commit made before it")]
+fn an_outermost_savepoint_does_not_take_the_snapshot() {
+    assert_eq!(
+        read_after_a_commit_from("SAVEPOINT txn", None),
+        Value::Integer(5),
+        "the read missed the commit made before it"
+    );
+}
+
 /// The same schedule without the SAVEPOINT reads 5, as documented: the
-/// control for the test above.
+/// control for the tests above.
 #[test]
 fn begin_alone_does_not_take_the_snapshot() {
     assert_eq!(read_after_a_commit(None), Value::Integer(5));
@@ -82,11 +95,16 @@ fn begin_alone_does_not_take_the_snapshot() {
 
 /// Default mode: A begins (and runs `after_begin`), B commits v = 5, A reads v.
 fn read_after_a_commit(after_begin: Option<&str>) -> Value {
+    read_after_a_commit_from("BEGIN", after_begin)
+}
+
+/// [`read_after_a_commit`] with A's transaction started by `begin`.
+fn read_after_a_commit_from(begin: &str, after_begin: Option<&str>) -> Value {
     let dir = tempfile::tempdir().unwrap();
     block(async {
         let db = database(&dir, false).await;
         let (a, b) = (db.connect().unwrap(), db.connect().unwrap());
-        exec(&a, "BEGIN").await;
+        exec(&a, begin).await;
         if let Some(sql) = after_begin {
             exec(&a, sql).await;
         }

@@ -131,7 +131,7 @@ pub fn stmt_features(stmt: &Stmt, out: &mut BTreeSet<&'static str>) {
         Stmt::Rollback => {
             out.insert("rollback");
         }
-        Stmt::Savepoint(_) | Stmt::RollbackTo(_) => {
+        Stmt::Savepoint(_) | Stmt::RollbackTo(_) | Stmt::Release(_) => {
             out.insert("savepoint");
         }
         Stmt::SetConstraints(_) => {

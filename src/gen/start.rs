@@ -5,7 +5,7 @@
 //! existed.
 
 use super::{GenConfig, SettingChoice};
-use crate::model::{Begin, Features, Isolation, Stmt, Txn};
+use crate::model::{Begin, Features, Isolation, StartMode, Stmt, Txn, OUTERMOST_SAVEPOINT};
 use crate::rng::Rng;
 
 /// Mixed into the seed of the start-mode stream.
@@ -68,6 +68,28 @@ pub fn draw_begins(seed: u64, index: u64, features: &Features, txns: &mut [Txn])
             continue;
         };
         *begin = draw(&mut rng, features, writes);
+        let outermost = begin.mode == StartMode::Savepoint;
+        // A transaction started by SAVEPOINT ends with RELEASE of it half
+        // the time (its COMMIT); a ROLLBACK TO of an inner savepoint is its
+        // RELEASE one time in three. In place: the other statements keep
+        // their ops.
+        let release_txn = rng.chance(1, 2);
+        let release_inner = rng.chance(1, 3);
+        let last = t.stmts.len() - 1;
+        for (i, cs) in t.stmts.iter_mut().enumerate() {
+            let end = i == last;
+            cs.stmt = match &cs.stmt {
+                Stmt::Commit | Stmt::Release(_) if end => match outermost && release_txn {
+                    true => Stmt::Release(OUTERMOST_SAVEPOINT.into()),
+                    false => Stmt::Commit,
+                },
+                Stmt::RollbackTo(n) | Stmt::Release(n) if !end => match release_inner {
+                    true => Stmt::Release(n.clone()),
+                    false => Stmt::RollbackTo(n.clone()),
+                },
+                other => other.clone(),
+            };
+        }
     }
 }
 
@@ -104,13 +126,23 @@ mod tests {
     fn modes_are_drawn_from_the_profile_and_leave_the_rest_of_the_case_alone() {
         let cfg = GenConfig::default();
         let mut seen = std::collections::BTreeSet::new();
+        // RELEASE of the outermost savepoint, of an inner one.
+        let mut releases = (0, 0);
         for index in 0..200 {
             let case = generate_case(7, index, &cfg);
             let mut plain = case.clone();
             for t in plain.txns.iter_mut().filter(|t| !t.autocommit) {
                 t.stmts[0].stmt = Stmt::begin();
             }
+            case.validate().unwrap();
             for t in case.txns.iter().filter(|t| !t.autocommit) {
+                for s in &t.stmts {
+                    match &s.stmt {
+                        Stmt::Release(n) if n == OUTERMOST_SAVEPOINT => releases.0 += 1,
+                        Stmt::Release(_) => releases.1 += 1,
+                        _ => {}
+                    }
+                }
                 let b = t.begin();
                 assert!(cfg.features.start_modes.contains(&b.mode), "{b:?}");
                 assert!(!b.read_only, "SQLite has no READ ONLY");
@@ -129,9 +161,11 @@ mod tests {
                 StartMode::Default,
                 StartMode::Deferred,
                 StartMode::Immediate,
-                StartMode::Exclusive
+                StartMode::Exclusive,
+                StartMode::Savepoint
             ]
         );
+        assert!(releases.0 > 0 && releases.1 > 0, "{releases:?}");
     }
 
     #[test]

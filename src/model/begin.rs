@@ -30,16 +30,25 @@ pub enum StartMode {
     /// view is created at the start (at REPEATABLE READ; ignored at the other
     /// levels).
     ConsistentSnapshot,
+    /// SQLite, turso: `SAVEPOINT txn` outside a transaction: starts one as
+    /// `BEGIN DEFERRED` would; `RELEASE txn` ([`OUTERMOST_SAVEPOINT`])
+    /// commits it, `ROLLBACK` rolls it back.
+    Savepoint,
 }
 
+/// The name of the savepoint that starts a transaction in the `Savepoint`
+/// start mode; a `RELEASE` of it ends the transaction like COMMIT.
+pub const OUTERMOST_SAVEPOINT: &str = "txn";
+
 impl StartMode {
-    pub const ALL: [StartMode; 6] = [
+    pub const ALL: [StartMode; 7] = [
         StartMode::Default,
         StartMode::Deferred,
         StartMode::Immediate,
         StartMode::Exclusive,
         StartMode::Concurrent,
         StartMode::ConsistentSnapshot,
+        StartMode::Savepoint,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -49,6 +58,7 @@ impl StartMode {
             StartMode::Exclusive => "exclusive",
             StartMode::Concurrent => "concurrent",
             StartMode::ConsistentSnapshot => "consistent-snapshot",
+            StartMode::Savepoint => "savepoint",
         }
     }
 }

@@ -1,6 +1,6 @@
 //! A test case: schema, initial rows, transactions, submit order and isolation level.
 
-use super::begin::{Begin, StartMode};
+use super::begin::{Begin, StartMode, OUTERMOST_SAVEPOINT};
 use super::schema::{Schema, TableData};
 use super::stmt::{Stmt, StmtKind};
 use serde::{Deserialize, Serialize};
@@ -555,6 +555,22 @@ fn validate_framing(t: &Txn) -> Result<(), String> {
             "transaction T{} has BEGIN/COMMIT/ROLLBACK inside",
             t.id
         ));
+    }
+    // `txn` names the savepoint that starts a transaction in the savepoint
+    // start mode: its RELEASE commits, and no other savepoint takes it.
+    let outermost = t.begin().mode == StartMode::Savepoint;
+    for s in &t.stmts {
+        let bad = match &s.stmt {
+            Stmt::Savepoint(n) => n == OUTERMOST_SAVEPOINT,
+            Stmt::Release(n) | Stmt::RollbackTo(n) => n == OUTERMOST_SAVEPOINT && !outermost,
+            _ => false,
+        };
+        if bad {
+            return Err(format!(
+                "transaction T{}: the savepoint '{OUTERMOST_SAVEPOINT}' is the one a transaction started by SAVEPOINT holds",
+                t.id
+            ));
+        }
     }
     Ok(())
 }

@@ -48,6 +48,7 @@ pub const SQLITE_START_MODES: &[StartMode] = &[
     StartMode::Deferred,
     StartMode::Immediate,
     StartMode::Exclusive,
+    StartMode::Savepoint,
 ];
 
 impl Features {

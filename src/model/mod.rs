@@ -17,7 +17,7 @@ pub mod walk;
 pub mod write_list;
 
 pub use anomaly::Anomaly;
-pub use begin::{Begin, StartMode};
+pub use begin::{Begin, StartMode, OUTERMOST_SAVEPOINT};
 pub use case::{
     CaseStmt, Isolation, LevelChoice, LevelSet, Settings, StmtRef, TestCase, Txn, TxnSet,
     CASE_FORMAT,

@@ -367,6 +367,10 @@ pub enum Stmt {
     Rollback,
     Savepoint(String),
     RollbackTo(String),
+    /// `RELEASE SAVEPOINT name`: removes the savepoint (and those after it)
+    /// without undoing anything; of [`super::begin::OUTERMOST_SAVEPOINT`]
+    /// (a transaction started by `SAVEPOINT`), it commits the transaction.
+    Release(String),
     SetConstraints(ConstraintTiming),
     Select(Select),
     Insert(Insert),
@@ -383,6 +387,7 @@ pub enum StmtKind {
     Rollback,
     Savepoint,
     RollbackTo,
+    Release,
     SetConstraints,
     Select,
     Insert,
@@ -402,6 +407,8 @@ impl Stmt {
             Stmt::Rollback => StmtKind::Rollback,
             Stmt::Savepoint(_) => StmtKind::Savepoint,
             Stmt::RollbackTo(_) => StmtKind::RollbackTo,
+            Stmt::Release(n) if n == super::begin::OUTERMOST_SAVEPOINT => StmtKind::Commit,
+            Stmt::Release(_) => StmtKind::Release,
             Stmt::SetConstraints(_) => StmtKind::SetConstraints,
             Stmt::Select(_) => StmtKind::Select,
             Stmt::Insert(_) => StmtKind::Insert,

@@ -15,6 +15,7 @@ const KINDS: &[&str] = &[
     "rollback",
     "savepoint",
     "rollback_to",
+    "release",
     "set_constraints",
     "select",
     "insert",
@@ -37,6 +38,7 @@ impl Serialize for Stmt {
             Stmt::Insert(i) => s.serialize_newtype_variant(NAME, 7, "insert", i),
             Stmt::Update(u) => s.serialize_newtype_variant(NAME, 8, "update", u),
             Stmt::Delete(d) => s.serialize_newtype_variant(NAME, 9, "delete", d),
+            Stmt::Release(n) => s.serialize_newtype_variant(NAME, 10, "release", n),
         }
     }
 }
@@ -78,6 +80,7 @@ impl<'de> Visitor<'de> for StmtVisitor {
             }
             "savepoint" => Stmt::Savepoint(map.next_value()?),
             "rollback_to" => Stmt::RollbackTo(map.next_value()?),
+            "release" => Stmt::Release(map.next_value()?),
             "set_constraints" => Stmt::SetConstraints(map.next_value()?),
             "select" => Stmt::Select(map.next_value()?),
             "insert" => Stmt::Insert(map.next_value()?),
@@ -116,6 +119,10 @@ mod tests {
     fn a_plain_begin_keeps_the_format_1_spelling() {
         assert_eq!(round_trip(&Stmt::Begin(Begin::default())), "\"begin\"");
         assert_eq!(round_trip(&Stmt::Commit), "\"commit\"");
+        assert_eq!(
+            round_trip(&Stmt::Release("sp1".into())),
+            "{\"release\":\"sp1\"}"
+        );
         assert_eq!(
             round_trip(&Stmt::SetConstraints(ConstraintTiming::Deferred)),
             "{\"set_constraints\":\"deferred\"}"

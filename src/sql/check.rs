@@ -36,6 +36,7 @@ fn begin_problem(d: Dialect, b: &Begin) -> Option<String> {
     let mode_ok = match d {
         Dialect::Sqlite => b.mode != StartMode::ConsistentSnapshot,
         Dialect::Mysql => matches!(b.mode, StartMode::Default | StartMode::ConsistentSnapshot),
+        // MariaDB and PostgreSQL refuse SAVEPOINT outside a transaction.
         Dialect::Postgres => b.mode == StartMode::Default,
     };
     if !mode_ok {
@@ -168,6 +169,7 @@ fn selects_of(s: &Stmt) -> Vec<&Select> {
         | Stmt::Rollback
         | Stmt::Savepoint(_)
         | Stmt::RollbackTo(_)
+        | Stmt::Release(_)
         | Stmt::SetConstraints(_) => {}
     }
     out

@@ -4,7 +4,7 @@ use super::expr::{expr_list, ident_list, render_expr, render_select};
 use super::Dialect;
 use crate::model::{
     Assignment, Begin, ConstraintTiming, Delete, Expr, Insert, Isolation, OnConflict, StartMode,
-    Stmt, Update,
+    Stmt, Update, OUTERMOST_SAVEPOINT,
 };
 
 /// One statement, without a trailing semicolon.
@@ -19,6 +19,7 @@ pub fn render_stmt(d: Dialect, s: &Stmt) -> String {
         Stmt::Rollback => "ROLLBACK".to_string(),
         Stmt::Savepoint(n) => format!("SAVEPOINT {n}"),
         Stmt::RollbackTo(n) => format!("ROLLBACK TO SAVEPOINT {n}"),
+        Stmt::Release(n) => format!("RELEASE SAVEPOINT {n}"),
         Stmt::SetConstraints(t) => set_constraints(d, *t),
         Stmt::Select(sel) => render_select(d, sel),
         Stmt::Insert(ins) => render_insert(d, ins),
@@ -52,6 +53,7 @@ fn begin(d: Dialect, b: &Begin) -> String {
             StartMode::Immediate => "BEGIN IMMEDIATE",
             StartMode::Exclusive => "BEGIN EXCLUSIVE",
             StartMode::Concurrent => "BEGIN CONCURRENT",
+            StartMode::Savepoint => return format!("SAVEPOINT {OUTERMOST_SAVEPOINT}"),
             StartMode::Default | StartMode::ConsistentSnapshot => "BEGIN",
         }
         .to_string(),

@@ -89,23 +89,27 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
             StartMode::Deferred,
             StartMode::Immediate,
             StartMode::Exclusive,
+            StartMode::Savepoint,
         ];
         let exclusive = Source {
             doc: "turso documentation, SQL reference \"Transactions\" (https://docs.turso.tech/sql-reference/statements/transactions): DEFERRED takes the write lock at the first write, IMMEDIATE and EXCLUSIVE at BEGIN, \"Other connections can still read but cannot write until the transaction completes\"; \"Concurrent Writes\": BEGIN CONCURRENT instead of BEGIN lets other writers proceed",
             test: "tests/start_modes.rs::turso_mvcc_exclusive_transactions_take_the_write_lock",
         };
+        // SAVEPOINT outside a transaction starts one as BEGIN DEFERRED.
+        let deferred = |mode| matches!(mode, StartMode::Deferred | StartMode::Savepoint);
         p.start_rules = [
             StartMode::Deferred,
             StartMode::Immediate,
             StartMode::Exclusive,
+            StartMode::Savepoint,
         ]
         .into_iter()
         .map(|mode| StartRule {
             mode,
             levels: &[],
             rule: Some(crate::engine::sqlite::rule()),
-            snapshot: (mode != StartMode::Deferred).then_some(SnapshotPoint::Begin),
-            write_lock_at_begin: mode != StartMode::Deferred,
+            snapshot: (!deferred(mode)).then_some(SnapshotPoint::Begin),
+            write_lock_at_begin: !deferred(mode),
             source: exclusive,
         })
         .collect();

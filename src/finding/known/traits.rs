@@ -439,10 +439,12 @@ fn commit_between_savepoint_and_first_statement(
     let Some(first_data) = t.stmts.iter().position(|s| s.stmt.kind().is_data()) else {
         return false;
     };
-    let Some(savepoint) = t.stmts[..first_data]
-        .iter()
-        .position(|s| matches!(s.stmt, Stmt::Savepoint(_)))
-    else {
+    // An inner SAVEPOINT, or the SAVEPOINT that starts the transaction.
+    let Some(savepoint) = t.stmts[..first_data].iter().position(|s| match &s.stmt {
+        Stmt::Savepoint(_) => true,
+        Stmt::Begin(b) => b.mode == crate::model::StartMode::Savepoint,
+        _ => false,
+    }) else {
         return false;
     };
     let (Some(from), Some(to)) = (completed(at(savepoint)), completed(at(first_data))) else {
@@ -455,7 +457,7 @@ fn commit_between_savepoint_and_first_statement(
                 let stmt = case.stmt(e.stmt).map(|c| &c.stmt);
                 let ok = history.outcome(e.stmt).is_some_and(|o| o.ok());
                 ok && match stmt {
-                    Some(Stmt::Commit) => true,
+                    Some(s) if s.kind() == crate::model::StmtKind::Commit => true,
                     Some(s) => other.autocommit && s.kind().is_write(),
                     None => false,
                 }

@@ -2,7 +2,7 @@
 //! so one statement at a time): used to place a statement that saw neither a
 //! row nor its deletion.
 
-use crate::model::{History, Stmt, StmtRef, TestCase};
+use crate::model::{History, StmtRef, TestCase};
 use std::collections::HashMap;
 
 /// Where a statement that did not see a row stood: before the row was
@@ -42,7 +42,7 @@ impl Clock {
             let commit = t
                 .stmts
                 .iter()
-                .position(|s| matches!(s.stmt, Stmt::Commit))
+                .position(|s| s.stmt.kind() == crate::model::StmtKind::Commit)
                 .and_then(pos);
             for (i, s) in t.stmts.iter().enumerate() {
                 let Some(p) = pos(i) else { continue };

@@ -112,6 +112,11 @@ pub fn included(case: &TestCase, history: &History, vsr: &VsrCase) -> BTreeSet<u
             let ok = history.outcome(r).is_some_and(Outcome::ok);
             match &s.stmt {
                 Stmt::Savepoint(name) if ok => savepoints.push((name.clone(), i)),
+                Stmt::Release(name) if ok => {
+                    if let Some(p) = savepoints.iter().rposition(|(n, _)| n == name) {
+                        savepoints.truncate(p);
+                    }
+                }
                 Stmt::RollbackTo(name) if ok => {
                     if let Some(&(_, at)) = savepoints.iter().rev().find(|(n, _)| n == name) {
                         undone.extend(t.stmts[at + 1..i].iter().map(|s| s.op));

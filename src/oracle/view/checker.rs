@@ -14,7 +14,7 @@ use crate::engine::profile::{Conflict, SnapshotPoint};
 use crate::engine::{Engine, EngineError};
 use crate::instrument::{prepare_case, Prepared};
 use crate::model::compare::state_diff;
-use crate::model::{EventKind, History, Stmt, StmtRef, TestCase};
+use crate::model::{EventKind, History, Stmt, StmtKind, StmtRef, TestCase};
 use crate::oracle::Finding;
 use serde_json::json;
 use std::collections::{HashMap, HashSet};
@@ -250,7 +250,12 @@ impl Checker<'_> {
             .is_some_and(crate::model::Outcome::ok);
         let txn = r.txn;
         let writer = Writer::Txn(txn);
-        match &cs.stmt {
+        // `RELEASE` of a transaction's outermost savepoint is its COMMIT.
+        let stmt = match cs.stmt.kind() {
+            StmtKind::Commit => &Stmt::Commit,
+            _ => &cs.stmt,
+        };
+        match stmt {
             Stmt::Begin(_) if self.rule_of(txn).write_lock_at_begin => {
                 self.begin_taking_write_lock(r, pos, ok)
             }
@@ -289,6 +294,14 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
+            Stmt::Release(name) if ok => {
+                if let Some(t) = self.txns.get_mut(&txn) {
+                    if let Some(i) = t.savepoints.iter().rposition(|(n, _)| n == name) {
+                        t.savepoints.truncate(i);
+                    }
+                }
+                Ok(())
+            }
             Stmt::Commit if self.rule_of(txn).keys_checked_at_commit => {
                 self.commit_checking_keys(r, pos)
             }
@@ -315,6 +328,7 @@ impl Checker<'_> {
             Stmt::Begin(_)
             | Stmt::Savepoint(_)
             | Stmt::RollbackTo(_)
+            | Stmt::Release(_)
             | Stmt::Rollback
             | Stmt::SetConstraints(_) => Err(undecided(Undecided::ControlStatementFailed)),
             Stmt::Select(_) | Stmt::Insert(_) | Stmt::Update(_) | Stmt::Delete(_) => {

@@ -98,6 +98,12 @@ fn savepoint_step(stmt: &Stmt, ops: &mut [Op], savepoints: &mut Vec<(String, usi
             savepoints.push((name.clone(), ops.len()));
             false
         }
+        Stmt::Release(name) => {
+            if let Some(p) = savepoints.iter().rposition(|(n, _)| n == name) {
+                savepoints.truncate(p);
+            }
+            false
+        }
         Stmt::RollbackTo(name) => {
             let Some(p) = savepoints.iter().position(|(n, _)| n == name) else {
                 return false;
