@@ -478,6 +478,9 @@ fn format_1_begins_mean_the_engines_first_start_mode() {
 /// write commits; T1 reads row 1 (a deferred transaction's snapshot is
 /// taken at its first read: 20), inserts row 2 under an inner savepoint it
 /// releases, and ends with `RELEASE txn`; T3 then reads the table.
+/// Opens a fresh engine of one kind.
+type Opener = Box<dyn Fn() -> Box<dyn Engine>>;
+
 /// Without `commit_between`, T2 only reads.
 fn outermost_savepoint(commit_between: bool) -> TestCase {
     let t2 = match commit_between {
@@ -516,8 +519,7 @@ fn outermost_savepoint(commit_between: bool) -> TestCase {
 /// had ended with ROLLBACK is not.
 #[test]
 fn an_outermost_savepoint_is_a_deferred_transaction_its_release_commits() {
-    let mut engines: Vec<(&str, Box<dyn Fn() -> Box<dyn Engine>>)> =
-        vec![("sqlite", Box::new(sqlite))];
+    let mut engines: Vec<(&str, Opener)> = vec![("sqlite", Box::new(sqlite))];
     #[cfg(feature = "turso")]
     {
         use txfuzz::engine::turso::TursoEngine;
