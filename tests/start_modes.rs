@@ -519,6 +519,7 @@ fn outermost_savepoint(commit_between: bool) -> TestCase {
 /// had ended with ROLLBACK is not.
 #[test]
 fn an_outermost_savepoint_is_a_deferred_transaction_its_release_commits() {
+    #[cfg_attr(not(feature = "turso"), allow(unused_mut))]
     let mut engines: Vec<(&str, Opener)> = vec![("sqlite", Box::new(sqlite))];
     #[cfg(feature = "turso")]
     {
