@@ -121,3 +121,144 @@ fn writes_that_waited_meet_a_row_inserted_ahead_of_their_scan() {
     let (affected, rows) = write_after_insert_during_wait(&url, "UPDATE t SET v = 9", 3);
     assert_eq!((affected, rows), (2, vec![(2, 9), (3, 9)]));
 }
+
+/// READ UNCOMMITTED with `innodb_snapshot_isolation=ON` (found by txfuzz with
+/// `--setting innodb_snapshot_isolation=ON,OFF`): `t(k, v)` holds `(1, 2)`;
+/// session 1 (READ COMMITTED) changes row 1 to `v = 0` and holds it; session
+/// 2 (READ UNCOMMITTED, `innodb_snapshot_isolation` = `si`) runs
+/// `UPDATE t SET v = 7 WHERE v = 2` in autocommit; session 1 rolls back.
+/// Returns session 2's affected-row count, whether it waited, and row 1's
+/// final `v`.
+fn read_uncommitted_update_of_a_held_row(url: &str, si: &str) -> (u64, bool, i64) {
+    let mut e = common::open(url);
+    let signal = WaitSignal::new();
+    let mut s1 = session(e.as_mut(), WaitSignal::new());
+    let mut s2 = e
+        .open_session(Isolation::ReadUncommitted, signal.clone())
+        .unwrap();
+    let mut admin = session(e.as_mut(), WaitSignal::new());
+    s2.query("SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED")
+        .unwrap();
+    s2.query(&format!("SET SESSION innodb_snapshot_isolation = {si}"))
+        .unwrap();
+    s1.query("CREATE TABLE t (k INT PRIMARY KEY, v INT) ENGINE=InnoDB")
+        .unwrap();
+    s1.query("INSERT INTO t VALUES (1, 2)").unwrap();
+    s1.query("START TRANSACTION").unwrap();
+    s1.query("UPDATE t SET v = 0 WHERE k = 1").unwrap();
+    let waiter =
+        std::thread::spawn(move || s2.query("UPDATE t SET v = 7 WHERE v = 2").unwrap().affected);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while signal.ticks() == 0 && !waiter.is_finished() {
+        assert!(
+            Instant::now() < deadline,
+            "the UPDATE neither waited nor ended"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let waited = signal.ticks() > 0;
+    s1.query("ROLLBACK").unwrap();
+    let affected = waiter.join().unwrap();
+    let v = int(&admin.query("SELECT v FROM t WHERE k = 1").unwrap().rows[0][0]);
+    (affected, waited, v)
+}
+
+/// With `innodb_snapshot_isolation=ON` the READ UNCOMMITTED UPDATE judges
+/// the held row on its uncommitted version (`v = 0`), skips it without
+/// waiting, and after the rollback row 1 still has `v = 2`: the UPDATE
+/// missed a row that matched in every committed state. MariaDB's manual
+/// ("SET TRANSACTION", Semi-Consistent Reads): an UPDATE skips a locked row
+/// "provided the latest committed version of that row does not match the
+/// WHERE condition"; with the variable ON semi-consistent reads "apply to
+/// READ UNCOMMITTED only". Here the latest committed version matches.
+#[test]
+#[should_panic(expected = "the UPDATE skipped a row whose committed version matched")]
+fn a_read_uncommitted_update_with_snapshot_isolation_waits_for_a_matching_row() {
+    let Some(url) = common::mysql_url() else {
+        panic!("the UPDATE skipped a row whose committed version matched (skipped: no server)");
+    };
+    let (affected, waited, v) = read_uncommitted_update_of_a_held_row(&url, "ON");
+    assert_eq!(
+        (affected, v),
+        (1, 7),
+        "the UPDATE skipped a row whose committed version matched (waited: {waited})"
+    );
+}
+
+/// Control: with `innodb_snapshot_isolation=OFF` (10.11's default) the same
+/// UPDATE waits for session 1 and, after its rollback, updates row 1.
+#[test]
+fn a_read_uncommitted_update_without_snapshot_isolation_waits_for_a_matching_row() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    assert_eq!(
+        read_uncommitted_update_of_a_held_row(&url, "OFF"),
+        (1, true, 7)
+    );
+}
+
+/// `innodb_snapshot_isolation=ON`, REPEATABLE READ (found by txfuzz with
+/// `--setting innodb_snapshot_isolation=ON,OFF`): `t(c0 PRIMARY KEY, c1)`
+/// holding `(1, 10), (2, 20)`, with `index` (a covering secondary index, or
+/// none). Session 3 starts `WITH CONSISTENT SNAPSHOT`; session 1 changes
+/// row 2 and holds it; session 3's `SELECT c0, c1 FROM t LOCK IN SHARE MODE`
+/// waits; session 1 commits. Returns session 3's rows, or its error code.
+fn locking_read_after_a_change(url: &str, index: &str) -> Result<Vec<(i64, i64)>, String> {
+    let mut e = common::open(url);
+    let signal = WaitSignal::new();
+    let mut s1 = session(e.as_mut(), WaitSignal::new());
+    let mut s3 = e
+        .open_session(Isolation::RepeatableRead, signal.clone())
+        .unwrap();
+    s3.query("SET SESSION innodb_snapshot_isolation = ON")
+        .unwrap();
+    s1.query(&format!(
+        "CREATE TABLE t (c0 INT NOT NULL PRIMARY KEY, c1 INT NOT NULL{index}) ENGINE=InnoDB"
+    ))
+    .unwrap();
+    s1.query("INSERT INTO t VALUES (1, 10), (2, 20)").unwrap();
+    s3.query("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        .unwrap();
+    s1.query("START TRANSACTION").unwrap();
+    s1.query("UPDATE t SET c1 = 21 WHERE c0 = 2").unwrap();
+    let reader = std::thread::spawn(move || {
+        let r = s3
+            .query("SELECT c0, c1 FROM t LOCK IN SHARE MODE")
+            .map(|r| r.rows.iter().map(|r| (int(&r[0]), int(&r[1]))).collect())
+            .map_err(|e| e.code);
+        let _ = s3.query("ROLLBACK");
+        r
+    });
+    until_waiting(&signal);
+    s1.query("COMMIT").unwrap();
+    reader.join().unwrap()
+}
+
+/// Through the covering index `(c0, c1)` the read returns row 2 at the
+/// version committed after its read view (`(2, 21)`) without an error: with
+/// the variable ON, "a locking read ... of a record not in the read view
+/// fails" (1020), as it does through the primary key (the control).
+#[test]
+#[should_panic(expected = "the locking read returned a row changed since its read view")]
+fn a_snapshot_isolation_locking_read_through_a_secondary_index_fails_after_a_wait() {
+    let Some(url) = common::mysql_url() else {
+        panic!("the locking read returned a row changed since its read view (skipped: no server)");
+    };
+    let r = locking_read_after_a_change(&url, ", KEY i (c0, c1)");
+    assert!(
+        r.as_ref().is_err_and(|code| code.contains("1020")),
+        "the locking read returned a row changed since its read view: {r:?}"
+    );
+}
+
+/// Control: through the primary key (no secondary index) the same read
+/// fails with 1020 (MDEV-39263's fix).
+#[test]
+fn a_snapshot_isolation_locking_read_through_the_primary_key_fails_after_a_wait() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let r = locking_read_after_a_change(&url, "");
+    assert!(r.as_ref().is_err_and(|code| code.contains("1020")), "{r:?}");
+}

@@ -64,6 +64,14 @@ pub enum Trait {
     /// (turso#9243: the null-extended row of the joined table read through
     /// an index).
     LeftJoinIndexCursorPanic,
+    /// The finding's statement is an UPDATE in a session at READ
+    /// UNCOMMITTED that set `innodb_snapshot_isolation=ON` (its
+    /// semi-consistent read judges a held row on the uncommitted version).
+    ReadUncommittedSnapshotIsolationUpdate,
+    /// The finding's statement is a locking read that waited for a lock, in
+    /// a session that set `innodb_snapshot_isolation=ON`, of a table with a
+    /// secondary index or unique key (InnoDB may lock through it).
+    SnapshotIsolationLockingReadAfterWaitOnSecondaryIndex,
 }
 
 /// The transactions a finding's evidence names: graph `transactions`
@@ -272,6 +280,36 @@ pub(super) fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &
         }
         Trait::RowInsertedWhileWaiting => finding_stmt(finding)
             .is_some_and(|by| row_inserted_while_waiting(finding, case, history, by)),
+        Trait::ReadUncommittedSnapshotIsolationUpdate => finding_stmt(finding).is_some_and(|r| {
+            matches!(case.stmt(r).map(|c| &c.stmt), Some(Stmt::Update(_)))
+                && case.level_of(r.txn) == crate::model::Isolation::ReadUncommitted
+                && case
+                    .settings_of(r.txn)
+                    .get("innodb_snapshot_isolation")
+                    .is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1")
+        }),
+        Trait::SnapshotIsolationLockingReadAfterWaitOnSecondaryIndex => finding_stmt(finding)
+            .is_some_and(|r| {
+                let Some(Stmt::Select(q)) = case.stmt(r).map(|c| &c.stmt) else {
+                    return false;
+                };
+                let waited = history
+                    .events
+                    .iter()
+                    .any(|e| e.stmt == r && matches!(e.kind, EventKind::Blocked { .. }));
+                let indexed = q
+                    .from
+                    .iter()
+                    .filter_map(|f| case.schema.table(&f.table))
+                    .any(|t| !t.indexes.is_empty() || !t.uniques.is_empty());
+                q.lock.is_some()
+                    && waited
+                    && indexed
+                    && case
+                        .settings_of(r.txn)
+                        .get("innodb_snapshot_isolation")
+                        .is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1")
+            }),
         Trait::LeftJoinIndexCursorPanic => involved(finding, case).iter().any(|r| {
             let left_join = matches!(
                 case.stmt(*r).map(|c| &c.stmt),

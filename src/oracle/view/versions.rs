@@ -138,6 +138,23 @@ impl VersionStore {
             .find(|v| v.committed_at.is_some())
     }
 
+    /// The latest committed version that changed the row (not one a
+    /// matched but unchanged row got in its updater's name: the engine
+    /// wrote nothing, so the row's latest version is the one before).
+    pub fn latest_committed_change(&self, table: &str, rid: i64) -> Option<&Version> {
+        let chain = self.chain(table, rid);
+        let changed = |i: usize| {
+            i == 0 || {
+                let (prev, v) = (&chain[i - 1], &chain[i]);
+                prev.wl != v.wl || prev.deleted != v.deleted
+            }
+        };
+        (0..chain.len())
+            .rev()
+            .find(|&i| chain[i].committed_at.is_some() && changed(i))
+            .map(|i| &chain[i])
+    }
+
     /// Every version of a row, oldest first.
     pub fn chain(&self, table: &str, rid: i64) -> &[Version] {
         self.rows

@@ -110,10 +110,12 @@ pub(super) fn expect(
                 .store
                 .newest(table, *rid)
                 .is_some_and(|v| v.writer == own && v.committed_at.is_none());
+            // A row another transaction matched without changing keeps
+            // its version: the engine wrote nothing there to conflict with.
             !own_newest
                 && ck
                     .store
-                    .latest_committed(table, *rid)
+                    .latest_committed_change(table, *rid)
                     .is_some_and(|v| v.writer != own && v.committed_at.is_some_and(|c| c >= at))
         });
         if changed && in_txn(ck, r) {
