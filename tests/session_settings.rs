@@ -262,3 +262,43 @@ fn mariadb_a_row_matched_without_change_is_no_snapshot_conflict() {
         assert_eq!(view, (1, 0), "T2 set {value}: {f:#?}");
     }
 }
+
+/// REPEATABLE READ, snapshot isolation ON in T1's session: T1 starts WITH
+/// CONSISTENT SNAPSHOT; T2 changes row 2 in autocommit; T1's
+/// `UPDATE t SET v = 11 WHERE v = 10` matches row 1 only, but scans and
+/// locks row 2 too and fails with 1020. `view` explains the error (a row of
+/// the table changed after T1's read view; which rows a statement locks is
+/// its plan's) and decides the case; without T2's change nobody fails.
+#[test]
+fn mariadb_a_snapshot_conflict_on_a_scanned_row_is_explained() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let case = |t2_writes: bool| {
+        let t2 = match t2_writes {
+            true => set("t", 2, 21),
+            false => select("t", Some(2)),
+        };
+        let mut case = kv_case(
+            &[(1, 10), (2, 20)],
+            vec![
+                committed(vec![set_where_v("t", 10, 11)]),
+                autocommit(vec![t2]),
+            ],
+            "1 2 1 1",
+        );
+        case.isolation = Isolation::RepeatableRead;
+        case.txns[0].stmts[0].stmt = txfuzz::model::Stmt::Begin(txfuzz::model::Begin::with_mode(
+            txfuzz::model::StartMode::ConsistentSnapshot,
+        ));
+        with_si(case, &["ON", "OFF"])
+    };
+    let update = StmtRef { txn: 1, index: 1 };
+    let mut e = common::open(&url);
+    for (t2_writes, error) in [(true, Some(ErrorClass::SnapshotConflict)), (false, None)] {
+        let (h, f, view) = run_counted(e.as_mut(), &case(t2_writes));
+        assert_eq!(error_of(&h, update), error, "{h:#?}");
+        assert!(f.iter().all(|f| !f.is_new_violation()), "{f:#?}");
+        assert_eq!(view, (1, 0), "T2 writes: {t2_writes}: {f:#?}");
+    }
+}

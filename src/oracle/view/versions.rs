@@ -216,6 +216,22 @@ impl VersionStore {
             })
     }
 
+    /// Whether a transaction other than `reader` committed a change of a row
+    /// of `table` at or after `since`.
+    pub fn table_changed_since(&self, table: &str, reader: Writer, since: Pos) -> bool {
+        self.rows.get(table).is_some_and(|rows| {
+            rows.values().any(|chain| {
+                chain.iter().enumerate().any(|(i, v)| {
+                    let changed = i == 0 || {
+                        let prev = &chain[i - 1];
+                        prev.wl != v.wl || prev.deleted != v.deleted
+                    };
+                    changed && v.writer != reader && v.committed_at.is_some_and(|c| c >= since)
+                })
+            })
+        })
+    }
+
     /// Whether `writer` has changed a row it has not committed.
     pub fn has_uncommitted_changes(&self, writer: Writer) -> bool {
         self.changes()

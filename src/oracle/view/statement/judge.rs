@@ -97,6 +97,7 @@ pub(super) fn judge_run(
             if ((was_blocked || waits)
                 && matches!(c, ErrorClass::Deadlock | ErrorClass::LockWaitTimeout))
                 || ck.rule_of(r.txn).aborts_anywhere == Some(c)
+                || (waits && scanned_row_changed(ck, r, c))
             {
                 Ok(())
             } else {
@@ -117,6 +118,32 @@ pub(super) fn judge_run(
             compare_and_apply(ck, r, access, pos, eval, actual)
         }
     }
+}
+
+/// A snapshot conflict (`Conflict::Abort(c)`) the statement may have met on
+/// a row it scanned without matching it: which rows a locking statement
+/// scans and locks is its plan's choice (InnoDB with
+/// `innodb_snapshot_isolation=ON` fails a locking read or write of any
+/// record it locks that changed after the read view), so the error is
+/// explained when another transaction committed a change of a row of a
+/// table the statement reads or writes after the transaction's snapshot.
+fn scanned_row_changed(ck: &Checker, r: StmtRef, c: ErrorClass) -> bool {
+    if ck.rule_of(r.txn).conflict != Conflict::Abort(c) {
+        return false;
+    }
+    let Some(at) = ck
+        .txns
+        .get(&r.txn)
+        .and_then(|t| t.snapshot.or(t.tentative_snapshot))
+    else {
+        return false;
+    };
+    let Some(cs) = ck.case.stmt(r) else {
+        return false;
+    };
+    crate::model::walk::tables(&cs.stmt)
+        .iter()
+        .any(|t| ck.store.table_changed_since(t, Writer::Txn(r.txn), at))
 }
 
 /// Whether error `c` is the one the statement gives on its own view (as
