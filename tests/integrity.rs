@@ -568,3 +568,32 @@ fn postgres_repeatable_read_reads_its_own_insert_next_to_a_deleted_snapshot_row(
     let Some(url) = common::pg_url() else { return };
     own_insert_over_snapshot(common::open(&url), Isolation::RepeatableRead);
 }
+
+/// PostgreSQL SERIALIZABLE: T1 reads the children, inserts one with
+/// `u = 5`, which a READ COMMITTED session deleted meanwhile, and reads them
+/// again: its snapshot's row next to its own share `u = 5`. T1 then rolls
+/// back. SSI protects serializable transactions from each other only, and
+/// a transaction's reads count only once it has committed (13.2.3): the
+/// read is permitted by `reads_valid_after_commit`; the same finding of a
+/// transaction that committed is not (the permission is its reader's).
+#[test]
+fn postgres_serializable_reads_count_only_once_committed() {
+    let Some(url) = common::pg_url() else { return };
+    let mut case = own_insert_over_deleted_snapshot_row(Isolation::Serializable);
+    case.txns[1].isolation = Some(Isolation::ReadCommitted);
+    let t1 = &mut case.txns[0].stmts;
+    let last = t1.len() - 1;
+    t1[last].stmt = txfuzz::model::Stmt::Rollback;
+    let mut e = common::open(&url);
+    let (h, f) = run(e.as_mut(), &case);
+    let read = h.outcome(StmtRef { txn: 1, index: 3 });
+    assert_eq!(read.map(|o| o.rows.len()), Some(2), "{h:#?}");
+    assert_eq!(f.len(), 1, "{f:#?}");
+    let by = f[0].permitted_by.as_ref().expect("permitted");
+    assert_eq!(by.fact, "reads_valid_after_commit[serializable]");
+    let mut committed = f.clone();
+    committed[0].claim =
+        Some(txfuzz::oracle::verdict::Claim::OwnWritesOverSnapshot { committed: true });
+    txfuzz::oracle::verdict::apply(&mut committed, e.profile(), Isolation::Serializable);
+    assert_eq!(committed[0].verdict, txfuzz::oracle::Verdict::Violation);
+}

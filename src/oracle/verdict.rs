@@ -42,8 +42,14 @@ pub enum Claim {
     /// (row-by-row unique checks), on the rows that UPDATE wrote.
     UniqueCheckOrder,
     /// A read of a transaction that wrote the table returned rows breaking a
-    /// unique key: its snapshot next to its own writes.
-    OwnWritesOverSnapshot,
+    /// unique key: its snapshot next to its own writes. `committed`: whether
+    /// the reading transaction then committed (where the engine vouches for
+    /// a transaction's reads only once it has committed, one that did not
+    /// commit is permitted by `reads_valid_after_commit`).
+    OwnWritesOverSnapshot {
+        #[serde(default = "yes")]
+        committed: bool,
+    },
     /// A read that returned rows breaking a constraint included a row
     /// version another transaction had not committed (a dirty read).
     UncommittedRead,
@@ -51,6 +57,10 @@ pub enum Claim {
     /// rows only this way of judging them explains (profile
     /// `Rule::resumed_scan`).
     ResumedScan { rule: ScanRule },
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The profile fact that permits a finding, with its source.
@@ -106,7 +116,7 @@ pub fn permit(profile: &EngineProfile, level: Isolation, claim: Claim) -> Option
                 doc: s.doc.into(),
                 test: s.test.into(),
             }),
-        Claim::OwnWritesOverSnapshot => profile
+        Claim::OwnWritesOverSnapshot { committed } => profile
             .own_writes_over_snapshot
             .as_ref()
             .filter(|p| p.levels.contains(&level))
@@ -114,6 +124,17 @@ pub fn permit(profile: &EngineProfile, level: Isolation, claim: Claim) -> Option
                 fact: format!("own_writes_over_snapshot[{level}]"),
                 doc: p.source.doc.into(),
                 test: p.source.test.into(),
+            })
+            .or_else(|| {
+                profile
+                    .reads_valid_after_commit
+                    .as_ref()
+                    .filter(|p| !committed && p.levels.contains(&level))
+                    .map(|p| Permit {
+                        fact: format!("reads_valid_after_commit[{level}]"),
+                        doc: p.source.doc.into(),
+                        test: p.source.test.into(),
+                    })
             }),
     }
 }

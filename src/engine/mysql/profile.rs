@@ -240,6 +240,7 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
                 test: "tests/integrity.rs::mariadb_repeatable_read_reads_its_own_insert_next_to_a_deleted_snapshot_row",
             },
         }),
+        reads_valid_after_commit: None,
         lock_waits: true,
         session_settings: Some(SessionSettings {
             allowed: SESSION_SETTINGS,

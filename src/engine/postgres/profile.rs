@@ -156,6 +156,13 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
                 test: "tests/integrity.rs::postgres_repeatable_read_reads_its_own_insert_next_to_a_deleted_snapshot_row",
             },
         }),
+        reads_valid_after_commit: Some(LevelsPermission {
+            levels: vec![Isolation::Serializable],
+            source: Source {
+                doc: "PostgreSQL 15 manual 13.2.3 \"Serializable Isolation Level\" (https://www.postgresql.org/docs/15/transaction-iso.html): \"any reads of permanent user tables are not considered valid until the transaction which read them has successfully committed. This is true even for read-only transactions, except that data read within a deferrable read-only transaction is known to be valid as soon as it has been read\"",
+                test: "tests/integrity.rs::postgres_serializable_reads_count_only_once_committed",
+            },
+        }),
         lock_waits: true,
         session_settings: None,
     }

@@ -168,6 +168,11 @@ pub struct EngineProfile {
     /// unique key (a state no committed state ever was; the `integrity`
     /// oracle's `unique` read finding).
     pub own_writes_over_snapshot: Option<LevelsPermission>,
+    /// Permission: the engine vouches for a transaction's reads at these
+    /// levels only once it has committed (PostgreSQL SERIALIZABLE), so a
+    /// read of one that did not commit may show a state no serial order
+    /// gives (claimed by `integrity`'s read findings).
+    pub reads_valid_after_commit: Option<LevelsPermission>,
     /// Permission: a read that includes row versions other transactions
     /// have not committed (READ UNCOMMITTED) may show a state that breaks a
     /// constraint (another statement's partial work).
@@ -344,6 +349,9 @@ impl EngineProfile {
         }
         if let Some(p) = &self.own_writes_over_snapshot {
             out.push(("own_writes_over_snapshot".into(), p.source));
+        }
+        if let Some(p) = &self.reads_valid_after_commit {
+            out.push(("reads_valid_after_commit".into(), p.source));
         }
         if let Some(p) = &self.uncommitted_reads_inconsistent {
             out.push(("uncommitted_reads_inconsistent".into(), p.source));

@@ -84,6 +84,7 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
         unique_nulls_distinct: true,
         uncommitted_reads_inconsistent: None,
         own_writes_over_snapshot: None,
+        reads_valid_after_commit: None,
         lock_waits: true,
         session_settings: None,
     }

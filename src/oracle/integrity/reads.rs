@@ -63,7 +63,9 @@ pub(super) fn duplicates(
             if dirty {
                 b.claim = Some(Claim::UncommittedRead);
             } else if own_writes {
-                b.claim = Some(Claim::OwnWritesOverSnapshot);
+                let committed =
+                    history.txn_end(o.stmt.txn) == Some(crate::model::TxnEnd::Committed);
+                b.claim = Some(Claim::OwnWritesOverSnapshot { committed });
             }
             out.push(b);
         }
