@@ -572,10 +572,9 @@ fn postgres_repeatable_read_reads_its_own_insert_next_to_a_deleted_snapshot_row(
 /// PostgreSQL SERIALIZABLE: T1 reads the children, inserts one with
 /// `u = 5`, which a READ COMMITTED session deleted meanwhile, and reads them
 /// again: its snapshot's row next to its own share `u = 5`. T1 then rolls
-/// back. SSI protects serializable transactions from each other only, and
-/// a transaction's reads count only once it has committed (13.2.3): the
-/// read is permitted by `reads_valid_after_commit`; the same finding of a
-/// transaction that committed is not (the permission is its reader's).
+/// back: a transaction's reads count only once it has committed (13.2.3),
+/// so the read is permitted by `reads_valid_after_commit`; the same finding
+/// of a transaction that committed, beside no weaker writer, is not.
 #[test]
 fn postgres_serializable_reads_count_only_once_committed() {
     let Some(url) = common::pg_url() else { return };
@@ -592,8 +591,43 @@ fn postgres_serializable_reads_count_only_once_committed() {
     let by = f[0].permitted_by.as_ref().expect("permitted");
     assert_eq!(by.fact, "reads_valid_after_commit[serializable]");
     let mut committed = f.clone();
-    committed[0].claim =
-        Some(txfuzz::oracle::verdict::Claim::OwnWritesOverSnapshot { committed: true });
+    committed[0].claim = Some(txfuzz::oracle::verdict::Claim::OwnWritesOverSnapshot {
+        committed: true,
+        beside_weaker_writer: false,
+    });
     txfuzz::oracle::verdict::apply(&mut committed, e.profile(), Isolation::Serializable);
     assert_eq!(committed[0].verdict, txfuzz::oracle::Verdict::Violation);
+}
+
+/// PostgreSQL SERIALIZABLE: the same schedule with T1 committing. With the
+/// deleter at READ COMMITTED PostgreSQL lets T1 commit (its guarantee covers
+/// serializable transactions among themselves), and the read is permitted
+/// by `guarantee_among_own_level_only`; with both SERIALIZABLE, T1's INSERT
+/// fails with 40001 instead and there is no read to judge.
+#[test]
+fn postgres_serializable_reads_beside_a_weaker_writer_are_not_covered() {
+    let Some(url) = common::pg_url() else { return };
+    let mut e = common::open(&url);
+    let mut case = own_insert_over_deleted_snapshot_row(Isolation::Serializable);
+    case.txns[1].isolation = Some(Isolation::ReadCommitted);
+    let (h, f) = run(e.as_mut(), &case);
+    assert_eq!(
+        h.txn_end(1),
+        Some(txfuzz::model::TxnEnd::Committed),
+        "{h:#?}"
+    );
+    assert_eq!(f.len(), 1, "{f:#?}");
+    let by = f[0].permitted_by.as_ref().expect("permitted");
+    assert_eq!(by.fact, "guarantee_among_own_level_only[serializable]");
+    let (h, f) = run(
+        e.as_mut(),
+        &own_insert_over_deleted_snapshot_row(Isolation::Serializable),
+    );
+    let insert = h.outcome(StmtRef { txn: 1, index: 2 }).unwrap();
+    assert_eq!(
+        insert.error.as_ref().map(|e| e.class),
+        Some(ErrorClass::SerializationFailure),
+        "{h:#?}"
+    );
+    assert!(f.is_empty(), "{f:#?}");
 }

@@ -49,6 +49,11 @@ pub enum Claim {
     OwnWritesOverSnapshot {
         #[serde(default = "yes")]
         committed: bool,
+        /// A transaction at a weaker level than the reader's committed a
+        /// write of the table while the reader ran (PostgreSQL vouches for
+        /// serializable transactions among themselves only).
+        #[serde(default)]
+        beside_weaker_writer: bool,
     },
     /// A read that returned rows breaking a constraint included a row
     /// version another transaction had not committed (a dirty read).
@@ -116,7 +121,10 @@ pub fn permit(profile: &EngineProfile, level: Isolation, claim: Claim) -> Option
                 doc: s.doc.into(),
                 test: s.test.into(),
             }),
-        Claim::OwnWritesOverSnapshot { committed } => profile
+        Claim::OwnWritesOverSnapshot {
+            committed,
+            beside_weaker_writer,
+        } => profile
             .own_writes_over_snapshot
             .as_ref()
             .filter(|p| p.levels.contains(&level))
@@ -132,6 +140,17 @@ pub fn permit(profile: &EngineProfile, level: Isolation, claim: Claim) -> Option
                     .filter(|p| !committed && p.levels.contains(&level))
                     .map(|p| Permit {
                         fact: format!("reads_valid_after_commit[{level}]"),
+                        doc: p.source.doc.into(),
+                        test: p.source.test.into(),
+                    })
+            })
+            .or_else(|| {
+                profile
+                    .guarantee_among_own_level_only
+                    .as_ref()
+                    .filter(|p| beside_weaker_writer && p.levels.contains(&level))
+                    .map(|p| Permit {
+                        fact: format!("guarantee_among_own_level_only[{level}]"),
                         doc: p.source.doc.into(),
                         test: p.source.test.into(),
                     })

@@ -241,6 +241,7 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
             },
         }),
         reads_valid_after_commit: None,
+        guarantee_among_own_level_only: None,
         lock_waits: true,
         session_settings: Some(SessionSettings {
             allowed: SESSION_SETTINGS,

@@ -163,6 +163,13 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
                 test: "tests/integrity.rs::postgres_serializable_reads_count_only_once_committed",
             },
         }),
+        guarantee_among_own_level_only: Some(LevelsPermission {
+            levels: vec![Isolation::Serializable],
+            source: Source {
+                doc: "PostgreSQL 15 manual 13.2.3 \"Serializable Isolation Level\" (https://www.postgresql.org/docs/15/transaction-iso.html): \"The guarantee that any set of successfully committed concurrent Serializable transactions will have the same effect as if they were run one at a time\" (the monitoring covers reads and writes \"among concurrent serializable transactions\"; a concurrent transaction at a weaker level is outside it)",
+                test: "tests/integrity.rs::postgres_serializable_reads_beside_a_weaker_writer_are_not_covered",
+            },
+        }),
         lock_waits: true,
         session_settings: None,
     }

@@ -173,6 +173,11 @@ pub struct EngineProfile {
     /// read of one that did not commit may show a state no serial order
     /// gives (claimed by `integrity`'s read findings).
     pub reads_valid_after_commit: Option<LevelsPermission>,
+    /// Permission: at these levels the engine's guarantee covers the
+    /// transactions at the level among themselves only (PostgreSQL
+    /// SERIALIZABLE), so a read beside a concurrent write of a transaction
+    /// at a weaker level may show a state no serial order gives.
+    pub guarantee_among_own_level_only: Option<LevelsPermission>,
     /// Permission: a read that includes row versions other transactions
     /// have not committed (READ UNCOMMITTED) may show a state that breaks a
     /// constraint (another statement's partial work).
@@ -352,6 +357,9 @@ impl EngineProfile {
         }
         if let Some(p) = &self.reads_valid_after_commit {
             out.push(("reads_valid_after_commit".into(), p.source));
+        }
+        if let Some(p) = &self.guarantee_among_own_level_only {
+            out.push(("guarantee_among_own_level_only".into(), p.source));
         }
         if let Some(p) = &self.uncommitted_reads_inconsistent {
             out.push(("uncommitted_reads_inconsistent".into(), p.source));

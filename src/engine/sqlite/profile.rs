@@ -85,6 +85,7 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
         uncommitted_reads_inconsistent: None,
         own_writes_over_snapshot: None,
         reads_valid_after_commit: None,
+        guarantee_among_own_level_only: None,
         lock_waits: true,
         session_settings: None,
     }

@@ -49,7 +49,11 @@ pub(super) fn duplicates(
             continue;
         }
         let state = StateRef::Read { stmt: o.stmt };
-        let dirty = commits.read_uncommitted(o.stmt, &table.name, &o.outcome, prov);
+        // Only READ UNCOMMITTED reads rows other transactions have not
+        // committed (the unobserved-read fallback of `read_uncommitted`
+        // would otherwise claim it at any level).
+        let dirty = case.level_of(o.stmt.txn) == crate::model::Isolation::ReadUncommitted
+            && commits.read_uncommitted(o.stmt, &table.name, &o.outcome, prov);
         if let Some(mut b) = same_row_twice(table, &o.outcome, prov, &state) {
             if dirty {
                 b.claim = Some(Claim::UncommittedRead);
@@ -65,7 +69,12 @@ pub(super) fn duplicates(
             } else if own_writes {
                 let committed =
                     history.txn_end(o.stmt.txn) == Some(crate::model::TxnEnd::Committed);
-                b.claim = Some(Claim::OwnWritesOverSnapshot { committed });
+                let beside_weaker_writer =
+                    commits.weaker_writer_during(case, prov, o.stmt, &table.name);
+                b.claim = Some(Claim::OwnWritesOverSnapshot {
+                    committed,
+                    beside_weaker_writer,
+                });
             }
             out.push(b);
         }
@@ -108,6 +117,43 @@ impl Commits {
             submitted,
             committed,
         }
+    }
+
+    /// Whether a transaction at a weaker level than read `r`'s committed a
+    /// successful write of `table` after `r`'s transaction started and
+    /// before `r` completed.
+    fn weaker_writer_during(
+        &self,
+        case: &TestCase,
+        prov: &Provenance,
+        r: StmtRef,
+        table: &str,
+    ) -> bool {
+        let start = self.submitted.get(&StmtRef {
+            txn: r.txn,
+            index: 0,
+        });
+        let (Some(&start), Some(&at)) = (start, self.completed.get(&r)) else {
+            return false;
+        };
+        let level = case.level_of(r.txn);
+        self.completed.keys().any(|&by| {
+            let commit = if prov.autocommit(by.txn) {
+                self.completed.get(&by)
+            } else {
+                self.committed.get(&by.txn)
+            };
+            by.txn != r.txn
+                && case.level_of(by.txn) < level
+                && commit.is_some_and(|&c| c > start && c < at)
+                && prov.stmt(by).is_some_and(|s| {
+                    s.kind().is_write()
+                        && walk::outer_tables(s)
+                            .into_iter()
+                            .chain(walk::cascade_targets(s, &case.schema))
+                            .any(|t| t == table)
+                })
+        })
     }
 
     /// Whether read `r` of `table` returned a row version whose writer,

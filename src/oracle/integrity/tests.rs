@@ -299,14 +299,16 @@ fn a_duplicate_key_read_after_an_own_write_claims_the_snapshot_mix() {
     );
 }
 
-/// A duplicate-key read whose row versions were not observed: it claims a
-/// dirty read when another transaction had a write of the table submitted
-/// and not committed when the read completed, and nothing otherwise.
+/// A duplicate-key read whose row versions were not observed: at READ
+/// UNCOMMITTED it claims a dirty read when another transaction had a write
+/// of the table submitted and not committed when the read completed, and
+/// nothing otherwise; at a level that reads no uncommitted rows, nothing.
 #[test]
 fn an_unobserved_read_next_to_an_open_writer_claims_a_dirty_read() {
     use crate::model::{Event, EventKind};
     use crate::oracle::verdict::Claim;
     let (mut case, mut h) = read_history(vec![vec![i(1), i(1), N], vec![i(1), i(2), N]], vec![]);
+    case.isolation = crate::model::Isolation::ReadUncommitted;
     h.outcomes[0].outcome.reads_complete = false;
     case.txns.push(crate::model::Txn {
         id: 2,
@@ -349,6 +351,10 @@ fn an_unobserved_read_next_to_an_open_writer_claims_a_dirty_read() {
     ];
     let f = check(None, rules(), &case, &h).findings;
     assert_eq!(f[0].claim, Some(Claim::UncommittedRead), "{f:#?}");
+    let mut serializable = case.clone();
+    serializable.isolation = crate::model::Isolation::Serializable;
+    let f = check(None, rules(), &serializable, &h).findings;
+    assert_eq!(f[0].claim, None, "{f:#?}");
     // The insert submitted after the read: no writer was open.
     h.events = vec![
         ev(2, 0, EventKind::Submitted),
