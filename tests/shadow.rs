@@ -346,3 +346,63 @@ fn assert_undecided_covering_read(fixture: &str) {
     };
     fixture_is_undecided(&url, fixture, "covering-index-read");
 }
+
+/// SQLite (and turso) write nothing for a row whose record stays the same:
+/// T3 reads in a deferred transaction, T1's autocommit upsert matches row 1
+/// and sets `v` to the value it has, T3 writes. The upsert changed nothing,
+/// so T3's snapshot is still current and its write succeeds, in the plain
+/// run and in the instrumented one (whose update arm appends to `wl` only
+/// where a value changes; an unconditional append made the arm a write and
+/// T3's write fail with BUSY_SNAPSHOT in the judged run only: found by the
+/// 20-minute SQLite campaign of issue 33). With a changing arm, T3's write
+/// fails in both runs.
+#[test]
+fn a_noop_upsert_arm_stays_a_noop_in_the_judged_run() {
+    let upsert = |v: i64| {
+        txfuzz::model::Stmt::Insert(txfuzz::model::Insert {
+            table: "t".into(),
+            columns: vec!["k".into(), "v".into()],
+            rows: vec![vec![
+                txfuzz::model::Expr::Lit(txfuzz::model::Value::Int(1)),
+                txfuzz::model::Expr::Lit(txfuzz::model::Value::Int(99)),
+            ]],
+            rids: vec![100],
+            select: None,
+            on_conflict: txfuzz::model::OnConflict::Update {
+                target: vec!["k".into()],
+                assignments: vec![txfuzz::model::Assignment {
+                    column: "v".into(),
+                    value: txfuzz::model::Expr::Lit(txfuzz::model::Value::Int(v)),
+                }],
+            },
+        })
+    };
+    let case = |v: i64| {
+        kv_case(
+            &[(1, 10)],
+            vec![
+                autocommit(vec![upsert(v)]),
+                committed(vec![select("t", Some(1)), insert("t", 101, 2, 5)]),
+            ],
+            "2 2 1 2 2",
+        )
+    };
+    let write = StmtRef { txn: 2, index: 2 };
+    let mut engines: Vec<Box<dyn Engine>> = vec![Box::new(
+        txfuzz::engine::sqlite::SqliteEngine::open(None).unwrap(),
+    )];
+    #[cfg(feature = "turso")]
+    engines.push(Box::new(
+        txfuzz::engine::turso::TursoEngine::open(None, false).unwrap(),
+    ));
+    for mut e in engines {
+        let name = e.info().name.clone();
+        let (h, f, mut stats) = shadowed(e.as_mut(), &case(10));
+        assert!(f.is_empty(), "{name}: {f:#?}");
+        assert_eq!(stats.oracle("fidelity").checked, 1, "{name}");
+        assert!(h.outcome(write).unwrap().ok(), "{name}: {h:#?}");
+        let (h, f, _) = shadowed(e.as_mut(), &case(11));
+        assert!(f.is_empty(), "{name}: {f:#?}");
+        assert!(!h.outcome(write).unwrap().ok(), "{name}: {h:#?}");
+    }
+}

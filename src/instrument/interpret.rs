@@ -192,8 +192,10 @@ fn written_rows(p: &Prepared, out: &mut Outcome, rows: Vec<Vec<Value>>, table: &
             }
         };
         // Matched but unchanged: `wl` is appended to only where a
-        // value changes (`UpdateCapture::ReturningWhereChanged`).
-        if p.kind == StmtKind::Update && w.last() != p.op {
+        // value changes (`UpdateCapture::ReturningWhereChanged`, and an
+        // upsert's update arm in SQLite's dialect); every row an INSERT
+        // writes ends with its op.
+        if matches!(p.kind, StmtKind::Update | StmtKind::Insert) && w.last() != p.op {
             out.unchanged.push(RowVersion {
                 table: table.to_string(),
                 rid: r,

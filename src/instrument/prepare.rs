@@ -207,8 +207,12 @@ impl Prepared {
     fn for_target(mut self, target: Target) -> Prepared {
         match target.update_capture {
             UpdateCapture::Returning => return self,
-            UpdateCapture::ReturningWhereChanged => return self.append_where_changed(),
-            UpdateCapture::SessionFunction => return self.sqlite_update_capture(),
+            UpdateCapture::ReturningWhereChanged => {
+                return self.append_where_changed().upsert_arm_where_changed()
+            }
+            UpdateCapture::SessionFunction => {
+                return self.sqlite_update_capture().upsert_arm_where_changed()
+            }
             UpdateCapture::UserVariable => {}
         }
         let upsert = matches!(&self.ir, Stmt::Insert(i) if matches!(i.on_conflict, OnConflict::Update { .. }));
@@ -311,6 +315,51 @@ impl Prepared {
             })
             .collect();
         Some(same.join(" AND "))
+    }
+
+    /// SQLite's dialect (SQLite, turso): the update arm of an upsert
+    /// (`ON CONFLICT ... DO UPDATE`) appends to `wl` only where an assigned
+    /// column changes, as an UPDATE does: SQLite writes nothing for a row
+    /// whose record stays the same, so an unconditional append would turn a
+    /// no-op arm into a write (and its commit into one that makes other
+    /// snapshots stale). The arm's SET expressions all see the existing row.
+    fn upsert_arm_where_changed(mut self) -> Prepared {
+        let Stmt::Insert(Insert {
+            table,
+            on_conflict: OnConflict::Update { assignments, .. },
+            ..
+        }) = &self.ir
+        else {
+            return self;
+        };
+        if assignments.is_empty() {
+            return self;
+        }
+        let append = sql::render_expr(Dialect::Sqlite, &append_op(Some(table), self.op).value);
+        let marker = format!("{WL} = {append}");
+        let same: Vec<String> = assignments
+            .iter()
+            .map(|a| {
+                format!(
+                    "({} IS {})",
+                    a.column,
+                    sql::render_expr(Dialect::Sqlite, &a.value)
+                )
+            })
+            .collect();
+        if let Some(at) = self.sql.rfind(&marker) {
+            let conditional = format!(
+                "{WL} = CASE WHEN {} THEN {table}.{WL} ELSE {append} END",
+                same.join(" AND ")
+            );
+            self.sql = format!(
+                "{}{}{}",
+                &self.sql[..at],
+                conditional,
+                &self.sql[at + marker.len()..]
+            );
+        }
+        self
     }
 
     /// [`UpdateCapture::ReturningWhereChanged`]: the UPDATE's `wl` assignment
