@@ -614,3 +614,67 @@ fn a_left_join_with_exists_on_the_null_extended_row_does_not_panic() {
 fn an_inner_join_with_exists_on_the_joined_rowid_runs() {
     assert!(exists_on_the_joined_rowid("JOIN").is_empty());
 }
+
+/// turso 0.8.3, default mode (found by the 20-minute turso campaign of issue
+/// 33, `integrity:foreign-key`, reduced by `txfuzz reduce`): `t1.c1`
+/// references `t0.c0`; children of parents 9 (two) and 1 (one). `REPLACE
+/// INTO t0 VALUES (9, 6.25)` deletes parent 9 (same key) and parent 1 (same
+/// UNIQUE `c1`) and inserts 9 again: parent 1's child is orphaned, so
+/// SQLite refuses the statement ("FOREIGN KEY constraint failed"). With an
+/// index on the child column, turso runs it and leaves the orphan.
+fn replace_orphaning_a_child(index: bool) -> Result<(u64, Value), turso::Error> {
+    let dir = tempfile::tempdir().unwrap();
+    block(async {
+        let db = empty_database(&dir).await;
+        let c = db.connect().unwrap();
+        exec(&c, "PRAGMA foreign_keys = ON").await;
+        exec(
+            &c,
+            "CREATE TABLE t0 (c0 BIGINT NOT NULL PRIMARY KEY, c1 DECIMAL(10,2) UNIQUE)",
+        )
+        .await;
+        exec(&c, "INSERT INTO t0 VALUES (1, 6.25), (9, NULL)").await;
+        exec(
+            &c,
+            "CREATE TABLE t1 (c0 INTEGER NOT NULL PRIMARY KEY, c1 BIGINT REFERENCES t0 (c0))",
+        )
+        .await;
+        if index {
+            exec(&c, "CREATE INDEX i_t1_0 ON t1 (c1)").await;
+        }
+        exec(&c, "INSERT INTO t1 VALUES (14, 9), (-1, 9), (19, 1)").await;
+        let n = c
+            .execute("REPLACE INTO t0 (c0, c1) VALUES (9, 6.25)", ())
+            .await?;
+        Ok((
+            n,
+            one_value(
+                &c,
+                "SELECT count(*) FROM t1 WHERE c1 NOT IN (SELECT c0 FROM t0)",
+            )
+            .await,
+        ))
+    })
+}
+
+#[test]
+#[should_panic(expected = "the REPLACE orphaned a child")]
+fn a_replace_that_orphans_an_indexed_child_is_refused() {
+    let r = replace_orphaning_a_child(true);
+    assert!(
+        r.as_ref()
+            .is_err_and(|e| e.to_string().contains("FOREIGN KEY constraint failed")),
+        "the REPLACE orphaned a child: {r:?}"
+    );
+}
+
+/// Control: without the index turso refuses the same REPLACE.
+#[test]
+fn a_replace_that_orphans_an_unindexed_child_is_refused() {
+    let r = replace_orphaning_a_child(false);
+    assert!(
+        r.as_ref()
+            .is_err_and(|e| e.to_string().contains("FOREIGN KEY constraint failed")),
+        "{r:?}"
+    );
+}

@@ -72,6 +72,10 @@ pub enum Trait {
     /// a session that set `innodb_snapshot_isolation=ON`, of a table with a
     /// secondary index or unique key (InnoDB may lock through it).
     SnapshotIsolationLockingReadAfterWaitOnSecondaryIndex,
+    /// A successful REPLACE into the parent table of a foreign key whose
+    /// child column has an index of its own (turso: the REPLACE's parent
+    /// deletes then miss the children found through that index).
+    ReplaceIntoParentOfIndexedChildKey,
 }
 
 /// The transactions a finding's evidence names: graph `transactions`
@@ -229,6 +233,28 @@ fn deferred_key_parent_deleted_and_reinserted(case: &TestCase, history: &History
     false
 }
 
+/// Whether a successful REPLACE went into the parent table of a foreign key
+/// whose (single) child column leads an index of the child table.
+fn replace_into_parent_of_indexed_child_key(case: &TestCase, history: &History) -> bool {
+    let indexed_parents: BTreeSet<&str> = case
+        .schema
+        .tables
+        .iter()
+        .flat_map(|t| {
+            t.foreign_keys.iter().filter(move |fk| {
+                t.indexes
+                    .iter()
+                    .any(|i| i.columns.first() == fk.columns.first())
+            })
+        })
+        .map(|fk| fk.ref_table.as_str())
+        .collect();
+    succeeded(case, history).any(|(_, stmt)| {
+        matches!(stmt, Stmt::Insert(i)
+            if i.on_conflict == OnConflict::Replace && indexed_parents.contains(i.table.as_str()))
+    })
+}
+
 /// Whether `finding` of `case` (with `history`) has trait `t`.
 pub(super) fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) -> bool {
     match t {
@@ -310,6 +336,9 @@ pub(super) fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &
                         .get("innodb_snapshot_isolation")
                         .is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1")
             }),
+        Trait::ReplaceIntoParentOfIndexedChildKey => {
+            replace_into_parent_of_indexed_child_key(case, history)
+        }
         Trait::LeftJoinIndexCursorPanic => involved(finding, case).iter().any(|r| {
             let left_join = matches!(
                 case.stmt(*r).map(|c| &c.stmt),
