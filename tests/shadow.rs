@@ -388,6 +388,7 @@ fn a_noop_upsert_arm_stays_a_noop_in_the_judged_run() {
         )
     };
     let write = StmtRef { txn: 2, index: 2 };
+    #[cfg_attr(not(feature = "turso"), allow(unused_mut))]
     let mut engines: Vec<Box<dyn Engine>> = vec![Box::new(
         txfuzz::engine::sqlite::SqliteEngine::open(None).unwrap(),
     )];
