@@ -195,7 +195,15 @@ fn written_rows(p: &Prepared, out: &mut Outcome, rows: Vec<Vec<Value>>, table: &
         // value changes (`UpdateCapture::ReturningWhereChanged`, and an
         // upsert's update arm in SQLite's dialect); every row an INSERT
         // writes ends with its op.
-        if matches!(p.kind, StmtKind::Update | StmtKind::Insert) && w.last() != p.op {
+        // An upsert whose update arm meets a row it already wrote in this
+        // statement and leaves it as it is returns the row again at the
+        // same version: matched, unchanged.
+        let again = p.kind == StmtKind::Insert
+            && out
+                .writes
+                .iter()
+                .any(|x| x.rid == r && x.table == table && x.after.as_ref() == Some(&w));
+        if again || (matches!(p.kind, StmtKind::Update | StmtKind::Insert) && w.last() != p.op) {
             out.unchanged.push(RowVersion {
                 table: table.to_string(),
                 rid: r,
@@ -284,6 +292,43 @@ mod tests {
         };
         let cs = CaseStmt { op: 9, stmt };
         prepare(d, &schema, StmtRef { txn: 1, index: 0 }, &cs)
+    }
+
+    /// SQLite's dialect: an upsert's update arm appends to `wl` only where a
+    /// value changes, so a row it meets again in the same statement and
+    /// leaves as it is comes back at the version the statement wrote, and
+    /// a row it leaves as it was comes back at its old version: both
+    /// matched, unchanged; only the first touch is a write.
+    #[test]
+    fn an_upsert_arm_that_changes_nothing_is_no_write() {
+        use crate::model::{Assignment, Expr};
+        let upsert = with_conflict(
+            insert("t", 7, 1, 5),
+            OnConflict::Update {
+                target: vec!["k".into()],
+                assignments: vec![Assignment {
+                    column: "v".into(),
+                    value: Expr::Lit(Value::Int(5)),
+                }],
+            },
+        );
+        let p = prepared(Dialect::Sqlite, upsert);
+        assert!(
+            p.sql.contains("CASE WHEN (v IS 5) THEN t.wl ELSE"),
+            "{}",
+            p.sql
+        );
+        let row = |rid: i64, wl: &str| vec![Value::Int(rid), Value::Text(wl.into())];
+        let out = interpret_result(
+            &p,
+            vec![row(3, "0,9"), row(3, "0,9"), row(4, "0,2")],
+            3,
+            Capture::None,
+        );
+        assert_eq!(out.writes.len(), 1, "{out:?}");
+        assert_eq!(out.writes[0].rid, 3);
+        let unchanged: Vec<i64> = out.unchanged.iter().map(|u| u.rid).collect();
+        assert_eq!(unchanged, vec![3, 4], "{out:?}");
     }
 
     fn with_conflict(mut stmt: Stmt, c: OnConflict) -> Stmt {
