@@ -165,7 +165,7 @@ fn injected_fault_is_found_stored_and_replayed() {
         .filter_map(|f| f.as_str())
         .filter(|f| f.contains("-wss-"))
         .map(Path::new)
-        .find(|f| !has_concurrent_waiters(f))
+        .find(|f| !has_serving_race(f))
         .unwrap();
     assert!(first.exists());
     assert!(first.with_extension("sql").exists());
@@ -180,27 +180,13 @@ fn injected_fault_is_found_stored_and_replayed() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("reproduced:"));
 }
 
-/// Whether the finding's recorded history has two statements waiting at once.
-fn has_concurrent_waiters(finding: &Path) -> bool {
+/// Whether the finding's recorded history has a serving race (two
+/// statements waiting at once, or resumed together).
+fn has_serving_race(finding: &Path) -> bool {
     let rec: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(finding).unwrap()).unwrap();
-    let mut waiting = std::collections::BTreeSet::new();
-    for e in rec["history"]["events"].as_array().unwrap() {
-        let stmt = e["stmt"].to_string();
-        match e["kind"].as_str().unwrap() {
-            "blocked" => {
-                waiting.insert(stmt);
-                if waiting.len() >= 2 {
-                    return true;
-                }
-            }
-            "completed" | "timed_out" | "aborted" => {
-                waiting.remove(&stmt);
-            }
-            _ => {}
-        }
-    }
-    false
+    let h: txfuzz::model::History = serde_json::from_value(rec["history"].clone()).unwrap();
+    txfuzz::oracle::fidelity::race(&h).is_some()
 }
 
 #[test]

@@ -4,32 +4,14 @@
 //! and count them.
 
 use txfuzz::campaign::{run_campaign, run_case, CampaignConfig};
-use txfuzz::engine::Engine;
 use txfuzz::exec::ExecOptions;
-use txfuzz::model::{EventKind, History, Isolation, StmtRef, TestCase};
-use txfuzz::oracle::{CheckStats, Finding, OracleCounts, OracleKind};
+use txfuzz::model::{Isolation, StmtRef};
+use txfuzz::oracle::{CheckStats, OracleKind};
 use txfuzz::testkit::*;
 
 mod common;
 
-fn run(e: &mut dyn Engine, case: &TestCase) -> (History, Vec<Finding>, OracleCounts) {
-    let mut stats = CheckStats::default();
-    let (h, f) = run_case(
-        e,
-        case,
-        &OracleKind::defaults(),
-        &ExecOptions::default(),
-        &mut stats,
-    )
-    .unwrap();
-    (h, f, stats.oracle("view").clone())
-}
-
-fn blocked(h: &History, r: StmtRef) -> bool {
-    h.events
-        .iter()
-        .any(|e| e.stmt == r && matches!(e.kind, EventKind::Blocked { .. }))
-}
+use common::run_defaults as run;
 
 /// T1 reads row 1 inside its transaction, T2 updates it in autocommit, T1
 /// commits. InnoDB SERIALIZABLE turns T1's read into a share-mode locking
@@ -56,14 +38,14 @@ fn mariadb_each_session_runs_at_its_own_level() {
     let mut e = common::open(&url);
     let (h, f, counts) = run(e.as_mut(), &base());
     assert!(f.is_empty() && counts.checked == 1, "{f:#?} {counts:?}");
-    assert!(!blocked(&h, StmtRef { txn: 2, index: 0 }), "{h:#?}");
+    assert!(!h.was_blocked(StmtRef { txn: 2, index: 0 }), "{h:#?}");
     let mut mixed = base();
     mixed.txns[0].isolation = Some(Isolation::Serializable);
     assert!(mixed.mixed_levels());
     let (h, f, counts) = run(e.as_mut(), &mixed);
     assert!(f.is_empty(), "{f:#?}");
     assert_eq!((counts.checked, counts.undecided), (1, 0), "{counts:?}");
-    assert!(blocked(&h, StmtRef { txn: 2, index: 0 }), "{h:#?}");
+    assert!(h.was_blocked(StmtRef { txn: 2, index: 0 }), "{h:#?}");
 }
 
 /// T1 reads row 1 twice with T2's autocommit update committed in between.

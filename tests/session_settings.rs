@@ -5,12 +5,11 @@
 //! a row changed since the read view fails with 1020 (REPEATABLE READ is
 //! snapshot isolation), and READ COMMITTED has no semi-consistent read.
 
-use txfuzz::campaign::{run_campaign, run_case, CampaignConfig};
+use txfuzz::campaign::{run_campaign, CampaignConfig};
 use txfuzz::engine::Engine;
-use txfuzz::exec::ExecOptions;
 use txfuzz::gen::SettingChoice;
-use txfuzz::model::{ErrorClass, EventKind, History, Isolation, StmtRef, TestCase};
-use txfuzz::oracle::{verdict, CheckStats, Finding, OracleKind, Verdict};
+use txfuzz::model::{ErrorClass, History, Isolation, StmtRef, TestCase};
+use txfuzz::oracle::{verdict, Finding, OracleKind, Verdict};
 use txfuzz::testkit::*;
 
 mod common;
@@ -18,22 +17,13 @@ mod common;
 const SI: &str = "innodb_snapshot_isolation";
 
 fn run(e: &mut dyn Engine, case: &TestCase) -> (History, Vec<Finding>) {
-    let (h, f, _) = run_counted(e, case);
+    let (h, f, _) = common::run_defaults(e, case);
     (h, f)
 }
 
 /// [`run`] with `view`'s counts (checked, undecided).
 fn run_counted(e: &mut dyn Engine, case: &TestCase) -> (History, Vec<Finding>, (u64, u64)) {
-    let mut stats = CheckStats::default();
-    let (h, f) = run_case(
-        e,
-        case,
-        &OracleKind::defaults(),
-        &ExecOptions::default(),
-        &mut stats,
-    )
-    .unwrap();
-    let view = stats.oracle("view");
+    let (h, f, view) = common::run_defaults(e, case);
     (h, f, (view.checked, view.undecided))
 }
 
@@ -136,12 +126,6 @@ fn mariadb_a_lost_update_in_a_snapshot_isolation_session_is_a_violation() {
     assert!(f.iter().all(|f| f.verdict == Verdict::Permitted), "{f:#?}");
 }
 
-fn blocked(h: &History, r: StmtRef) -> bool {
-    h.events
-        .iter()
-        .any(|e| e.stmt == r && matches!(e.kind, EventKind::Blocked { .. }))
-}
-
 /// READ COMMITTED: T1 updates row 1 (v 10 → 11) and holds it; T2 updates
 /// the rows whose v is 11. OFF, T2's semi-consistent read skips row 1 (its
 /// committed version, 10, does not match) without waiting; ON, T2 waits
@@ -167,13 +151,13 @@ fn mariadb_read_committed_update_waits_with_snapshot_isolation() {
     let t2_update = StmtRef { txn: 2, index: 1 };
     let mut e = common::open(&url);
     let (h, f) = run(e.as_mut(), &case("OFF"));
-    assert!(!blocked(&h, t2_update), "{h:#?}");
+    assert!(!h.was_blocked(t2_update), "{h:#?}");
     assert!(f.iter().all(|f| !f.is_new_violation()), "{f:#?}");
     let final_v = |h: &History| value_of(&h.final_state, "t", 1);
     assert_eq!(final_v(&h), Some(txfuzz::model::Value::Int(11)));
 
     let (h, f) = run(e.as_mut(), &case("ON"));
-    assert!(blocked(&h, t2_update), "{h:#?}");
+    assert!(h.was_blocked(t2_update), "{h:#?}");
     assert!(f.iter().all(|f| !f.is_new_violation()), "{f:#?}");
     assert_eq!(final_v(&h), Some(txfuzz::model::Value::Int(30)));
 }

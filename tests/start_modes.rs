@@ -68,12 +68,6 @@ fn error_class(h: &History, r: StmtRef) -> Option<ErrorClass> {
     h.outcome(r)?.error.as_ref().map(|e| e.class)
 }
 
-fn blocked(h: &History, r: StmtRef) -> bool {
-    h.events
-        .iter()
-        .any(|e| e.stmt == r && matches!(e.kind, EventKind::Blocked { .. }))
-}
-
 fn sqlite() -> Box<dyn Engine> {
     Box::new(SqliteEngine::open(None).unwrap())
 }
@@ -119,7 +113,7 @@ fn sqlite_begin_immediate_takes_the_write_lock_at_begin() {
         let case = starting(immediate_holds_the_lock(), 1, Begin::with_mode(mode));
         let (h, f, counts) = run(sqlite().as_mut(), &case);
         assert!(f.is_empty() && counts.checked == 1, "{f:#?} {counts:?}");
-        assert!(blocked(&h, at(2, 0)), "{mode}: {h:#?}");
+        assert!(h.was_blocked(at(2, 0)), "{mode}: {h:#?}");
         assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(50)));
         let case = starting(reader_cannot_upgrade(), 1, Begin::with_mode(mode));
         let h = load_bearing(sqlite, &case, |p| p.start_rules.clear());
@@ -134,7 +128,7 @@ fn sqlite_begin_immediate_takes_the_write_lock_at_begin() {
     );
     let (h, f, counts) = run(sqlite().as_mut(), &case);
     assert!(f.is_empty() && counts.checked == 1, "{f:#?} {counts:?}");
-    assert!(!blocked(&h, at(2, 0)), "{h:#?}");
+    assert!(!h.was_blocked(at(2, 0)), "{h:#?}");
 }
 
 /// T1 and T2 both `BEGIN IMMEDIATE`, T2's BEGIN while T1 holds the lock.
@@ -161,7 +155,7 @@ fn sqlite_a_second_begin_immediate_waits_and_a_history_without_the_wait_is_caugh
         f.is_empty() && counts.checked == 1,
         "{f:#?} {counts:?}\n{h:#?}"
     );
-    assert!(blocked(&h, at(2, 0)), "{h:#?}");
+    assert!(h.was_blocked(at(2, 0)), "{h:#?}");
     // The tampered history: T2's BEGIN completes right after its submission.
     let mut e = sqlite();
     e.load(&case).unwrap();

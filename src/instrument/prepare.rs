@@ -303,18 +303,7 @@ impl Prepared {
         let Stmt::Update(u) = &self.ir else {
             return None;
         };
-        let same: Vec<String> = u
-            .assignments
-            .iter()
-            .map(|a| {
-                format!(
-                    "({} IS {})",
-                    a.column,
-                    sql::render_expr(Dialect::Sqlite, &a.value)
-                )
-            })
-            .collect();
-        Some(same.join(" AND "))
+        Some(assignments_keep_values(&u.assignments))
     }
 
     /// SQLite's dialect (SQLite, turso): the update arm of an upsert
@@ -337,20 +326,10 @@ impl Prepared {
         }
         let append = sql::render_expr(Dialect::Sqlite, &append_op(Some(table), self.op).value);
         let marker = format!("{WL} = {append}");
-        let same: Vec<String> = assignments
-            .iter()
-            .map(|a| {
-                format!(
-                    "({} IS {})",
-                    a.column,
-                    sql::render_expr(Dialect::Sqlite, &a.value)
-                )
-            })
-            .collect();
         if let Some(at) = self.sql.rfind(&marker) {
             let conditional = format!(
                 "{WL} = CASE WHEN {} THEN {table}.{WL} ELSE {append} END",
-                same.join(" AND ")
+                assignments_keep_values(assignments)
             );
             self.sql = format!(
                 "{}{}{}",
@@ -435,6 +414,23 @@ pub const SQLITE_CAPTURE: &str = "txfuzz_w";
 pub const SQLITE_TAKE: &str = "txfuzz_take";
 
 /// `wl = wl || ',k'` (qualified by `table` where the dialect needs it).
+/// SQLite's dialect: whether every column of `assignments` keeps its value
+/// (the SET expressions all see the old row, so each new value is the
+/// assignment's own expression).
+fn assignments_keep_values(assignments: &[Assignment]) -> String {
+    let same: Vec<String> = assignments
+        .iter()
+        .map(|a| {
+            format!(
+                "({} IS {})",
+                a.column,
+                sql::render_expr(Dialect::Sqlite, &a.value)
+            )
+        })
+        .collect();
+    same.join(" AND ")
+}
+
 fn append_op(table: Option<&str>, k: u32) -> Assignment {
     let col = match table {
         Some(t) => Expr::qcol(t, WL),

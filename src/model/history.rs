@@ -273,6 +273,12 @@ impl History {
     pub fn txn_end(&self, txn: u32) -> Option<TxnEnd> {
         self.txns.iter().find(|t| t.txn == txn).and_then(|t| t.end)
     }
+    /// Whether statement `r` waited for a lock (the engine reported it).
+    pub fn was_blocked(&self, r: StmtRef) -> bool {
+        self.events
+            .iter()
+            .any(|e| e.stmt == r && matches!(e.kind, EventKind::Blocked { .. }))
+    }
     pub fn blocked_events(&self) -> usize {
         self.events
             .iter()

@@ -39,6 +39,28 @@ const PROVISION: &str =
 /// The suite's MariaDB server (`TXFUZZ_MYSQL_URL`), or `None` after a
 /// SKIPPED line.
 #[track_caller]
+/// Runs `case` on `e` with the default oracles: the history, the findings
+/// and `view`'s counts.
+pub fn run_defaults(
+    e: &mut dyn Engine,
+    case: &txfuzz::model::TestCase,
+) -> (
+    txfuzz::model::History,
+    Vec<txfuzz::oracle::Finding>,
+    txfuzz::oracle::OracleCounts,
+) {
+    let mut stats = txfuzz::oracle::CheckStats::default();
+    let (h, f) = txfuzz::campaign::run_case(
+        e,
+        case,
+        &txfuzz::oracle::OracleKind::defaults(),
+        &txfuzz::exec::ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    (h, f, stats.oracle("view").clone())
+}
+
 pub fn mysql_url() -> Option<String> {
     server_url("TXFUZZ_MYSQL_URL")
 }

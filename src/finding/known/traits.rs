@@ -233,6 +233,13 @@ fn deferred_key_parent_deleted_and_reinserted(case: &TestCase, history: &History
     false
 }
 
+/// Whether transaction `txn`'s session set `innodb_snapshot_isolation=ON`.
+fn snapshot_isolation_on(case: &TestCase, txn: u32) -> bool {
+    case.settings_of(txn)
+        .get("innodb_snapshot_isolation")
+        .is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1")
+}
+
 /// Whether a successful REPLACE went into the parent table of a foreign key
 /// whose (single) child column leads an index of the child table.
 fn replace_into_parent_of_indexed_child_key(case: &TestCase, history: &History) -> bool {
@@ -309,32 +316,22 @@ pub(super) fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &
         Trait::ReadUncommittedSnapshotIsolationUpdate => finding_stmt(finding).is_some_and(|r| {
             matches!(case.stmt(r).map(|c| &c.stmt), Some(Stmt::Update(_)))
                 && case.level_of(r.txn) == crate::model::Isolation::ReadUncommitted
-                && case
-                    .settings_of(r.txn)
-                    .get("innodb_snapshot_isolation")
-                    .is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1")
+                && snapshot_isolation_on(case, r.txn)
         }),
         Trait::SnapshotIsolationLockingReadAfterWaitOnSecondaryIndex => finding_stmt(finding)
             .is_some_and(|r| {
                 let Some(Stmt::Select(q)) = case.stmt(r).map(|c| &c.stmt) else {
                     return false;
                 };
-                let waited = history
-                    .events
-                    .iter()
-                    .any(|e| e.stmt == r && matches!(e.kind, EventKind::Blocked { .. }));
                 let indexed = q
                     .from
                     .iter()
                     .filter_map(|f| case.schema.table(&f.table))
                     .any(|t| !t.indexes.is_empty() || !t.uniques.is_empty());
                 q.lock.is_some()
-                    && waited
+                    && history.was_blocked(r)
                     && indexed
-                    && case
-                        .settings_of(r.txn)
-                        .get("innodb_snapshot_isolation")
-                        .is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1")
+                    && snapshot_isolation_on(case, r.txn)
             }),
         Trait::ReplaceIntoParentOfIndexedChildKey => {
             replace_into_parent_of_indexed_child_key(case, history)
@@ -585,10 +582,5 @@ fn blocked_locking_read_with_subquery(case: &TestCase, history: &History, r: Stm
     };
     let subquery = q.where_.as_ref().is_some_and(|w| w.has_subquery())
         || q.items.iter().any(|i| i.expr.has_subquery());
-    q.lock.is_some()
-        && subquery
-        && history
-            .events
-            .iter()
-            .any(|e| e.stmt == r && matches!(e.kind, EventKind::Blocked { .. }))
+    q.lock.is_some() && subquery && history.was_blocked(r)
 }

@@ -119,6 +119,16 @@ impl Commits {
         }
     }
 
+    /// Where statement `by`'s write committed: its own completion in
+    /// autocommit, else its transaction's COMMIT.
+    fn commit_of(&self, by: StmtRef, prov: &Provenance) -> Option<usize> {
+        if prov.autocommit(by.txn) {
+            self.completed.get(&by).copied()
+        } else {
+            self.committed.get(&by.txn).copied()
+        }
+    }
+
     /// Whether a transaction at a weaker level than read `r`'s committed a
     /// successful write of `table` after `r`'s transaction started and
     /// before `r` completed.
@@ -138,14 +148,11 @@ impl Commits {
         };
         let level = case.level_of(r.txn);
         self.completed.keys().any(|&by| {
-            let commit = if prov.autocommit(by.txn) {
-                self.completed.get(&by)
-            } else {
-                self.committed.get(&by.txn)
-            };
             by.txn != r.txn
                 && case.level_of(by.txn) < level
-                && commit.is_some_and(|&c| c > start && c < at)
+                && self
+                    .commit_of(by, prov)
+                    .is_some_and(|c| c > start && c < at)
                 && prov.stmt(by).is_some_and(|s| {
                     s.kind().is_write()
                         && walk::outer_tables(s)
@@ -170,14 +177,7 @@ impl Commits {
         let Some(&at) = self.completed.get(&r) else {
             return false;
         };
-        let uncommitted_at_read = |by: StmtRef| {
-            let commit = if prov.autocommit(by.txn) {
-                self.completed.get(&by)
-            } else {
-                self.committed.get(&by.txn)
-            };
-            commit.is_none_or(|&c| c > at)
-        };
+        let uncommitted_at_read = |by: StmtRef| self.commit_of(by, prov).is_none_or(|c| c > at);
         if !outcome.reads_complete && outcome.reads.is_empty() {
             return self.submitted.iter().any(|(&by, &sub)| {
                 by.txn != r.txn

@@ -143,15 +143,9 @@ impl VersionStore {
     /// wrote nothing, so the row's latest version is the one before).
     pub fn latest_committed_change(&self, table: &str, rid: i64) -> Option<&Version> {
         let chain = self.chain(table, rid);
-        let changed = |i: usize| {
-            i == 0 || {
-                let (prev, v) = (&chain[i - 1], &chain[i]);
-                prev.wl != v.wl || prev.deleted != v.deleted
-            }
-        };
         (0..chain.len())
             .rev()
-            .find(|&i| chain[i].committed_at.is_some() && changed(i))
+            .find(|&i| chain[i].committed_at.is_some() && changes_row(chain, i))
             .map(|i| &chain[i])
     }
 
@@ -206,13 +200,10 @@ impl VersionStore {
             .values()
             .flat_map(|t| t.values())
             .flat_map(|chain| {
-                chain.iter().enumerate().filter_map(move |(i, v)| {
-                    let same = i > 0 && {
-                        let prev = &chain[i - 1];
-                        prev.wl == v.wl && prev.deleted == v.deleted
-                    };
-                    (!same).then_some(v)
-                })
+                chain
+                    .iter()
+                    .enumerate()
+                    .filter_map(move |(i, v)| changes_row(chain, i).then_some(v))
             })
     }
 
@@ -222,11 +213,9 @@ impl VersionStore {
         self.rows.get(table).is_some_and(|rows| {
             rows.values().any(|chain| {
                 chain.iter().enumerate().any(|(i, v)| {
-                    let changed = i == 0 || {
-                        let prev = &chain[i - 1];
-                        prev.wl != v.wl || prev.deleted != v.deleted
-                    };
-                    changed && v.writer != reader && v.committed_at.is_some_and(|c| c >= since)
+                    changes_row(chain, i)
+                        && v.writer != reader
+                        && v.committed_at.is_some_and(|c| c >= since)
                 })
             })
         })
@@ -289,6 +278,16 @@ impl VersionStore {
             .values_mut()
             .flat_map(|t| t.values_mut())
             .flatten()
+    }
+}
+
+/// Whether version `i` of `chain` changed its row: not the version a
+/// matched but unchanged row gets in its updater's name (same write list,
+/// same deletion), where the engine wrote nothing.
+fn changes_row(chain: &[Version], i: usize) -> bool {
+    i == 0 || {
+        let (prev, v) = (&chain[i - 1], &chain[i]);
+        prev.wl != v.wl || prev.deleted != v.deleted
     }
 }
 
