@@ -48,6 +48,7 @@ pub fn check(history: &History) -> Vec<Finding> {
         ));
         return out;
     }
+    let hang_reported = !hung.is_empty();
     for o in &history.outcomes {
         let Some(e) = &o.outcome.error else { continue };
         let kind = match e.class {
@@ -56,6 +57,18 @@ pub fn check(history: &History) -> Vec<Finding> {
             ErrorClass::ConnectionLost => "connection-lost",
             _ => continue,
         };
+        if hang_reported && e.class == ErrorClass::ConnectionLost {
+            // One fault, one finding: a session given up after the hang (its
+            // connection dropped, its thread gone) fails because of it.
+            let first = &mut out[0].evidence;
+            let mut after = first["failed_after"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            after.push(json!({ "stmt": o.stmt, "error": e }));
+            first["failed_after"] = json!(after);
+            continue;
+        }
         out.push(
             Finding::new(
                 crate::oracle::OracleKind::Crash,
@@ -81,5 +94,59 @@ impl crate::oracle::Oracle for CrashOracle {
         cx: crate::oracle::CheckContext<'_>,
     ) -> Result<Vec<Finding>, crate::engine::EngineError> {
         Ok(check(cx.history))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Event, Isolation, Outcome, StmtError, StmtOutcome, StmtRef};
+
+    fn lost(txn: u32, code: &str) -> StmtOutcome {
+        StmtOutcome {
+            stmt: StmtRef { txn, index: 1 },
+            op: txn,
+            outcome: Outcome::failed(StmtError {
+                class: ErrorClass::ConnectionLost,
+                code: code.into(),
+                message: "gone".into(),
+            }),
+        }
+    }
+
+    fn history(outcomes: Vec<StmtOutcome>, timed_out: bool) -> History {
+        History {
+            isolation: Isolation::ReadCommitted,
+            events: timed_out
+                .then(|| Event {
+                    stmt: StmtRef { txn: 1, index: 0 },
+                    kind: EventKind::TimedOut,
+                    at_us: 0,
+                })
+                .into_iter()
+                .collect(),
+            outcomes,
+            txns: Vec::new(),
+            final_state: Default::default(),
+            final_state_error: None,
+        }
+    }
+
+    fn kinds(h: &History) -> Vec<String> {
+        check(h).iter().map(|f| f.kind.clone()).collect()
+    }
+
+    #[test]
+    fn sessions_failing_after_a_hang_are_part_of_its_finding() {
+        let h = history(vec![lost(2, "session"), lost(3, "io")], true);
+        let found = check(&h);
+        assert_eq!(kinds(&h), ["hang"]);
+        assert_eq!(
+            found[0].evidence["failed_after"].as_array().unwrap().len(),
+            2
+        );
+        // Without the hang, a lost connection is its own finding.
+        let h = history(vec![lost(2, "io")], false);
+        assert_eq!(kinds(&h), ["connection-lost"]);
     }
 }

@@ -21,6 +21,9 @@ pub struct Link {
     /// How long one round trip may take (`None`: unbounded, for sessions
     /// whose statements may wait on locks; the executor bounds those).
     deadline: Option<Duration>,
+    /// Why the connection was dropped: later round trips fail with the same
+    /// class and code (a missed deadline stays a hang, not a lost connection).
+    lost_by: Option<StmtError>,
 }
 
 impl Link {
@@ -41,6 +44,7 @@ impl Link {
             rt,
             conn: Some(conn),
             deadline: None,
+            lost_by: None,
         })
     }
 
@@ -61,7 +65,13 @@ impl Link {
     /// text returned no result set.
     pub fn query(&mut self, sql: &str) -> Result<QueryResult, StmtError> {
         let Some(conn) = self.conn.as_mut() else {
-            return Err(lost("the connection was lost earlier"));
+            return Err(match &self.lost_by {
+                Some(e) => StmtError {
+                    message: format!("the connection was lost earlier: {}", e.message),
+                    ..e.clone()
+                },
+                None => lost("the connection was lost earlier"),
+            });
         };
         let result = match self.deadline {
             None => self.rt.block_on(run_text(conn, sql)),
@@ -76,6 +86,7 @@ impl Link {
                 if let Some(c) = self.conn.take() {
                     drop(c);
                 }
+                self.lost_by = Some(e.clone());
             }
         }
         result
