@@ -238,6 +238,47 @@ pub trait Session: Send {
     /// injectors override it.
     fn run(&mut self, p: &Prepared) -> Outcome;
     fn canceller(&self) -> Arc<dyn Canceller>;
+    /// Prepares `sql` as cursor `name` and steps it up to `rows` rows; the
+    /// statement stays open while the session runs others
+    /// (`Features::cursors`).
+    fn open_cursor(&mut self, name: &str, sql: &str, rows: u32) -> Result<CursorRows, StmtError> {
+        let _ = (name, sql, rows);
+        Err(no_cursors())
+    }
+    /// Steps open cursor `name` up to `rows` rows further.
+    fn fetch_cursor(&mut self, name: &str, rows: u32) -> Result<CursorRows, StmtError> {
+        let _ = (name, rows);
+        Err(no_cursors())
+    }
+    /// Resets and closes cursor `name`.
+    fn close_cursor(&mut self, name: &str) -> Result<(), StmtError> {
+        let _ = name;
+        Err(no_cursors())
+    }
+}
+
+/// The rows of a cursor step; `done` when stepping reached the end.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CursorRows {
+    pub rows: Vec<Vec<Value>>,
+    pub done: bool,
+}
+
+fn no_cursors() -> StmtError {
+    StmtError {
+        class: crate::model::ErrorClass::Other,
+        code: "cursor".into(),
+        message: "this engine's sessions hold no open cursors".into(),
+    }
+}
+
+/// The error of a step or close of a cursor the session does not hold open.
+pub fn no_such_cursor(name: &str) -> StmtError {
+    StmtError {
+        class: crate::model::ErrorClass::Other,
+        code: "cursor".into(),
+        message: format!("cursor {name} is not open"),
+    }
 }
 
 /// A database under test.

@@ -3,11 +3,14 @@
 //! [`crate::instrument`].
 
 use super::Session;
-use crate::instrument::{interpret_result, Capture, Prepared};
+use crate::instrument::{interpret_result, Capture, CursorStep, Prepared};
 use crate::model::Outcome;
 
 /// Runs `p` on `session` and interprets the returned rows.
 pub fn run_prepared(session: &mut dyn Session, p: &Prepared) -> Outcome {
+    if let Some(step) = &p.cursor {
+        return run_cursor_step(session, p, step);
+    }
     if let Some(pre) = &p.pre {
         if let Err(e) = session.query(pre) {
             return Outcome::failed(e);
@@ -24,4 +27,27 @@ pub fn run_prepared(session: &mut dyn Session, p: &Prepared) -> Outcome {
             .map_or(Capture::Failed, |c| Capture::Rows(c.rows)),
     };
     interpret_result(p, res.rows, res.affected, capture)
+}
+
+/// A step of an open cursor: its rows read like its SELECT's.
+fn run_cursor_step(session: &mut dyn Session, p: &Prepared, step: &CursorStep) -> Outcome {
+    let stepped = match step {
+        CursorStep::Open { name, rows } => session.open_cursor(name, &p.sql, *rows),
+        CursorStep::Fetch { name, rows } => session.fetch_cursor(name, *rows),
+        CursorStep::Close { name } => {
+            return match session.close_cursor(name) {
+                Ok(()) => Outcome::default(),
+                Err(e) => Outcome::failed(e),
+            }
+        }
+    };
+    match stepped {
+        Err(e) => Outcome::failed(e),
+        Ok(c) => {
+            let n = c.rows.len() as u64;
+            let mut out = interpret_result(p, c.rows, n, Capture::None);
+            out.exhausted = c.done;
+            out
+        }
+    }
 }

@@ -67,7 +67,10 @@ pub fn execute_prepared(
     prepared: &HashMap<StmtRef, Prepared>,
     opts: &ExecOptions,
 ) -> Result<History, EngineError> {
-    driver::Driver::start(engine, case, prepared, opts)?.run(engine)
+    let mut history = driver::Driver::start(engine, case, prepared, opts)?.run(engine)?;
+    // A cursor's steps' rows belong to its open (`model::cursor`).
+    crate::model::cursor::settle(case, &mut history);
+    Ok(history)
 }
 
 #[cfg(test)]

@@ -137,6 +137,9 @@ pub fn stmt_features(stmt: &Stmt, out: &mut BTreeSet<&'static str>) {
         Stmt::SetConstraints(_) => {
             out.insert("set-constraints");
         }
+        Stmt::Fetch(_) | Stmt::Close(_) => {
+            out.insert("cursor");
+        }
         Stmt::Select(s) => {
             out.insert("select");
             select_features(s, out);

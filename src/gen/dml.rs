@@ -175,6 +175,7 @@ impl Gen<'_> {
             order_by,
             limit,
             lock: None,
+            cursor: None,
         };
         let rid = self.next_rid;
         self.next_rid += 1;

@@ -297,6 +297,7 @@ impl Gen<'_> {
             order_by: Vec::new(),
             limit: None,
             lock: None,
+            cursor: None,
         });
         let negated = self.rng.chance(1, 4);
         Some(if exists {

@@ -14,6 +14,7 @@
 
 pub mod pattern;
 
+mod cursor;
 mod dml;
 mod expr;
 mod schema;
@@ -119,7 +120,7 @@ pub fn generate_case(seed: u64, index: u64, cfg: &GenConfig) -> TestCase {
     start::draw_begins(seed, index, &cfg.features, &mut txns);
     start::draw_levels(seed, index, cfg, isolation, &mut txns);
     start::draw_settings(seed, index, &cfg.settings, &mut txns);
-    TestCase {
+    let mut case = TestCase {
         format: CASE_FORMAT,
         seed,
         index,
@@ -128,7 +129,9 @@ pub fn generate_case(seed: u64, index: u64, cfg: &GenConfig) -> TestCase {
         data,
         txns,
         submit_order,
-    }
+    };
+    cursor::draw_cursors(seed, index, &cfg.features, &mut case);
+    case
 }
 
 /// A workload for stress mode: one schema with rows and at least `txns`

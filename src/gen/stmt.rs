@@ -75,6 +75,7 @@ impl Gen<'_> {
             order_by: Vec::new(),
             limit: None,
             lock: None,
+            cursor: None,
         };
         match self.rng.weighted(&[60, 25, 15]) {
             1 => self.aggregate_items(&mut sel, &scope),

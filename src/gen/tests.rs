@@ -88,6 +88,7 @@ fn small_and_degenerate_configs() {
             start_modes: &[crate::model::StartMode::Default],
             read_only: false,
             deferrable: false,
+            cursors: false,
         },
     };
     for i in 0..300 {
@@ -269,5 +270,28 @@ proptest! {
         let a = generate_case(seed, index, &cfg);
         check_case(&a, &cfg);
         prop_assert_eq!(json(&a), json(&generate_case(seed, index, &cfg)));
+    }
+}
+
+#[test]
+fn cursors_are_drawn_only_where_the_profile_lists_them() {
+    let count = |features: Features| {
+        let cfg = cfg_for(features);
+        (0..300)
+            .map(|i| generate_case(3, i, &cfg))
+            .inspect(|c| check_case(c, &cfg))
+            .filter(|c| !crate::model::cursor::cursors(c).is_empty())
+            .count()
+    };
+    let sqlite = count(Features::sqlite());
+    assert!(sqlite > 30, "{sqlite} of 300 SQLite cases with a cursor");
+    assert_eq!(count(Features::mysql()), 0);
+    // Each cursor is stepped at least once and closed.
+    let cfg = cfg_for(Features::sqlite());
+    for i in 0..300 {
+        for c in crate::model::cursor::cursors(&generate_case(3, i, &cfg)) {
+            assert!(!c.judged.is_empty() || !c.unjudged.is_empty(), "{c:?}");
+            assert!(c.close.is_some(), "{c:?}");
+        }
     }
 }

@@ -31,6 +31,6 @@ mod prepare;
 
 pub use interpret::{interpret_result, Capture};
 pub use prepare::{
-    prepare, prepare_case, reports_affected, Prepared, Shape, Target, UpdateCapture,
+    prepare, prepare_case, reports_affected, CursorStep, Prepared, Shape, Target, UpdateCapture,
     SQLITE_CAPTURE, SQLITE_TAKE,
 };

@@ -44,6 +44,26 @@ pub struct Prepared {
     pub capture: Option<String>,
     /// The statement itself (fault injectors and reducers inspect it).
     pub ir: Stmt,
+    /// A step of an open cursor: the session keeps the statement between
+    /// steps ([`crate::engine::Session::open_cursor`]).
+    pub cursor: Option<CursorStep>,
+}
+
+/// What a cursor statement asks of its session.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CursorStep {
+    /// Prepare `sql` and step it `rows` rows.
+    Open {
+        name: String,
+        rows: u32,
+    },
+    Fetch {
+        name: String,
+        rows: u32,
+    },
+    Close {
+        name: String,
+    },
 }
 
 /// How an instrumented UPDATE reports the rows it wrote.
@@ -95,6 +115,17 @@ pub fn prepare_case(target: impl Into<Target>, case: &TestCase) -> HashMap<StmtR
     for r in case.all_refs() {
         if let Some(cs) = case.stmt(r) {
             out.insert(r, prepare(target, &case.schema, r, cs));
+        }
+    }
+    // A cursor's steps return the rows of its open: read them alike.
+    for c in crate::model::cursor::cursors(case) {
+        let Some(shape) = out.get(&c.open).map(|p| p.shape.clone()) else {
+            continue;
+        };
+        for r in c.judged.iter().chain(&c.unjudged) {
+            if let Some(p) = out.get_mut(r) {
+                p.shape = shape.clone();
+            }
         }
     }
     out
@@ -154,9 +185,27 @@ pub fn prepare(target: impl Into<Target>, schema: &Schema, r: StmtRef, cs: &Case
         shape,
         pre: None,
         capture: None,
+        cursor: cursor_step(&cs.stmt),
         ir: cs.stmt.clone(),
     }
     .for_target(target)
+}
+
+fn cursor_step(stmt: &Stmt) -> Option<CursorStep> {
+    match stmt {
+        Stmt::Select(Select {
+            cursor: Some(c), ..
+        }) => Some(CursorStep::Open {
+            name: c.name.clone(),
+            rows: c.rows,
+        }),
+        Stmt::Fetch(f) => Some(CursorStep::Fetch {
+            name: f.cursor.clone(),
+            rows: f.rows,
+        }),
+        Stmt::Close(name) => Some(CursorStep::Close { name: name.clone() }),
+        _ => None,
+    }
 }
 
 impl Prepared {

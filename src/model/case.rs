@@ -248,6 +248,13 @@ impl TestCase {
     pub fn stmt(&self, r: StmtRef) -> Option<&CaseStmt> {
         self.txn(r.txn)?.stmts.get(r.index as usize)
     }
+    pub fn stmt_mut(&mut self, r: StmtRef) -> Option<&mut CaseStmt> {
+        self.txns
+            .iter_mut()
+            .find(|t| t.id == r.txn)?
+            .stmts
+            .get_mut(r.index as usize)
+    }
     /// The isolation level transaction `id` runs at.
     pub fn level_of(&self, id: u32) -> Isolation {
         self.txn(id)
@@ -378,6 +385,7 @@ impl TestCase {
             }
             self.validate_stmts(t, &mut ops)?;
             validate_framing(t)?;
+            super::cursor::validate(self, t)?;
         }
         self.validate_data()?;
         self.validate_submit_order()

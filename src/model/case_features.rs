@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 
 /// The features `case` uses: `foreign-key`, `fk-action` (CASCADE, SET NULL
 /// or RESTRICT), `deferrable-fk`, `auto-key` (a key-generator column),
-/// `insert-select`, `set-constraints-deferred`, `set-constraints-immediate`.
+/// `insert-select`, `set-constraints-deferred`, `set-constraints-immediate`;
+/// and open cursors: `cursor`, `cursor-after-own-write` (a cursor stepped
+/// after its session wrote its table: those rows are not judged).
 pub fn constraint_features(case: &TestCase) -> BTreeSet<&'static str> {
     let mut out = BTreeSet::new();
     for t in &case.schema.tables {
@@ -34,8 +36,18 @@ pub fn constraint_features(case: &TestCase) -> BTreeSet<&'static str> {
             Stmt::SetConstraints(ConstraintTiming::Immediate) => {
                 out.insert("set-constraints-immediate");
             }
+            Stmt::Select(q) if q.cursor.is_some() => {
+                out.insert("cursor");
+            }
             _ => {}
         }
+    }
+    if out.contains("cursor")
+        && super::cursor::cursors(case)
+            .iter()
+            .any(|c| !c.unjudged.is_empty())
+    {
+        out.insert("cursor-after-own-write");
     }
     out
 }

@@ -39,6 +39,10 @@ pub struct Features {
     pub read_only: bool,
     /// PostgreSQL `BEGIN ... DEFERRABLE`.
     pub deferrable: bool,
+    /// Open cursors: a SELECT stepped part-way while its session runs other
+    /// statements ([`super::stmt::Select::cursor`]; the engine's session
+    /// implements `Session::open_cursor`).
+    pub cursors: bool,
 }
 
 /// SQLite's and turso's start modes ("BEGIN TRANSACTION"; turso's
@@ -66,6 +70,7 @@ impl Features {
             start_modes: SQLITE_START_MODES,
             read_only: false,
             deferrable: false,
+            cursors: true,
         }
     }
     pub fn mysql() -> Self {
@@ -82,6 +87,7 @@ impl Features {
             start_modes: &[StartMode::Default, StartMode::ConsistentSnapshot],
             read_only: true,
             deferrable: false,
+            cursors: false,
         }
     }
     pub fn postgres() -> Self {
@@ -98,6 +104,7 @@ impl Features {
             start_modes: &[StartMode::Default],
             read_only: true,
             deferrable: true,
+            cursors: false,
         }
     }
 }

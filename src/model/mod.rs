@@ -5,6 +5,7 @@ pub mod begin;
 pub mod case;
 pub mod case_features;
 pub mod compare;
+pub mod cursor;
 pub mod edit;
 pub mod features;
 pub mod fk_conflict;
@@ -31,8 +32,8 @@ pub use schema::{
     ColType, Column, Deferral, FkAction, ForeignKey, Index, Row, Schema, Table, TableData, RID, WL,
 };
 pub use stmt::{
-    AggFn, Assignment, BinOp, ConstraintTiming, Delete, Expr, FromItem, Insert, Join, JoinKind,
-    LockMode, OnConflict, OrderBy, Select, SelectItem, Stmt, StmtKind, Update,
+    AggFn, Assignment, BinOp, ConstraintTiming, CursorOpen, Delete, Expr, Fetch, FromItem, Insert,
+    Join, JoinKind, LockMode, OnConflict, OrderBy, Select, SelectItem, Stmt, StmtKind, Update,
 };
 pub use value::Value;
 pub use write_list::WriteList;

@@ -262,6 +262,26 @@ pub struct Select {
     pub limit: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lock: Option<LockMode>,
+    /// An open cursor (top-level SELECTs in explicit transactions only): the
+    /// statement is prepared and stepped `rows` rows; [`Stmt::Fetch`] steps
+    /// it further and [`Stmt::Close`] resets it. Rendered as the SELECT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<CursorOpen>,
+}
+
+/// The cursor a SELECT opens ([`Select::cursor`]) and how many rows its
+/// first step returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CursorOpen {
+    pub name: String,
+    pub rows: u32,
+}
+
+/// Steps an open cursor by up to `rows` rows.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fetch {
+    pub cursor: String,
+    pub rows: u32,
 }
 
 impl Select {
@@ -376,6 +396,10 @@ pub enum Stmt {
     Insert(Insert),
     Update(Update),
     Delete(Delete),
+    /// Steps an open cursor ([`Select::cursor`]) further.
+    Fetch(Fetch),
+    /// Resets and closes an open cursor (`sqlite3_reset`, `sqlite3_finalize`).
+    Close(String),
 }
 
 /// Coarse statement kinds, for statistics, schedules and oracles.
@@ -393,6 +417,10 @@ pub enum StmtKind {
     Insert,
     Update,
     Delete,
+    /// A step of an open cursor: its rows belong to the cursor's SELECT
+    /// ([`crate::model::cursor`]).
+    Fetch,
+    Close,
 }
 
 impl Stmt {
@@ -414,6 +442,8 @@ impl Stmt {
             Stmt::Insert(_) => StmtKind::Insert,
             Stmt::Update(_) => StmtKind::Update,
             Stmt::Delete(_) => StmtKind::Delete,
+            Stmt::Fetch(_) => StmtKind::Fetch,
+            Stmt::Close(_) => StmtKind::Close,
         }
     }
 }

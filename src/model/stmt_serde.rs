@@ -21,6 +21,8 @@ const KINDS: &[&str] = &[
     "insert",
     "update",
     "delete",
+    "fetch",
+    "close",
 ];
 
 impl Serialize for Stmt {
@@ -39,6 +41,8 @@ impl Serialize for Stmt {
             Stmt::Update(u) => s.serialize_newtype_variant(NAME, 8, "update", u),
             Stmt::Delete(d) => s.serialize_newtype_variant(NAME, 9, "delete", d),
             Stmt::Release(n) => s.serialize_newtype_variant(NAME, 10, "release", n),
+            Stmt::Fetch(f) => s.serialize_newtype_variant(NAME, 11, "fetch", f),
+            Stmt::Close(n) => s.serialize_newtype_variant(NAME, 12, "close", n),
         }
     }
 }
@@ -86,6 +90,8 @@ impl<'de> Visitor<'de> for StmtVisitor {
             "insert" => Stmt::Insert(map.next_value()?),
             "update" => Stmt::Update(map.next_value()?),
             "delete" => Stmt::Delete(map.next_value()?),
+            "fetch" => Stmt::Fetch(map.next_value()?),
+            "close" => Stmt::Close(map.next_value()?),
             other => return Err(de::Error::unknown_variant(other, KINDS)),
         };
         if map.next_key::<IgnoredAny>()?.is_some() {
@@ -123,6 +129,14 @@ mod tests {
             round_trip(&Stmt::Release("sp1".into())),
             "{\"release\":\"sp1\"}"
         );
+        assert_eq!(
+            round_trip(&Stmt::Fetch(crate::model::Fetch {
+                cursor: "c1".into(),
+                rows: 2
+            })),
+            "{\"fetch\":{\"cursor\":\"c1\",\"rows\":2}}"
+        );
+        assert_eq!(round_trip(&Stmt::Close("c1".into())), "{\"close\":\"c1\"}");
         assert_eq!(
             round_trip(&Stmt::SetConstraints(ConstraintTiming::Deferred)),
             "{\"set_constraints\":\"deferred\"}"

@@ -118,7 +118,7 @@ mod tests {
         History {
             isolation: Isolation::ReadCommitted,
             events: timed_out
-                .then(|| Event {
+                .then_some(Event {
                     stmt: StmtRef { txn: 1, index: 0 },
                     kind: EventKind::TimedOut,
                     at_us: 0,

@@ -178,6 +178,13 @@ pub fn check(
     opts: &ExecOptions,
     stats: &mut CheckStats,
 ) -> Result<Vec<Finding>, EngineError> {
+    // A cursor is judged as its SELECT limited to the rows its steps
+    // returned; the shadow run replays the case as it ran.
+    let limited = match kind {
+        OracleKind::Fidelity => None,
+        _ => crate::model::cursor::with_limits(case, history),
+    };
+    let case = limited.as_ref().unwrap_or(case);
     let cx = CheckContext {
         engine: &mut *engine,
         case,

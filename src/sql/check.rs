@@ -170,6 +170,8 @@ fn selects_of(s: &Stmt) -> Vec<&Select> {
         | Stmt::Savepoint(_)
         | Stmt::RollbackTo(_)
         | Stmt::Release(_)
+        | Stmt::Fetch(_)
+        | Stmt::Close(_)
         | Stmt::SetConstraints(_) => {}
     }
     out
@@ -277,6 +279,7 @@ mod tests {
         let base = fixtures::simple_select(vec![], "t0", None);
         let agg = Select {
             lock: Some(LockMode::ForUpdate),
+            cursor: None,
             items: vec![crate::model::SelectItem {
                 expr: count_star(),
                 alias: None,
@@ -285,6 +288,7 @@ mod tests {
         };
         let distinct = Select {
             lock: Some(LockMode::ForShare),
+            cursor: None,
             distinct: true,
             ..base.clone()
         };
@@ -308,6 +312,7 @@ mod tests {
             .expect("fixture with a left join");
         let s = Stmt::Select(Select {
             lock: Some(LockMode::ForUpdate),
+            cursor: None,
             ..left
         });
         assert!(unsupported(Dialect::Postgres, &s).is_some());

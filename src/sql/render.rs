@@ -25,6 +25,9 @@ pub fn render_stmt(d: Dialect, s: &Stmt) -> String {
         Stmt::Insert(ins) => render_insert(d, ins),
         Stmt::Update(upd) => render_update(d, upd),
         Stmt::Delete(del) => render_delete(d, del),
+        // Cursor steps are API calls, not SQL: shown as comments in scripts.
+        Stmt::Fetch(f) => format!("-- FETCH {} ROWS FROM CURSOR {}", f.rows, f.cursor),
+        Stmt::Close(c) => format!("-- CLOSE CURSOR {c}"),
     }
 }
 

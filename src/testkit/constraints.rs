@@ -144,6 +144,7 @@ pub fn query(table: &str, alias: &str, items: Vec<Expr>) -> Select {
         order_by: vec![],
         limit: None,
         lock: None,
+        cursor: None,
     }
 }
 

@@ -60,6 +60,7 @@ pub fn select(t: &str, key: Option<i64>) -> Stmt {
         order_by: vec![],
         limit: None,
         lock: None,
+        cursor: None,
     })
 }
 

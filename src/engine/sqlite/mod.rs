@@ -3,11 +3,13 @@
 //! session's [`WaitSignal`] on every call (the first tick means "blocked") and
 //! keeps waiting until the lock is free or txfuzz cancels.
 
+mod cursor;
 mod profile;
 pub use profile::{immediate_start_rules, profile, rule};
 
 use super::{
-    Cancel, Canceller, Engine, EngineError, EngineProfile, QueryResult, Session, WaitSignal,
+    Cancel, Canceller, CursorRows, Engine, EngineError, EngineProfile, QueryResult, Session,
+    WaitSignal,
 };
 use crate::instrument::{self, Prepared};
 use crate::model::{
@@ -263,6 +265,7 @@ impl Engine for SqliteEngine {
         register_capture(&conn).map_err(setup_err)?;
         let interrupt = Arc::new(conn.get_interrupt_handle());
         Ok(Box::new(SqliteSession {
+            cursors: Vec::new(),
             conn,
             signal,
             interrupt,
@@ -284,6 +287,9 @@ impl Engine for SqliteEngine {
 }
 
 pub struct SqliteSession {
+    /// Open cursors by name; declared before `conn` so that they are
+    /// finalized before it closes.
+    cursors: Vec<(String, cursor::RawCursor)>,
     conn: Connection,
     signal: Arc<WaitSignal>,
     interrupt: Arc<rusqlite::InterruptHandle>,
@@ -302,6 +308,17 @@ impl Canceller for SqliteCanceller {
     }
 }
 
+impl SqliteSession {
+    /// Runs `f` with the session's wait signal installed, as `query` does.
+    fn stepping<T>(&self, f: impl FnOnce() -> T) -> T {
+        self.signal.clear_cancel();
+        CURRENT_SIGNAL.with(|c| *c.borrow_mut() = Some(self.signal.clone()));
+        let out = f();
+        CURRENT_SIGNAL.with(|c| *c.borrow_mut() = None);
+        out
+    }
+}
+
 impl Session for SqliteSession {
     fn query(&mut self, sql: &str) -> Result<QueryResult, StmtError> {
         self.signal.clear_cancel();
@@ -313,6 +330,38 @@ impl Session for SqliteSession {
 
     fn run(&mut self, p: &Prepared) -> Outcome {
         crate::engine::run_prepared(self, p)
+    }
+
+    fn open_cursor(&mut self, name: &str, sql: &str, rows: u32) -> Result<CursorRows, StmtError> {
+        if self.cursors.iter().any(|(n, _)| n == name) {
+            return Err(StmtError {
+                class: ErrorClass::Other,
+                code: "cursor".into(),
+                message: format!("cursor {name} is already open"),
+            });
+        }
+        let mut c = cursor::RawCursor::prepare(&self.conn, sql)?;
+        let first = self.stepping(|| c.step(rows));
+        self.cursors.push((name.to_string(), c));
+        first
+    }
+
+    fn fetch_cursor(&mut self, name: &str, rows: u32) -> Result<CursorRows, StmtError> {
+        let Some(at) = self.cursors.iter().position(|(n, _)| n == name) else {
+            return Err(crate::engine::no_such_cursor(name));
+        };
+        let mut c = self.cursors.remove(at);
+        let out = self.stepping(|| c.1.step(rows));
+        self.cursors.insert(at, c);
+        out
+    }
+
+    fn close_cursor(&mut self, name: &str) -> Result<(), StmtError> {
+        let Some(at) = self.cursors.iter().position(|(n, _)| n == name) else {
+            return Err(crate::engine::no_such_cursor(name));
+        };
+        self.cursors.remove(at);
+        Ok(())
     }
 
     fn canceller(&self) -> Arc<dyn Canceller> {

@@ -324,6 +324,7 @@ fn read(rng: &mut Rng, plan: &Plan, key: i64) -> Select {
         order_by: vec![],
         limit: None,
         lock: None,
+        cursor: None,
     }
 }
 

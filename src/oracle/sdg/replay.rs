@@ -28,9 +28,19 @@ pub fn replay_case(v: &VsrCase, order: &[u32]) -> TestCase {
         .iter()
         .flat_map(|t| t.stmts.iter().map(|s| (s.op, s)))
         .collect();
+    // A cursor runs whole, as its SELECT (limited to the rows its steps
+    // returned: `model::cursor::with_limits`); its steps are no statements
+    // of their own here.
     let stmts: Vec<CaseStmt> = order
         .iter()
         .filter_map(|op| by_op.get(op).map(|s| (*s).clone()))
+        .filter(|s| !matches!(s.stmt, Stmt::Fetch(_) | Stmt::Close(_)))
+        .map(|mut s| {
+            if let Stmt::Select(q) = &mut s.stmt {
+                q.cursor = None;
+            }
+            s
+        })
         .collect();
     let submit_order = (0..stmts.len() as u32)
         .map(|index| StmtRef { txn: 1, index })

@@ -125,6 +125,7 @@ pub fn vsr_select(table: &str, lock: Option<LockMode>) -> Stmt {
         order_by: Vec::new(),
         limit: None,
         lock,
+        cursor: None,
     })
 }
 

@@ -276,7 +276,18 @@ impl Scratch {
                 Err(e) => return scratch_error(ErrorClass::Other, e),
             }
         }
-        let outcome = run_prepared(self.session.as_mut(), p);
+        // A cursor's SELECT runs whole here (its LIMIT, when the case gave
+        // it one, is the rows its steps returned).
+        let outcome = match &p.cursor {
+            None => run_prepared(self.session.as_mut(), p),
+            Some(_) => run_prepared(
+                self.session.as_mut(),
+                &crate::instrument::Prepared {
+                    cursor: None,
+                    ..p.clone()
+                },
+            ),
+        };
         if fks.is_empty() || !outcome.ok() {
             return outcome;
         }
@@ -369,6 +380,7 @@ impl Scratch {
             order_by: vec![],
             limit: None,
             lock: None,
+            cursor: None,
         };
         let rows = self.query(&sql::render_select(self.dialect, &sel))?;
         Ok(rows

@@ -1,0 +1,268 @@
+//! Open cursors: a SELECT stepped part-way ([`Select::cursor`]) while its
+//! session runs other statements, stepped further by [`Stmt::Fetch`] and
+//! reset by [`Stmt::Close`].
+//!
+//! The oracles judge a cursor as its SELECT at the open: the rows of its
+//! steps, in order, are the first rows of the SELECT's result on the state
+//! the open saw (the SELECT orders by the full primary key, so that prefix is
+//! one result: `LIMIT k` for `k` rows stepped), and the whole result once a
+//! step reached its end. The executor gathers the steps' rows and row
+//! versions into the open's outcome ([`settle`]); the steps keep their own
+//! rows for scripts and the shadow run.
+//!
+//! Rows stepped after the session wrote the cursor's table are not judged:
+//! SQLite leaves them undefined ("Isolation In SQLite", "No Isolation Between
+//! Operations On The Same Database Connection": "If changes occur on the same
+//! database connection after a query starts running but before the query
+//! completes, then it is undefined whether or not the query will see those
+//! changes").
+
+use super::case::{StmtRef, TestCase, Txn};
+use super::history::History;
+use super::stmt::{Select, Stmt};
+use super::walk;
+use std::collections::BTreeSet;
+
+/// One cursor of a transaction: where it opens, the steps whose rows are
+/// judged, those after the session wrote its table, and where it closes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cursor {
+    pub name: String,
+    pub table: String,
+    pub open: StmtRef,
+    pub judged: Vec<StmtRef>,
+    pub unjudged: Vec<StmtRef>,
+    pub close: Option<StmtRef>,
+}
+
+/// The cursors of `case`, transaction by transaction.
+pub fn cursors(case: &TestCase) -> Vec<Cursor> {
+    case.txns
+        .iter()
+        .flat_map(|t| txn_cursors(case, t))
+        .collect()
+}
+
+fn txn_cursors(case: &TestCase, t: &Txn) -> Vec<Cursor> {
+    let mut done = Vec::new();
+    let mut open: Vec<(Cursor, bool)> = Vec::new();
+    for (i, s) in t.stmts.iter().enumerate() {
+        let r = StmtRef {
+            txn: t.id,
+            index: i as u32,
+        };
+        match &s.stmt {
+            Stmt::Select(Select {
+                cursor: Some(c),
+                from,
+                ..
+            }) => open.push((
+                Cursor {
+                    name: c.name.clone(),
+                    table: from.first().map(|f| f.table.clone()).unwrap_or_default(),
+                    open: r,
+                    judged: Vec::new(),
+                    unjudged: Vec::new(),
+                    close: None,
+                },
+                false,
+            )),
+            Stmt::Fetch(f) => {
+                if let Some((c, written)) = open.iter_mut().find(|(c, _)| c.name == f.cursor) {
+                    match written {
+                        true => c.unjudged.push(r),
+                        false => c.judged.push(r),
+                    }
+                }
+            }
+            Stmt::Close(name) => {
+                if let Some(at) = open.iter().position(|(c, _)| &c.name == name) {
+                    let (mut c, _) = open.remove(at);
+                    c.close = Some(r);
+                    done.push(c);
+                }
+            }
+            other if other.kind().is_write() => {
+                let written = writes(case, other);
+                for (c, w) in &mut open {
+                    *w |= written.contains(&c.table);
+                }
+            }
+            _ => {}
+        }
+    }
+    done.extend(open.into_iter().map(|(c, _)| c));
+    done
+}
+
+/// The tables a write may change: its own and those its foreign-key
+/// actions reach.
+fn writes(case: &TestCase, stmt: &Stmt) -> BTreeSet<String> {
+    let mut out = walk::tables(stmt);
+    out.extend(walk::cascade_targets(stmt, &case.schema));
+    out
+}
+
+/// Gathers each cursor's judged steps into its open's outcome: their rows
+/// and row versions, in order, up to the first step that failed; the
+/// outcome is `exhausted` when a judged step reached the end. The steps keep
+/// their rows but no longer claim the versions (the open reads them).
+pub fn settle(case: &TestCase, history: &mut History) {
+    let cursors = cursors(case);
+    if cursors.is_empty() {
+        return;
+    }
+    let at: std::collections::HashMap<StmtRef, usize> = history
+        .outcomes
+        .iter()
+        .enumerate()
+        .map(|(i, o)| (o.stmt, i))
+        .collect();
+    let pos = |r: StmtRef| at.get(&r).copied();
+    for c in cursors {
+        let Some(open_at) = pos(c.open) else { continue };
+        if history.outcomes[open_at].outcome.error.is_some() {
+            continue;
+        }
+        let mut failed = false;
+        for r in c.judged.iter().chain(&c.unjudged) {
+            let Some(at) = pos(*r) else { continue };
+            let step = &mut history.outcomes[at].outcome;
+            let reads = std::mem::take(&mut step.reads);
+            if failed || step.error.is_some() || c.unjudged.contains(r) {
+                failed = true;
+                continue;
+            }
+            let (rows, exhausted, complete) =
+                (step.rows.clone(), step.exhausted, step.reads_complete);
+            let o = &mut history.outcomes[open_at].outcome;
+            o.affected += rows.len() as u64;
+            o.rows.extend(rows);
+            o.reads.extend(reads);
+            o.reads_complete &= complete;
+            o.exhausted |= exhausted;
+        }
+    }
+}
+
+/// `case` with each cursor's SELECT limited to the rows its steps returned
+/// when none reached the end (the statement the oracles judge); `None`
+/// when nothing changes.
+pub fn with_limits(case: &TestCase, history: &History) -> Option<TestCase> {
+    let mut out: Option<TestCase> = None;
+    for c in cursors(case) {
+        let Some(o) = history.outcomes.iter().find(|o| o.stmt == c.open) else {
+            continue;
+        };
+        if o.outcome.exhausted || o.outcome.error.is_some() {
+            continue;
+        }
+        let target = out.get_or_insert_with(|| case.clone());
+        let Some(Stmt::Select(sel)) = target.stmt_mut(c.open).map(|s| &mut s.stmt) else {
+            continue;
+        };
+        let k = o.outcome.rows.len() as u64;
+        sel.limit = Some(sel.limit.map_or(k, |l| l.min(k)));
+    }
+    out
+}
+
+/// Checks the cursors of an explicit transaction `t`: a cursor is a
+/// single-table SELECT ordered by the table's full primary key (so a prefix
+/// of its rows is one result), without locking clause, opened in an explicit
+/// transaction, stepped and closed by name while open, and closed before the
+/// transaction ends.
+pub fn validate(case: &TestCase, t: &Txn) -> Result<(), String> {
+    let mut open: Vec<&str> = Vec::new();
+    for s in &t.stmts {
+        let at = || format!("T{} op {}", t.id, s.op);
+        match &s.stmt {
+            Stmt::Select(sel) => {
+                let Some(c) = &sel.cursor else { continue };
+                if t.autocommit {
+                    return Err(format!(
+                        "{}: a cursor opens in an explicit transaction",
+                        at()
+                    ));
+                }
+                if open.contains(&c.name.as_str()) {
+                    return Err(format!("{}: cursor {} is already open", at(), c.name));
+                }
+                if c.rows == 0 {
+                    return Err(format!("{}: a cursor step returns at least one row", at()));
+                }
+                check_select(case, sel).map_err(|e| format!("{}: cursor {}: {e}", at(), c.name))?;
+                open.push(&c.name);
+            }
+            Stmt::Fetch(f) => {
+                if !open.contains(&f.cursor.as_str()) {
+                    return Err(format!(
+                        "{}: FETCH from cursor {}, which is not open",
+                        at(),
+                        f.cursor
+                    ));
+                }
+                if f.rows == 0 {
+                    return Err(format!("{}: a cursor step returns at least one row", at()));
+                }
+            }
+            Stmt::Close(name) => {
+                let Some(i) = open.iter().position(|n| n == name) else {
+                    return Err(format!(
+                        "{}: CLOSE of cursor {name}, which is not open",
+                        at()
+                    ));
+                };
+                open.remove(i);
+            }
+            other if !open.is_empty() && ends_or_undoes(other) => {
+                return Err(format!(
+                    "{}: cursor {} is still open (close it before the transaction ends or \
+                     rolls back to a savepoint)",
+                    at(),
+                    open[0]
+                ));
+            }
+            _ => {}
+        }
+    }
+    match open.first() {
+        Some(name) => Err(format!("T{}: cursor {name} is never closed", t.id)),
+        None => Ok(()),
+    }
+}
+
+fn ends_or_undoes(s: &Stmt) -> bool {
+    matches!(
+        s,
+        Stmt::Commit | Stmt::Rollback | Stmt::RollbackTo(_) | Stmt::Release(_) | Stmt::Savepoint(_)
+    )
+}
+
+fn check_select(case: &TestCase, sel: &Select) -> Result<(), String> {
+    let [from] = sel.from.as_slice() else {
+        return Err("a cursor reads one table".into());
+    };
+    if from.join.is_some() || sel.lock.is_some() || sel.distinct || sel.is_aggregate() {
+        return Err("a cursor is a plain single-table SELECT".into());
+    }
+    let table = case
+        .schema
+        .table(&from.table)
+        .ok_or_else(|| format!("table {} is not in the schema", from.table))?;
+    let pk = &table.primary_key;
+    let n = sel.order_by.len();
+    let ordered = !pk.is_empty()
+        && n >= pk.len()
+        && sel.order_by[n - pk.len()..]
+            .iter()
+            .zip(pk)
+            .all(|(o, k)| o.expr == super::Expr::qcol(&from.alias, k));
+    if !ordered {
+        return Err(format!(
+            "a cursor orders by the full primary key of {} (last)",
+            from.table
+        ));
+    }
+    Ok(())
+}
