@@ -32,7 +32,8 @@ use super::{Canceller, Engine, EngineError, EngineProfile, QueryResult, Session,
 use crate::engine::run_prepared;
 use crate::instrument::Prepared;
 use crate::model::{
-    DbState, EngineInfo, Isolation, Outcome, Schema, Stmt, StmtError, StmtKind, TestCase,
+    DbState, EngineInfo, Isolation, Outcome, RowVersion, Schema, Stmt, StmtError, StmtKind,
+    TestCase, Value,
 };
 use crate::sql::{self, Dialect, Layout};
 use std::str::FromStr;
@@ -50,6 +51,7 @@ pub enum Fault {
     DuplicateKey,
     NullValue,
     CheckViolation,
+    CursorRepeat,
 }
 
 impl Fault {
@@ -65,6 +67,7 @@ impl Fault {
             Fault::DuplicateKey => "duplicate-key",
             Fault::NullValue => "null-value",
             Fault::CheckViolation => "check-violation",
+            Fault::CursorRepeat => "cursor-repeat",
         }
     }
 }
@@ -83,8 +86,9 @@ impl FromStr for Fault {
             "duplicate-key" => Ok(Fault::DuplicateKey),
             "null-value" => Ok(Fault::NullValue),
             "check-violation" => Ok(Fault::CheckViolation),
+            "cursor-repeat" => Ok(Fault::CursorRepeat),
             _ => Err(format!(
-                "unknown fault '{s}' (lose-write, stale-update, stale-read, dirty-read, missed-own-write, extra-lock, orphan, duplicate-key, null-value, check-violation)"
+                "unknown fault '{s}' (lose-write, stale-update, stale-read, dirty-read, missed-own-write, extra-lock, orphan, duplicate-key, null-value, check-violation, cursor-repeat)"
             )),
         }
     }
@@ -181,6 +185,7 @@ impl Engine for FaultyEngine {
             in_txn: false,
             began_at: 0,
             reads: reads::SessionReads::default(),
+            cursor_rows: Default::default(),
         }))
     }
     fn keep_plans(
@@ -242,6 +247,9 @@ struct FaultySession {
     /// `Shared::commits` when this session's transaction began.
     began_at: u64,
     reads: reads::SessionReads,
+    /// `cursor-repeat`: the last row (and row version) each open cursor
+    /// returned.
+    cursor_rows: std::collections::HashMap<String, (Vec<Value>, Option<RowVersion>)>,
 }
 
 impl FaultySession {
@@ -264,6 +272,37 @@ impl FaultySession {
     /// Claims the fault if this session's transaction runs concurrently with
     /// another: for `lose-write`, another is open now; for `stale-update`,
     /// another committed since this one began (so its BEGIN snapshot is stale).
+    /// `cursor-repeat`: the first FETCH after a step that returned rows
+    /// returns that step's last row again before the engine's rows (a
+    /// cursor that lost its position and re-reads the row it stood on).
+    fn repeat_cursor_row(&mut self, p: &Prepared, out: &mut Outcome) {
+        use crate::instrument::CursorStep;
+        let name = match &p.cursor {
+            Some(CursorStep::Open { name, .. } | CursorStep::Fetch { name, .. }) => name,
+            _ => return,
+        };
+        let previous = self.cursor_rows.get(name).cloned();
+        if let (Some((row, read)), Some(CursorStep::Fetch { .. }), true) =
+            (previous, &p.cursor, out.ok())
+        {
+            let first = self
+                .shared
+                .lock()
+                .is_ok_and(|mut s| !std::mem::replace(&mut s.fired, true));
+            if first {
+                out.rows.insert(0, row);
+                if let Some(v) = read {
+                    out.reads.insert(0, v);
+                }
+                out.affected += 1;
+            }
+        }
+        if let Some(last) = out.rows.last() {
+            let read = out.reads.last().cloned();
+            self.cursor_rows.insert(name.clone(), (last.clone(), read));
+        }
+    }
+
     fn claim(&self) -> bool {
         let Ok(mut s) = self.shared.lock() else {
             return false;
@@ -276,7 +315,8 @@ impl FaultySession {
             | Fault::Orphan
             | Fault::DuplicateKey
             | Fault::NullValue
-            | Fault::CheckViolation => false,
+            | Fault::CheckViolation
+            | Fault::CursorRepeat => false,
         };
         if self.in_txn && concurrent && !s.fired {
             s.fired = true;
@@ -447,6 +487,10 @@ impl Session for FaultySession {
             }
             out
         };
+        let mut out = out;
+        if self.fault == Fault::CursorRepeat {
+            self.repeat_cursor_row(p, &mut out);
+        }
         let committed =
             out.ok() && (p.kind == StmtKind::Commit || (!self.in_txn && p.kind.is_write()));
         if committed {

@@ -77,7 +77,7 @@ pub fn render_script(
                 let who = format!("T{}", e.stmt.txn);
                 match &e.kind {
                     EventKind::Submitted => {
-                        let _ = writeln!(s, "/* {who} */ {text};");
+                        let _ = writeln!(s, "/* {who} */ {text};{}", cursor_note(&cs.stmt));
                     }
                     EventKind::Blocked { .. } => {
                         let _ = writeln!(s, "--   {who} blocks (op {})", cs.op);
@@ -103,10 +103,31 @@ pub fn render_script(
         None => {
             for r in &case.submit_order {
                 if let Some(cs) = case.stmt(*r) {
-                    let _ = writeln!(s, "/* T{} */ {};", r.txn, sql::render_stmt(d, &cs.stmt));
+                    let _ = writeln!(
+                        s,
+                        "/* T{} */ {};{}",
+                        r.txn,
+                        sql::render_stmt(d, &cs.stmt),
+                        cursor_note(&cs.stmt)
+                    );
                 }
             }
         }
     }
     s
+}
+
+/// After a SELECT that opens a cursor: what the client does with it (a
+/// cursor is an API call, not SQL: step the prepared statement, keep it
+/// open while the session runs its other statements).
+fn cursor_note(stmt: &crate::model::Stmt) -> String {
+    match stmt {
+        crate::model::Stmt::Select(q) => q.cursor.as_ref().map_or(String::new(), |c| {
+            format!(
+                " -- opens cursor {}: prepare, step {} row(s), keep it open",
+                c.name, c.rows
+            )
+        }),
+        _ => String::new(),
+    }
 }

@@ -64,6 +64,31 @@ pub fn select(t: &str, key: Option<i64>) -> Stmt {
     })
 }
 
+/// `SELECT k, v FROM t ORDER BY t.k` as cursor `name`, its first step
+/// returning up to `rows` rows.
+pub fn open_cursor(t: &str, name: &str, rows: u32) -> Stmt {
+    let Stmt::Select(mut q) = select(t, None) else {
+        unreachable!()
+    };
+    q.order_by = vec![OrderBy {
+        expr: Expr::qcol(t, "k"),
+        desc: false,
+    }];
+    q.cursor = Some(CursorOpen {
+        name: name.into(),
+        rows,
+    });
+    Stmt::Select(q)
+}
+
+/// Steps cursor `name` by up to `rows` rows.
+pub fn fetch(name: &str, rows: u32) -> Stmt {
+    Stmt::Fetch(Fetch {
+        cursor: name.into(),
+        rows,
+    })
+}
+
 /// `UPDATE t SET v = v + delta WHERE k = key`
 pub fn add(t: &str, key: i64, delta: i64) -> Stmt {
     Stmt::Update(Update {
