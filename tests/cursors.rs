@@ -185,3 +185,51 @@ fn malformed_cursor_cases_are_refused_with_a_sentence() {
         .unwrap_err()
         .contains("explicit transaction"));
 }
+
+/// turso (WAL and MVCC): the same schedule, its cursor held by the turso
+/// API's `Rows` between steps.
+#[cfg(feature = "turso")]
+#[test]
+fn turso_cursors_keep_the_snapshot_of_their_open() {
+    use txfuzz::engine::turso::TursoEngine;
+    for mvcc in [false, true] {
+        for steps in [1, 2] {
+            let case = cursor_across_commits(steps);
+            let mut e = TursoEngine::open(None, mvcc).unwrap();
+            let (h, f, view) = common::run_defaults(&mut e, &case);
+            assert!(f.is_empty(), "mvcc {mvcc}: {f:#?}");
+            assert_eq!(
+                (view.checked, view.undecided),
+                (1, 0),
+                "mvcc {mvcc}: {view:?}"
+            );
+            let open = h.outcome(at(1, 1)).unwrap();
+            assert_eq!(ints(&open.rows), [(1, 10), (2, 20), (3, 30)], "mvcc {mvcc}");
+            assert_eq!(open.exhausted, steps == 2, "mvcc {mvcc}");
+        }
+        // A cursor that repeats a row is found here too.
+        let mut e = FaultyEngine::new(
+            Box::new(TursoEngine::open(None, mvcc).unwrap()),
+            Fault::CursorRepeat,
+        );
+        let (_, f, _) = common::run_defaults(&mut e, &cursor_across_commits(2));
+        assert!(
+            kinds(&f).contains(&"view:result".to_string()),
+            "mvcc {mvcc}: {:?}",
+            kinds(&f)
+        );
+    }
+}
+
+/// Reduction and `sdg` remove statements by op: a cursor's steps go with
+/// its open, so the case stays valid.
+#[test]
+fn removing_a_cursors_open_removes_its_steps() {
+    let case = cursor_across_commits(2);
+    let open_op = case.stmt(at(1, 1)).unwrap().op;
+    let smaller = txfuzz::model::edit::remove_ops(&case, &[open_op]).unwrap();
+    smaller.validate().unwrap();
+    let t1 = smaller.txn(1).unwrap();
+    assert_eq!(t1.stmts.len(), 2, "{:?}", t1.stmts);
+    assert!(txfuzz::model::cursor::cursors(&smaller).is_empty());
+}

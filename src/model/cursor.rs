@@ -10,12 +10,17 @@
 //! versions into the open's outcome ([`settle`]); the steps keep their own
 //! rows for scripts and the shadow run.
 //!
+//! The snapshot is the transaction's: SQLite in WAL mode ("Isolation In
+//! SQLite", sqlite.org/isolation.html: "When a read transaction starts,
+//! that reader continues to see an unchanging \"snapshot\" of the database
+//! file as it existed at the moment in time when the read transaction
+//! started"); cursors open inside explicit transactions only.
+//!
 //! Rows stepped after the session wrote the cursor's table are not judged:
-//! SQLite leaves them undefined ("Isolation In SQLite", "No Isolation Between
-//! Operations On The Same Database Connection": "If changes occur on the same
-//! database connection after a query starts running but before the query
-//! completes, then it is undefined whether or not the query will see those
-//! changes").
+//! SQLite leaves them undefined (same page, "No Isolation Between
+//! Operations On The Same Database Connection": whether later steps of a
+//! SELECT see an UPDATE the application ran between them — "The answer is
+//! that this behavior is undefined"). The write itself is judged as usual.
 
 use super::case::{StmtRef, TestCase, Txn};
 use super::history::History;

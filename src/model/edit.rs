@@ -39,6 +39,16 @@ pub fn remove_ops(case: &TestCase, ops: &[u32]) -> Option<TestCase> {
     if ops.is_empty() {
         return None;
     }
+    // A cursor's steps go with its open.
+    let mut with_steps = ops.to_vec();
+    for cur in crate::model::cursor::cursors(case) {
+        let op_of = |r: StmtRef| case.stmt(r).map(|s| s.op);
+        if op_of(cur.open).is_some_and(|op| ops.contains(&op)) {
+            let steps = cur.judged.iter().chain(&cur.unjudged).chain(&cur.close);
+            with_steps.extend(steps.filter_map(|r| op_of(*r)));
+        }
+    }
+    let ops = &with_steps[..];
     let mut c = case.clone();
     // Old (txn, index) -> new index.
     let mut remap: HashMap<StmtRef, u32> = HashMap::new();

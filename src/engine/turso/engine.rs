@@ -2,7 +2,8 @@
 
 use super::profile::{profile, MODE_SETTING, MVCC};
 use crate::engine::{
-    Cancel, Canceller, Engine, EngineError, EngineProfile, QueryResult, Session, WaitSignal,
+    Cancel, Canceller, CursorRows, Engine, EngineError, EngineProfile, QueryResult, Session,
+    WaitSignal,
 };
 use crate::instrument::{Prepared, Target, UpdateCapture};
 use crate::model::{
@@ -381,6 +382,7 @@ impl Engine for TursoEngine {
             }
         };
         Ok(Box::new(TursoSession {
+            cursors: Vec::new(),
             conn: Some(conn),
             idle: self.idle.clone(),
             signal,
@@ -413,6 +415,9 @@ type Idle = Arc<std::sync::Mutex<Vec<turso::Connection>>>;
 const MAX_IDLE: usize = 16;
 
 pub struct TursoSession {
+    /// Open cursors by name, with whether stepping reached the end (dropped
+    /// before the connection is cleaned).
+    cursors: Vec<(String, turso::Rows, bool)>,
     /// `None` only while being dropped.
     conn: Option<turso::Connection>,
     idle: Idle,
@@ -436,10 +441,21 @@ impl Canceller for TursoCanceller {
 }
 
 impl TursoSession {
+    /// `result`, remembering an engine panic (the session is broken then).
+    fn noting_panic<T>(&mut self, result: Result<T, StmtError>) -> Result<T, StmtError> {
+        if let Err(e) = &result {
+            if e.code == "panic" {
+                self.broken = Some(e.clone());
+            }
+        }
+        result
+    }
+
     /// Returns the connection to a clean state for the next session: its
     /// transaction rolled back, its TEMP tables dropped. `None`: it cannot
     /// be trusted (then it is closed instead).
     fn cleaned(&mut self) -> Option<turso::Connection> {
+        self.cursors.clear();
         let conn = self.conn.take()?;
         if self.broken.is_some() {
             return None;
@@ -487,16 +503,70 @@ impl Session for TursoSession {
             });
         };
         let result = run(conn, sql);
-        if let Err(e) = &result {
-            if e.code == "panic" {
-                self.broken = Some(e.clone());
-            }
-        }
-        result
+        self.noting_panic(result)
     }
 
     fn run(&mut self, p: &Prepared) -> Outcome {
         crate::engine::run_prepared(self, p)
+    }
+
+    fn open_cursor(&mut self, name: &str, sql: &str, rows: u32) -> Result<CursorRows, StmtError> {
+        if let Some(e) = &self.broken {
+            return Err(e.clone());
+        }
+        if self.cursors.iter().any(|(n, ..)| n == name) {
+            return Err(StmtError {
+                class: ErrorClass::Other,
+                code: "cursor".into(),
+                message: format!("cursor {name} is already open"),
+            });
+        }
+        let Some(conn) = &self.conn else {
+            return Err(crate::engine::no_such_cursor(name));
+        };
+        let opened = block(async {
+            let mut st = conn.prepare(sql).await.map_err(classify)?;
+            st.query(()).await.map_err(classify)
+        });
+        let cursor = self.noting_panic(opened)?;
+        self.cursors.push((name.to_string(), cursor, false));
+        self.fetch_cursor(name, rows)
+    }
+
+    fn fetch_cursor(&mut self, name: &str, rows: u32) -> Result<CursorRows, StmtError> {
+        if let Some(e) = &self.broken {
+            return Err(e.clone());
+        }
+        let Some(at) = self.cursors.iter().position(|(n, ..)| n == name) else {
+            return Err(crate::engine::no_such_cursor(name));
+        };
+        let (_, cursor, done) = &mut self.cursors[at];
+        let stepped = block(async {
+            let mut out = Vec::new();
+            while !*done && out.len() < rows as usize {
+                match cursor.next().await.map_err(classify)? {
+                    Some(row) => out.push(
+                        (0..row.column_count())
+                            .map(|i| row.get_value(i).map(value).map_err(classify))
+                            .collect::<Result<Vec<_>, _>>()?,
+                    ),
+                    None => *done = true,
+                }
+            }
+            Ok(CursorRows {
+                rows: out,
+                done: *done,
+            })
+        });
+        self.noting_panic(stepped)
+    }
+
+    fn close_cursor(&mut self, name: &str) -> Result<(), StmtError> {
+        let Some(at) = self.cursors.iter().position(|(n, ..)| n == name) else {
+            return Err(crate::engine::no_such_cursor(name));
+        };
+        self.cursors.remove(at);
+        Ok(())
     }
 
     fn canceller(&self) -> Arc<dyn Canceller> {

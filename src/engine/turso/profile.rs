@@ -68,8 +68,6 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
     // defer_foreign_keys.
     p.features = Features {
         set_constraints: false,
-        // Its sessions keep no open statement between calls yet.
-        cursors: false,
         ..Features::sqlite()
     };
     p.start_rules = crate::engine::sqlite::immediate_start_rules(Source {
