@@ -194,8 +194,9 @@ fn turso_cursors_keep_the_snapshot_of_their_open() {
     use txfuzz::engine::turso::TursoEngine;
     for mvcc in [false, true] {
         for steps in [1, 2] {
-            let case = cursor_across_commits(steps);
             let mut e = TursoEngine::open(None, mvcc).unwrap();
+            let mut case = in_default_mode(&cursor_across_commits(steps), &e);
+            case.isolation = e.profile().isolations[0];
             let (h, f, view) = common::run_defaults(&mut e, &case);
             assert!(f.is_empty(), "mvcc {mvcc}: {f:#?}");
             assert_eq!(
@@ -212,7 +213,9 @@ fn turso_cursors_keep_the_snapshot_of_their_open() {
             Box::new(TursoEngine::open(None, mvcc).unwrap()),
             Fault::CursorRepeat,
         );
-        let (_, f, _) = common::run_defaults(&mut e, &cursor_across_commits(2));
+        let mut case = in_default_mode(&cursor_across_commits(2), &e);
+        case.isolation = e.profile().isolations[0];
+        let (_, f, _) = common::run_defaults(&mut e, &case);
         assert!(
             kinds(&f).contains(&"view:result".to_string()),
             "mvcc {mvcc}: {:?}",

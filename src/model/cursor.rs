@@ -150,6 +150,14 @@ pub fn settle(case: &TestCase, history: &mut History) {
     }
 }
 
+/// A cursor's SELECT as a plain SELECT (run whole, where a replay runs it
+/// as a statement of its own).
+pub fn run_whole(stmt: &mut Stmt) {
+    if let Stmt::Select(q) = stmt {
+        q.cursor = None;
+    }
+}
+
 /// `case` with each cursor's SELECT limited to the rows its steps returned
 /// when none reached the end (the statement the oracles judge); `None`
 /// when nothing changes.

@@ -197,7 +197,12 @@ impl Replay {
             };
             self.origin.insert(r, *orig);
             self.case.submit_order.push(r);
-            txn.stmts.push((*cs).clone());
+            let mut cs = (*cs).clone();
+            if autocommit {
+                // Its own transaction: a cursor runs whole, as its SELECT.
+                crate::model::cursor::run_whole(&mut cs.stmt);
+            }
+            txn.stmts.push(cs);
         }
         self.case.txns.push(txn);
     }

@@ -36,9 +36,7 @@ pub fn replay_case(v: &VsrCase, order: &[u32]) -> TestCase {
         .filter_map(|op| by_op.get(op).map(|s| (*s).clone()))
         .filter(|s| !matches!(s.stmt, Stmt::Fetch(_) | Stmt::Close(_)))
         .map(|mut s| {
-            if let Stmt::Select(q) = &mut s.stmt {
-                q.cursor = None;
-            }
+            crate::model::cursor::run_whole(&mut s.stmt);
             s
         })
         .collect();
