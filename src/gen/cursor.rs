@@ -81,10 +81,8 @@ pub fn draw_cursors(seed: u64, index: u64, features: &Features, case: &mut TestC
         insert(case, ti, inserts, &mut rng);
     }
     // Op ids in transaction order, as generated cases have them.
-    let mut op = 1;
-    for s in case.txns.iter_mut().flat_map(|t| t.stmts.iter_mut()) {
+    for (op, s) in (1..).zip(case.txns.iter_mut().flat_map(|t| t.stmts.iter_mut())) {
         s.op = op;
-        op += 1;
     }
 }
 
