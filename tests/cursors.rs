@@ -104,21 +104,24 @@ fn seeing_a_later_commit(case: &TestCase) -> History {
 
 #[test]
 fn a_cursor_that_sees_a_later_commit_is_found() {
-    let case = cursor_across_commits(2);
-    let h = seeing_a_later_commit(&case);
-    let mut e = sqlite();
-    e.load(&case).unwrap();
-    let mut stats = CheckStats::default();
-    let f = txfuzz::oracle::check(
-        OracleKind::View,
-        e.as_mut(),
-        &case,
-        &h,
-        &ExecOptions::default(),
-        &mut stats,
-    )
-    .unwrap();
-    assert_eq!(kinds(&f), ["view:result"], "{f:#?}");
+    // Stepped to the end, and closed part-way (judged as a prefix).
+    for steps in [2, 1] {
+        let case = cursor_across_commits(steps);
+        let h = seeing_a_later_commit(&case);
+        let mut e = sqlite();
+        e.load(&case).unwrap();
+        let mut stats = CheckStats::default();
+        let f = txfuzz::oracle::check(
+            OracleKind::View,
+            e.as_mut(),
+            &case,
+            &h,
+            &ExecOptions::default(),
+            &mut stats,
+        )
+        .unwrap();
+        assert_eq!(kinds(&f), ["view:result"], "steps {steps}: {f:#?}");
+    }
 }
 
 /// Rows stepped after the session wrote the cursor's table are left
@@ -235,4 +238,64 @@ fn removing_a_cursors_open_removes_its_steps() {
     let t1 = smaller.txn(1).unwrap();
     assert_eq!(t1.stmts.len(), 2, "{:?}", t1.stmts);
     assert!(txfuzz::model::cursor::cursors(&smaller).is_empty());
+}
+
+/// PostgreSQL SQL cursors (DECLARE / FETCH / CLOSE) at every level: other
+/// sessions' commits between the steps do not show, and neither does the
+/// transaction's own later write ("DECLARE": "In PostgreSQL, all cursors
+/// are insensitive"), so those rows are judged too.
+#[test]
+fn postgres_cursors_are_insensitive_and_keep_their_snapshot() {
+    use txfuzz::model::Isolation;
+    let Some(url) = common::pg_url() else { return };
+    let own_write = kv_case(
+        &[(1, 10), (2, 20), (3, 30)],
+        vec![committed(vec![
+            open_cursor("t", "c1", 1),
+            set("t", 3, 33),
+            fetch("c1", 5),
+            Stmt::Close("c1".into()),
+        ])],
+        "1 1 1 1 1 1",
+    );
+    for level in [
+        Isolation::ReadCommitted,
+        Isolation::RepeatableRead,
+        Isolation::Serializable,
+    ] {
+        for steps in [1, 2] {
+            let mut case = cursor_across_commits(steps);
+            case.isolation = level;
+            let mut e = common::open(&url);
+            let (h, f, view) = common::run_defaults(e.as_mut(), &case);
+            assert!(f.is_empty(), "{level:?}: {f:#?}");
+            assert_eq!(
+                (view.checked, view.undecided),
+                (1, 0),
+                "{level:?}: {view:?}"
+            );
+            let open = h.outcome(at(1, 1)).unwrap();
+            assert_eq!(ints(&open.rows), [(1, 10), (2, 20), (3, 30)], "{level:?}");
+            assert_eq!(open.exhausted, steps == 2, "{level:?}");
+        }
+        let mut case = own_write.clone();
+        case.isolation = level;
+        let mut e = common::open(&url);
+        let (h, f, _) = common::run_defaults(e.as_mut(), &case);
+        assert!(f.is_empty(), "{level:?}: {f:#?}");
+        // The step after the write is judged with the open: the row it
+        // wrote shows its value before.
+        let open = h.outcome(at(1, 1)).unwrap();
+        assert_eq!(ints(&open.rows), [(1, 10), (2, 20), (3, 30)], "{level:?}");
+        // A cursor that repeats a row is found.
+        let mut case = cursor_across_commits(2);
+        case.isolation = level;
+        let mut e = FaultyEngine::new(common::open(&url), Fault::CursorRepeat);
+        let (_, f, _) = common::run_defaults(&mut e, &case);
+        assert!(
+            kinds(&f).contains(&"view:result".to_string()),
+            "{level:?}: {:?}",
+            kinds(&f)
+        );
+    }
 }

@@ -69,7 +69,8 @@ pub fn execute_prepared(
 ) -> Result<History, EngineError> {
     let mut history = driver::Driver::start(engine, case, prepared, opts)?.run(engine)?;
     // A cursor's steps' rows belong to its open (`model::cursor`).
-    crate::model::cursor::settle(case, &mut history);
+    let insensitive = engine.profile().features.cursors_insensitive;
+    crate::model::cursor::settle(case, &mut history, insensitive);
     Ok(history)
 }
 

@@ -89,6 +89,7 @@ fn small_and_degenerate_configs() {
             read_only: false,
             deferrable: false,
             cursors: false,
+            cursors_insensitive: false,
         },
     };
     for i in 0..300 {

@@ -43,6 +43,11 @@ pub struct Features {
     /// statements ([`super::stmt::Select::cursor`]; the engine's session
     /// implements `Session::open_cursor`).
     pub cursors: bool,
+    /// A cursor does not see its own transaction's changes made after it
+    /// opened (PostgreSQL "DECLARE": "In PostgreSQL, all cursors are
+    /// insensitive"), so rows stepped after such a write are judged too;
+    /// false where that is undefined (SQLite, turso).
+    pub cursors_insensitive: bool,
 }
 
 /// SQLite's and turso's start modes ("BEGIN TRANSACTION"; turso's
@@ -71,6 +76,7 @@ impl Features {
             read_only: false,
             deferrable: false,
             cursors: true,
+            cursors_insensitive: false,
         }
     }
     pub fn mysql() -> Self {
@@ -88,6 +94,7 @@ impl Features {
             read_only: true,
             deferrable: false,
             cursors: false,
+            cursors_insensitive: false,
         }
     }
     pub fn postgres() -> Self {
@@ -104,7 +111,9 @@ impl Features {
             start_modes: &[StartMode::Default],
             read_only: true,
             deferrable: true,
-            cursors: false,
+            // SQL cursors (DECLARE / FETCH / CLOSE) inside a transaction.
+            cursors: true,
+            cursors_insensitive: true,
         }
     }
 }

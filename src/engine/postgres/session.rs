@@ -3,7 +3,7 @@
 
 use super::conn::PgConn;
 use crate::engine::server::Registry;
-use crate::engine::{Cancel, Canceller, QueryResult, Session, WaitSignal};
+use crate::engine::{Cancel, Canceller, CursorRows, QueryResult, Session, WaitSignal};
 use crate::instrument::Prepared;
 use crate::model::{Outcome, StmtError};
 use std::sync::Arc;
@@ -15,6 +15,8 @@ const CANCEL_TIMEOUT: Duration = Duration::from_secs(3);
 
 pub struct PgSession {
     conn: PgConn,
+    /// Open SQL cursors, with whether a FETCH reached the end.
+    cursors: Vec<(String, bool)>,
     pid: u64,
     registry: Arc<Registry>,
     signal: Arc<WaitSignal>,
@@ -37,6 +39,7 @@ impl PgSession {
         });
         Ok(PgSession {
             conn,
+            cursors: Vec::new(),
             pid,
             registry,
             signal,
@@ -67,6 +70,43 @@ impl Session for PgSession {
 
     fn run(&mut self, p: &Prepared) -> Outcome {
         crate::engine::run_prepared(self, p)
+    }
+
+    /// `DECLARE name NO SCROLL CURSOR FOR sql` (a cursor of the
+    /// transaction), then its first FETCH.
+    fn open_cursor(&mut self, name: &str, sql: &str, rows: u32) -> Result<CursorRows, StmtError> {
+        self.query(&format!("DECLARE {name} NO SCROLL CURSOR FOR {sql}"))?;
+        self.cursors.retain(|(n, _)| n != name);
+        self.cursors.push((name.to_string(), false));
+        self.fetch_cursor(name, rows)
+    }
+
+    /// `FETCH FORWARD rows FROM name`: fewer rows than asked is the end.
+    fn fetch_cursor(&mut self, name: &str, rows: u32) -> Result<CursorRows, StmtError> {
+        let Some(at) = self.cursors.iter().position(|(n, _)| n == name) else {
+            return Err(crate::engine::no_such_cursor(name));
+        };
+        if self.cursors[at].1 {
+            return Ok(CursorRows {
+                rows: Vec::new(),
+                done: true,
+            });
+        }
+        let got = self.query(&format!("FETCH FORWARD {rows} FROM {name}"))?;
+        let done = got.rows.len() < rows as usize;
+        self.cursors[at].1 = done;
+        Ok(CursorRows {
+            rows: got.rows,
+            done,
+        })
+    }
+
+    fn close_cursor(&mut self, name: &str) -> Result<(), StmtError> {
+        let Some(at) = self.cursors.iter().position(|(n, _)| n == name) else {
+            return Err(crate::engine::no_such_cursor(name));
+        };
+        self.cursors.remove(at);
+        self.query(&format!("CLOSE {name}")).map(|_| ())
     }
 
     fn canceller(&self) -> Arc<dyn Canceller> {
