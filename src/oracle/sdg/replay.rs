@@ -20,10 +20,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 mod findings;
 
-/// The statements of `order` as one autocommit session.
-pub fn replay_case(v: &VsrCase, order: &[u32]) -> TestCase {
-    let by_op: HashMap<u32, &CaseStmt> = v
-        .case
+/// The statements of `order` as one autocommit session; a cursor runs as
+/// its SELECT limited to the rows its steps returned in `history` (the
+/// refined run's).
+pub fn replay_case(v: &VsrCase, history: &History, order: &[u32]) -> TestCase {
+    let limited = crate::model::cursor::with_limits(&v.case, history);
+    let source = limited.as_ref().unwrap_or(&v.case);
+    let by_op: HashMap<u32, &CaseStmt> = source
         .txns
         .iter()
         .flat_map(|t| t.stmts.iter().map(|s| (s.op, s)))
@@ -218,7 +221,7 @@ fn replay(
             "the refined graph has a cycle",
         )));
     };
-    let replay = replay_case(&r.vsr, &order);
+    let replay = replay_case(&r.vsr, &r.history, &order);
     engine.reset()?;
     let rep_hist = execute(engine, &replay, opts)?;
     stats.replays += 1;
