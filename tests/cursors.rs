@@ -299,3 +299,21 @@ fn postgres_cursors_are_insensitive_and_keep_their_snapshot() {
         );
     }
 }
+
+/// MariaDB has no client cursors: a case that opens one is refused there
+/// (`txfuzz replay` says why), and the profile draws none.
+#[test]
+fn mariadb_refuses_cursors_with_a_reason() {
+    use txfuzz::sql::{unsupported, Dialect};
+    for s in [
+        open_cursor("t", "c1", 1),
+        fetch("c1", 1),
+        Stmt::Close("c1".into()),
+    ] {
+        let why = unsupported(Dialect::Mysql, &s).unwrap();
+        assert!(why.contains("stored programs"), "{why}");
+        assert_eq!(unsupported(Dialect::Sqlite, &s), None);
+        assert_eq!(unsupported(Dialect::Postgres, &s), None);
+    }
+    assert!(!txfuzz::model::Features::mysql().cursors);
+}

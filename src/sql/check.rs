@@ -15,7 +15,8 @@ use crate::model::{Begin, Expr, Insert, JoinKind, OnConflict, Select, StartMode,
 /// without assignments; on PostgreSQL a locking clause together with DISTINCT,
 /// GROUP BY, aggregates or a LEFT JOIN; on PostgreSQL `SELECT DISTINCT` ordered
 /// by an expression not in the select list; on MySQL/MariaDB `LIMIT` in an
-/// `IN (subquery)`; a FROM list whose first item carries a join.
+/// `IN (subquery)`; a FROM list whose first item carries a join; open
+/// cursors on MySQL/MariaDB.
 pub fn unsupported(d: Dialect, s: &Stmt) -> Option<String> {
     let own = match s {
         Stmt::Insert(ins) => insert_problem(d, ins),
@@ -26,10 +27,17 @@ pub fn unsupported(d: Dialect, s: &Stmt) -> Option<String> {
         Stmt::SetConstraints(_) if d == Dialect::Mysql => {
             Some("MariaDB has no SET CONSTRAINTS (InnoDB checks every key at once)".to_string())
         }
+        Stmt::Fetch(_) | Stmt::Close(_) if d == Dialect::Mysql => Some(NO_CURSORS.to_string()),
+        Stmt::Select(q) if q.cursor.is_some() && d == Dialect::Mysql => {
+            Some(NO_CURSORS.to_string())
+        }
         _ => None,
     };
     own.or_else(|| selects_of(s).into_iter().find_map(|q| select_problem(d, q)))
 }
+
+const NO_CURSORS: &str =
+    "MariaDB has cursors only inside stored programs (DECLARE ... CURSOR), not for a client";
 
 /// Start modes and access a dialect has no words for.
 fn begin_problem(d: Dialect, b: &Begin) -> Option<String> {
