@@ -382,7 +382,7 @@ impl FaultySession {
     /// copies taken at BEGIN, when they differ (the fault fires once).
     fn apply_stale_read(&mut self, p: &Prepared, out: &mut Outcome) {
         let Stmt::Select(q) = &p.ir else { return };
-        if q.where_.is_none() || !self.in_txn {
+        if q.where_.is_none() || !self.in_txn || p.cursor.is_some() {
             return;
         }
         let mut stale = q.clone();
@@ -457,7 +457,12 @@ impl Session for FaultySession {
                 }
             }
         }
-        if matches!(self.fault, Fault::DirtyRead | Fault::MissedOwnWrite) && self.in_txn {
+        // A cursor's steps go to the engine: the read faults rewrite whole
+        // SELECTs.
+        if matches!(self.fault, Fault::DirtyRead | Fault::MissedOwnWrite)
+            && self.in_txn
+            && p.cursor.is_none()
+        {
             return self.run_with_read_fault(p);
         }
         if p.kind == StmtKind::Begin && matches!(self.fault, Fault::StaleUpdate | Fault::StaleRead)
