@@ -317,3 +317,36 @@ fn mariadb_refuses_cursors_with_a_reason() {
     }
     assert!(!txfuzz::model::Features::mysql().cursors);
 }
+
+/// A write to a table only the cursor's subquery reads counts as a write
+/// to the cursor's tables too (a SQLite campaign found the gap: the NOT IN
+/// list was read again after the session deleted from its table).
+#[test]
+fn a_write_to_a_subquerys_table_leaves_later_steps_unjudged() {
+    use txfuzz::model::Expr;
+    let Stmt::Select(mut q) = open_cursor("t", "c1", 1) else {
+        unreachable!()
+    };
+    let Stmt::Select(sub) = select("u", None) else {
+        unreachable!()
+    };
+    q.where_ = Some(Expr::InSubquery {
+        expr: Box::new(Expr::col("k")),
+        query: Box::new(sub),
+        negated: true,
+    });
+    let mut case = kv_case(
+        &[(1, 10)],
+        vec![committed(vec![
+            Stmt::Select(q),
+            delete("u", 1),
+            fetch("c1", 1),
+            Stmt::Close("c1".into()),
+        ])],
+        "1 1 1 1 1 1",
+    );
+    case.schema.tables.push(kv_table("u"));
+    let cursors = txfuzz::model::cursor::cursors(&case);
+    assert!(cursors[0].tables.contains("u"), "{cursors:?}");
+    assert_eq!(cursors[0].unjudged, [at(1, 3)]);
+}

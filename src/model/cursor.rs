@@ -29,11 +29,13 @@ use super::walk;
 use std::collections::BTreeSet;
 
 /// One cursor of a transaction: where it opens, the steps whose rows are
-/// judged, those after the session wrote its table, and where it closes.
+/// judged, those after the session wrote a table its SELECT reads (a
+/// subquery's too), and where it closes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cursor {
     pub name: String,
-    pub table: String,
+    /// Every table its SELECT reads (its subqueries' too).
+    pub tables: BTreeSet<String>,
     pub open: StmtRef,
     pub judged: Vec<StmtRef>,
     pub unjudged: Vec<StmtRef>,
@@ -57,14 +59,10 @@ fn txn_cursors(case: &TestCase, t: &Txn) -> Vec<Cursor> {
             index: i as u32,
         };
         match &s.stmt {
-            Stmt::Select(Select {
-                cursor: Some(c),
-                from,
-                ..
-            }) => open.push((
+            Stmt::Select(Select { cursor: Some(c), .. }) => open.push((
                 Cursor {
                     name: c.name.clone(),
-                    table: from.first().map(|f| f.table.clone()).unwrap_or_default(),
+                    tables: walk::tables(&s.stmt),
                     open: r,
                     judged: Vec::new(),
                     unjudged: Vec::new(),
@@ -90,7 +88,7 @@ fn txn_cursors(case: &TestCase, t: &Txn) -> Vec<Cursor> {
             other if other.kind().is_write() => {
                 let written = writes(case, other);
                 for (c, w) in &mut open {
-                    *w |= written.contains(&c.table);
+                    *w |= !written.is_disjoint(&c.tables);
                 }
             }
             _ => {}
