@@ -678,3 +678,90 @@ fn a_replace_that_orphans_an_unindexed_child_is_refused() {
         "{r:?}"
     );
 }
+
+/// turso 0.8.3 (found by the turso WAL campaign of issue 33 once cursors
+/// were drawn: `view:result`, `sdg:stmt-result`, `wss:tx-read-result` on
+/// cursors; reduced by `txfuzz reduce`): inside a transaction, a cursor over
+/// `t0` has returned two of its four rows; an INSERT into another table
+/// writes its first row and fails on its second (UNIQUE), so its changes
+/// are backed out; the cursor's next step returns no row, without an error.
+/// SQLite backs out the statement and keeps the cursor stepping (ON
+/// CONFLICT ABORT, the default, "backs out any prior changes made by the
+/// current SQL statement"; `sqlite_keeps_an_open_cursor_stepping_after_a_failed_statement`).
+/// `values`: the failing INSERT's rows. Returns the keys the cursor returned.
+fn cursor_across_a_failed_insert(mvcc: bool, values: &str) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    block(async {
+        let db = empty_database(&dir).await;
+        let c = db.connect().unwrap();
+        if mvcc {
+            pragma(&c, "PRAGMA journal_mode = 'mvcc'").await;
+        }
+        exec(&c, "CREATE TABLE t0 (k INT PRIMARY KEY, v INT)").await;
+        exec(&c, "CREATE TABLE t1 (k INT PRIMARY KEY)").await;
+        exec(&c, "INSERT INTO t0 VALUES (1, 10), (2, 20), (3, 30), (4, 40)").await;
+        exec(&c, "INSERT INTO t1 VALUES (2)").await;
+        exec(&c, "BEGIN").await;
+        let mut st = c.prepare("SELECT k FROM t0 ORDER BY k").await.unwrap();
+        let mut rows = st.query(()).await.unwrap();
+        let mut got = Vec::new();
+        for _ in 0..2 {
+            got.push(rows.next().await.unwrap().unwrap().get_value(0).unwrap());
+        }
+        let failed = c.execute(&format!("INSERT INTO t1 VALUES {values}"), ()).await;
+        assert!(failed.is_err(), "{failed:?}");
+        while let Some(row) = rows.next().await.unwrap() {
+            got.push(row.get_value(0).unwrap());
+        }
+        got
+    })
+}
+
+fn keys(n: i64) -> Vec<Value> {
+    (1..=n).map(Value::Integer).collect()
+}
+
+#[test]
+#[should_panic(expected = "the cursor ended early")]
+fn a_failed_statement_leaves_an_open_cursor_stepping() {
+    for mvcc in [false, true] {
+        let got = cursor_across_a_failed_insert(mvcc, "(7), (7)");
+        assert_eq!(got, keys(4), "the cursor ended early (mvcc {mvcc})");
+    }
+}
+
+/// Control: an INSERT that fails on its first row (nothing to back out)
+/// leaves the cursor stepping.
+#[test]
+fn a_statement_failing_before_it_writes_leaves_an_open_cursor_stepping() {
+    for mvcc in [false, true] {
+        assert_eq!(cursor_across_a_failed_insert(mvcc, "(2)"), keys(4), "mvcc {mvcc}");
+    }
+}
+
+/// Control: SQLite (the bundled version) keeps stepping the cursor after
+/// the same failed INSERT.
+#[test]
+fn sqlite_keeps_an_open_cursor_stepping_after_a_failed_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = rusqlite::Connection::open(dir.path().join("bug.db")).unwrap();
+    c.execute_batch(
+        "PRAGMA journal_mode = WAL;
+         CREATE TABLE t0 (k INT PRIMARY KEY, v INT);
+         CREATE TABLE t1 (k INT PRIMARY KEY);
+         INSERT INTO t0 VALUES (1, 10), (2, 20), (3, 30), (4, 40);
+         BEGIN;",
+    )
+    .unwrap();
+    let mut st = c.prepare("SELECT k FROM t0 ORDER BY k").unwrap();
+    let mut rows = st.query([]).unwrap();
+    let mut got: Vec<i64> = Vec::new();
+    for _ in 0..2 {
+        got.push(rows.next().unwrap().unwrap().get(0).unwrap());
+    }
+    assert!(c.execute("INSERT INTO t1 VALUES (7), (7)", []).is_err());
+    while let Some(row) = rows.next().unwrap() {
+        got.push(row.get(0).unwrap());
+    }
+    assert_eq!(got, [1, 2, 3, 4]);
+}

@@ -76,6 +76,10 @@ pub enum Trait {
     /// child column has an index of its own (turso: the REPLACE's parent
     /// deletes then miss the children found through that index).
     ReplaceIntoParentOfIndexedChildKey,
+    /// A write of a cursor's transaction failed while the cursor was open,
+    /// before one of its steps (turso: the failed statement's rollback ends
+    /// the connection's other open statements).
+    CursorStepAfterFailedWrite,
 }
 
 /// The transactions a finding's evidence names: graph `transactions`
@@ -262,6 +266,22 @@ fn replace_into_parent_of_indexed_child_key(case: &TestCase, history: &History) 
     })
 }
 
+/// Whether a write of a cursor's transaction failed between the cursor's
+/// open and one of its later steps.
+fn cursor_step_after_failed_write(case: &TestCase, history: &History) -> bool {
+    crate::model::cursor::cursors(case).iter().any(|c| {
+        let last = c.judged.iter().chain(&c.unjudged).map(|r| r.index).max();
+        (c.open.index + 1..last.unwrap_or(0)).any(|index| {
+            let r = StmtRef {
+                txn: c.open.txn,
+                index,
+            };
+            case.stmt(r).is_some_and(|s| s.stmt.kind().is_write())
+                && history.outcome(r).is_some_and(|o| o.error.is_some())
+        })
+    })
+}
+
 /// Whether `finding` of `case` (with `history`) has trait `t`.
 pub(super) fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) -> bool {
     match t {
@@ -336,6 +356,7 @@ pub(super) fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &
         Trait::ReplaceIntoParentOfIndexedChildKey => {
             replace_into_parent_of_indexed_child_key(case, history)
         }
+        Trait::CursorStepAfterFailedWrite => cursor_step_after_failed_write(case, history),
         Trait::LeftJoinIndexCursorPanic => involved(finding, case).iter().any(|r| {
             let left_join = matches!(
                 case.stmt(*r).map(|c| &c.stmt),
