@@ -142,6 +142,9 @@ pub fn stmt_features(stmt: &Stmt, out: &mut BTreeSet<&'static str>) {
         }
         Stmt::Select(s) => {
             out.insert("select");
+            if s.cursor.is_some() {
+                out.insert("cursor");
+            }
             select_features(s, out);
         }
         Stmt::Insert(i) => {
