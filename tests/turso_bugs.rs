@@ -699,7 +699,11 @@ fn cursor_across_a_failed_insert(mvcc: bool, values: &str) -> Vec<Value> {
         }
         exec(&c, "CREATE TABLE t0 (k INT PRIMARY KEY, v INT)").await;
         exec(&c, "CREATE TABLE t1 (k INT PRIMARY KEY)").await;
-        exec(&c, "INSERT INTO t0 VALUES (1, 10), (2, 20), (3, 30), (4, 40)").await;
+        exec(
+            &c,
+            "INSERT INTO t0 VALUES (1, 10), (2, 20), (3, 30), (4, 40)",
+        )
+        .await;
         exec(&c, "INSERT INTO t1 VALUES (2)").await;
         exec(&c, "BEGIN").await;
         let mut st = c.prepare("SELECT k FROM t0 ORDER BY k").await.unwrap();
@@ -708,7 +712,9 @@ fn cursor_across_a_failed_insert(mvcc: bool, values: &str) -> Vec<Value> {
         for _ in 0..2 {
             got.push(rows.next().await.unwrap().unwrap().get_value(0).unwrap());
         }
-        let failed = c.execute(&format!("INSERT INTO t1 VALUES {values}"), ()).await;
+        let failed = c
+            .execute(&format!("INSERT INTO t1 VALUES {values}"), ())
+            .await;
         assert!(failed.is_err(), "{failed:?}");
         while let Some(row) = rows.next().await.unwrap() {
             got.push(row.get_value(0).unwrap());
@@ -735,7 +741,11 @@ fn a_failed_statement_leaves_an_open_cursor_stepping() {
 #[test]
 fn a_statement_failing_before_it_writes_leaves_an_open_cursor_stepping() {
     for mvcc in [false, true] {
-        assert_eq!(cursor_across_a_failed_insert(mvcc, "(2)"), keys(4), "mvcc {mvcc}");
+        assert_eq!(
+            cursor_across_a_failed_insert(mvcc, "(2)"),
+            keys(4),
+            "mvcc {mvcc}"
+        );
     }
 }
 

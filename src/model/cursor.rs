@@ -59,7 +59,9 @@ fn txn_cursors(case: &TestCase, t: &Txn) -> Vec<Cursor> {
             index: i as u32,
         };
         match &s.stmt {
-            Stmt::Select(Select { cursor: Some(c), .. }) => open.push((
+            Stmt::Select(Select {
+                cursor: Some(c), ..
+            }) => open.push((
                 Cursor {
                     name: c.name.clone(),
                     tables: walk::tables(&s.stmt),
