@@ -385,7 +385,12 @@ impl TestCase {
             }
             self.validate_stmts(t, &mut ops)?;
             validate_framing(t)?;
-            super::cursor::validate(self, t)?;
+            super::cursor_rules::validate(
+                &self.schema,
+                t.id,
+                t.autocommit,
+                t.stmts.iter().map(|s| (s.op, &s.stmt)),
+            )?;
         }
         self.validate_data()?;
         self.validate_submit_order()

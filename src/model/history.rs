@@ -118,8 +118,9 @@ pub struct Outcome {
     /// Rows affected as reported by the engine (writes) or returned (reads).
     #[serde(default)]
     pub affected: u64,
-    /// A cursor step (or, settled, a cursor's open: [`super::cursor::settle`])
-    /// that reached the end of the SELECT's result.
+    /// A cursor step (or, once the executor gathered its steps, a cursor's
+    /// open: `model::cursor::settle`) that reached the end of the SELECT's
+    /// result.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub exhausted: bool,
 }

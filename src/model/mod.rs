@@ -6,6 +6,7 @@ pub mod case;
 pub mod case_features;
 pub mod compare;
 pub mod cursor;
+pub mod cursor_rules;
 pub mod edit;
 pub mod features;
 pub mod fk_conflict;
