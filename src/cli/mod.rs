@@ -143,7 +143,7 @@ pub struct EngineArgs {
     pub db: Option<String>,
     /// Self-test: wrap the engine in a fault injector (lose-write, stale-update,
     /// stale-read, dirty-read, missed-own-write, extra-lock, orphan,
-    /// duplicate-key, null-value, check-violation).
+    /// duplicate-key, null-value, check-violation, cursor-repeat).
     #[arg(long, hide = true)]
     pub fault: Option<String>,
 }
