@@ -47,14 +47,23 @@ fn replay_fixture(url: &str, name: &str, oracle: OracleKind) -> (Vec<Finding>, C
 }
 
 /// A fixture's case run with `oracle`: no finding, and the case decided.
+/// A run whose schedule had two waiters at once (the server picks which
+/// goes first: `concurrent-waiters`, undecided by design) is run again, up
+/// to three times; every run must be free of findings.
 fn fixture_is_clean(url: &str, name: &str, oracle: OracleKind) {
-    let (findings, stats) = replay_fixture(url, name, oracle);
-    assert!(findings.is_empty(), "{oracle}: {findings:#?}");
-    assert_eq!(
-        stats.per_oracle[&oracle.to_string()].checked,
-        1,
-        "{oracle}: {stats:?}"
-    );
+    for attempt in 1..=3 {
+        let (findings, stats) = replay_fixture(url, name, oracle);
+        assert!(findings.is_empty(), "{oracle}: {findings:#?}");
+        let counts = &stats.per_oracle[&oracle.to_string()];
+        let raced = counts
+            .undecided_by
+            .keys()
+            .all(|k| k == "concurrent-waiters");
+        if counts.checked == 1 || !raced || attempt == 3 {
+            assert_eq!(counts.checked, 1, "{oracle} (attempt {attempt}): {stats:?}");
+            return;
+        }
+    }
 }
 
 /// A fixture's case run with `view`: no finding, and the case undecided
