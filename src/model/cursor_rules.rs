@@ -6,11 +6,11 @@
 use super::schema::Schema;
 use super::stmt::{Expr, Select, Stmt};
 
-/// Checks the cursors of an explicit transaction `t`: a cursor is a
-/// single-table SELECT ordered by the table's full primary key (so a prefix
-/// of its rows is one result), without locking clause, opened in an explicit
-/// transaction, stepped and closed by name while open, and closed before the
-/// transaction ends.
+/// Checks the cursors of transaction `id` (its statements with their ops):
+/// a cursor is a single-table SELECT ordered by the table's full primary key
+/// (so a prefix of its rows is one result), without locking clause, opened
+/// in an explicit transaction, stepped and closed by name while open, and
+/// closed before the transaction ends or a savepoint statement.
 pub fn validate<'a>(
     schema: &Schema,
     id: u32,
