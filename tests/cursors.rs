@@ -80,6 +80,16 @@ fn a_cursor_keeps_the_snapshot_of_its_open_while_others_commit() {
     assert!(!open.exhausted, "three rows stepped, the end not reached");
 }
 
+/// `case` on `e` (a `cursor-repeat` fault injector) gives a `view:result`.
+fn a_repeated_row_is_found(e: &mut FaultyEngine, case: &TestCase, label: &str) {
+    let (_, f, _) = common::run_defaults(e, case);
+    assert!(
+        kinds(&f).contains(&"view:result".to_string()),
+        "{label}: {:?}",
+        kinds(&f)
+    );
+}
+
 #[test]
 fn a_cursor_that_repeats_a_row_is_found() {
     let case = cursor_across_commits(2);
@@ -218,12 +228,7 @@ fn turso_cursors_keep_the_snapshot_of_their_open() {
         );
         let mut case = in_default_mode(&cursor_across_commits(2), &e);
         case.isolation = e.profile().isolations[0];
-        let (_, f, _) = common::run_defaults(&mut e, &case);
-        assert!(
-            kinds(&f).contains(&"view:result".to_string()),
-            "mvcc {mvcc}: {:?}",
-            kinds(&f)
-        );
+        a_repeated_row_is_found(&mut e, &case, &format!("mvcc {mvcc}"));
     }
 }
 
@@ -291,12 +296,7 @@ fn postgres_cursors_are_insensitive_and_keep_their_snapshot() {
         let mut case = cursor_across_commits(2);
         case.isolation = level;
         let mut e = FaultyEngine::new(common::open(&url), Fault::CursorRepeat);
-        let (_, f, _) = common::run_defaults(&mut e, &case);
-        assert!(
-            kinds(&f).contains(&"view:result".to_string()),
-            "{level:?}: {:?}",
-            kinds(&f)
-        );
+        a_repeated_row_is_found(&mut e, &case, &format!("{level:?}"));
     }
 }
 

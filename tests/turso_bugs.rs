@@ -45,12 +45,18 @@ async fn empty_database(dir: &tempfile::TempDir) -> Database {
         .unwrap()
 }
 
+/// A connection to `db`, which it switches to MVCC mode first if `mvcc`.
+async fn connect_in_mode(db: &Database, mvcc: bool) -> Connection {
+    let c = db.connect().unwrap();
+    if mvcc {
+        pragma(&c, "PRAGMA journal_mode = 'mvcc'").await;
+    }
+    c
+}
+
 async fn database(dir: &tempfile::TempDir, mvcc: bool) -> Database {
     let db = empty_database(dir).await;
-    let admin = db.connect().unwrap();
-    if mvcc {
-        pragma(&admin, "PRAGMA journal_mode = 'mvcc'").await;
-    }
+    let admin = connect_in_mode(&db, mvcc).await;
     exec(&admin, "CREATE TABLE t (k INT PRIMARY KEY, v INT)").await;
     exec(&admin, "INSERT INTO t VALUES (1, 10)").await;
     db
@@ -219,10 +225,7 @@ fn orphans_after_concurrent_delete_and_insert(mvcc: bool) -> i64 {
     let dir = tempfile::tempdir().unwrap();
     block(async {
         let db = empty_database(&dir).await;
-        let admin = db.connect().unwrap();
-        if mvcc {
-            pragma(&admin, "PRAGMA journal_mode = 'mvcc'").await;
-        }
+        let admin = connect_in_mode(&db, mvcc).await;
         exec(&admin, "PRAGMA foreign_keys = ON").await;
         exec(&admin, "CREATE TABLE p (k INT PRIMARY KEY)").await;
         exec(
@@ -436,10 +439,7 @@ fn commit_after_replace(key: &str, mvcc: bool) -> Result<u64, turso::Error> {
     let dir = tempfile::tempdir().unwrap();
     block(async {
         let db = empty_database(&dir).await;
-        let c = db.connect().unwrap();
-        if mvcc {
-            pragma(&c, "PRAGMA journal_mode = 'mvcc'").await;
-        }
+        let c = connect_in_mode(&db, mvcc).await;
         let replace = format!("REPLACE INTO t1 (c0, c1) VALUES ('{key}', 'bb')");
         for sql in [
             "PRAGMA foreign_keys = ON",
@@ -693,10 +693,7 @@ fn cursor_across_a_failed_insert(mvcc: bool, values: &str) -> Vec<Value> {
     let dir = tempfile::tempdir().unwrap();
     block(async {
         let db = empty_database(&dir).await;
-        let c = db.connect().unwrap();
-        if mvcc {
-            pragma(&c, "PRAGMA journal_mode = 'mvcc'").await;
-        }
+        let c = connect_in_mode(&db, mvcc).await;
         exec(&c, "CREATE TABLE t0 (k INT PRIMARY KEY, v INT)").await;
         exec(&c, "CREATE TABLE t1 (k INT PRIMARY KEY)").await;
         exec(

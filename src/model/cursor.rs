@@ -42,10 +42,16 @@ pub struct Cursor {
     pub close: Option<StmtRef>,
 }
 
-/// The cursors of `case`, transaction by transaction.
+/// The cursors of `case`, transaction by transaction (cheap for a case
+/// without one: the executor asks for every run).
 pub fn cursors(case: &TestCase) -> Vec<Cursor> {
     case.txns
         .iter()
+        .filter(|t| {
+            t.stmts
+                .iter()
+                .any(|s| matches!(&s.stmt, Stmt::Select(q) if q.cursor.is_some()))
+        })
         .flat_map(|t| txn_cursors(case, t))
         .collect()
 }
@@ -87,7 +93,7 @@ fn txn_cursors(case: &TestCase, t: &Txn) -> Vec<Cursor> {
                     done.push(c);
                 }
             }
-            other if other.kind().is_write() => {
+            other if !open.is_empty() && other.kind().is_write() => {
                 let written = writes(case, other);
                 for (c, w) in &mut open {
                     *w |= !written.is_disjoint(&c.tables);
@@ -131,13 +137,15 @@ pub fn settle(case: &TestCase, history: &mut History, insensitive: bool) {
         if history.outcomes[open_at].outcome.error.is_some() {
             continue;
         }
-        let mut failed = false;
+        // Gathering stops at the first failed step, or at the first step
+        // after an own write where that is undefined.
+        let mut stopped = false;
         for r in c.judged.iter().chain(&c.unjudged) {
             let Some(at) = pos(*r) else { continue };
             let step = &mut history.outcomes[at].outcome;
             let reads = std::mem::take(&mut step.reads);
-            if failed || step.error.is_some() || (!insensitive && c.unjudged.contains(r)) {
-                failed = true;
+            if stopped || step.error.is_some() || (!insensitive && c.unjudged.contains(r)) {
+                stopped = true;
                 continue;
             }
             let (rows, exhausted, complete) =

@@ -60,13 +60,12 @@ pub fn check(history: &History) -> Vec<Finding> {
         if hang_reported && e.class == ErrorClass::ConnectionLost {
             // One fault, one finding: a session given up after the hang (its
             // connection dropped, its thread gone) fails because of it.
+            let after = json!({ "stmt": o.stmt, "error": e });
             let first = &mut out[0].evidence;
-            let mut after = first["failed_after"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            after.push(json!({ "stmt": o.stmt, "error": e }));
-            first["failed_after"] = json!(after);
+            match first["failed_after"].as_array_mut() {
+                Some(list) => list.push(after),
+                None => first["failed_after"] = json!([after]),
+            }
             continue;
         }
         out.push(

@@ -308,24 +308,19 @@ impl Canceller for SqliteCanceller {
     }
 }
 
-impl SqliteSession {
-    /// Runs `f` with the session's wait signal installed, as `query` does.
-    fn stepping<T>(&self, f: impl FnOnce() -> T) -> T {
-        self.signal.clear_cancel();
-        CURRENT_SIGNAL.with(|c| *c.borrow_mut() = Some(self.signal.clone()));
-        let out = f();
-        CURRENT_SIGNAL.with(|c| *c.borrow_mut() = None);
-        out
-    }
+/// Runs `f` (a statement or a cursor step) with the session's wait signal
+/// installed for the busy handler.
+fn with_signal<T>(signal: &Arc<WaitSignal>, f: impl FnOnce() -> T) -> T {
+    signal.clear_cancel();
+    CURRENT_SIGNAL.with(|c| *c.borrow_mut() = Some(signal.clone()));
+    let out = f();
+    CURRENT_SIGNAL.with(|c| *c.borrow_mut() = None);
+    out
 }
 
 impl Session for SqliteSession {
     fn query(&mut self, sql: &str) -> Result<QueryResult, StmtError> {
-        self.signal.clear_cancel();
-        CURRENT_SIGNAL.with(|c| *c.borrow_mut() = Some(self.signal.clone()));
-        let result = query_rows(&self.conn, sql);
-        CURRENT_SIGNAL.with(|c| *c.borrow_mut() = None);
-        result
+        with_signal(&self.signal, || query_rows(&self.conn, sql))
     }
 
     fn run(&mut self, p: &Prepared) -> Outcome {
@@ -340,20 +335,17 @@ impl Session for SqliteSession {
                 message: format!("cursor {name} is already open"),
             });
         }
-        let mut c = cursor::RawCursor::prepare(&self.conn, sql)?;
-        let first = self.stepping(|| c.step(rows));
+        let c = cursor::RawCursor::prepare(&self.conn, sql)?;
         self.cursors.push((name.to_string(), c));
-        first
+        self.fetch_cursor(name, rows)
     }
 
     fn fetch_cursor(&mut self, name: &str, rows: u32) -> Result<CursorRows, StmtError> {
         let Some(at) = self.cursors.iter().position(|(n, _)| n == name) else {
             return Err(crate::engine::no_such_cursor(name));
         };
-        let mut c = self.cursors.remove(at);
-        let out = self.stepping(|| c.1.step(rows));
-        self.cursors.insert(at, c);
-        out
+        let cursor = &mut self.cursors[at].1;
+        with_signal(&self.signal, || cursor.step(rows))
     }
 
     fn close_cursor(&mut self, name: &str) -> Result<(), StmtError> {
