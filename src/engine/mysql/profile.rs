@@ -224,6 +224,7 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
         // tests/mariadb.rs::temporary_tables_cannot_have_foreign_keys.
         temporary_foreign_keys: false,
         unique_nulls_distinct: true,
+        own_writes_hide_same_key: true,
         uncommitted_reads_inconsistent: Some(LevelsPermission {
             levels: vec![Isolation::ReadUncommitted],
             source: Source {

@@ -148,6 +148,7 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
         features: Features::postgres(),
         temporary_foreign_keys: true,
         unique_nulls_distinct: true,
+        own_writes_hide_same_key: false,
         uncommitted_reads_inconsistent: None,
         own_writes_over_snapshot: Some(LevelsPermission {
             levels: vec![Isolation::RepeatableRead],

@@ -162,6 +162,22 @@ pub struct EngineProfile {
     /// Constraints": "null values are not considered equal"; MariaDB
     /// "CREATE TABLE", UNIQUE: "unique ... except for NULL values").
     pub unique_nulls_distinct: bool,
+    /// A transaction's reads see one row per primary-key value of a table
+    /// it wrote: its own version of a key hides every other row version with
+    /// that key, and the key of a row it deleted or re-keyed is hidden too
+    /// (InnoDB). InnoDB keeps rows as records of the clustered index, keyed
+    /// by the primary key (MySQL 8.0 Reference Manual 17.6.2.1 "Clustered
+    /// and Secondary Indexes": "the PRIMARY KEY ... is used as the clustered
+    /// index"); a key deleted and inserted again while a read view still
+    /// needs the old version is the same record, and a REPLACE may run as an
+    /// update of the conflicting row (15.2.12 "REPLACE Statement": "a storage
+    /// engine may perform the REPLACE as an update rather than a delete plus
+    /// insert"); a consistent read "sees the latest version of the updated
+    /// rows" (17.7.2.3). Without it (PostgreSQL: row versions are tuples), a
+    /// deleted snapshot row stays visible next to the transaction's own row
+    /// with its key. Behaviour the `view` oracle models, not a permission.
+    /// Tables without a primary key are not affected.
+    pub own_writes_hide_same_key: bool,
     /// Permission: a read of a transaction that wrote the table shows its
     /// snapshot together with its own writes, which were checked against
     /// rows committed after the snapshot, so the rows it returns can break a

@@ -82,6 +82,7 @@ pub fn profile(_settings: &BTreeMap<String, String>) -> EngineProfile {
         features: Features::sqlite(),
         temporary_foreign_keys: true,
         unique_nulls_distinct: true,
+        own_writes_hide_same_key: false,
         uncommitted_reads_inconsistent: None,
         own_writes_over_snapshot: None,
         reads_valid_after_commit: None,

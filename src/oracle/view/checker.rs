@@ -55,6 +55,7 @@ pub fn run(
         savepoint_releases_locks: profile.savepoint_rollback_releases_locks,
         insert_conflicts_per_row: profile.insert_conflicts_decided_per_row.is_some(),
         lock_waits: profile.lock_waits,
+        own_writes_hide_same_key: profile.own_writes_hide_same_key,
         prepared: prepare_case(engine.target(), case),
     };
     // A violation only if every possible order violates; decided if one
@@ -104,6 +105,7 @@ struct Setup {
     savepoint_releases_locks: bool,
     insert_conflicts_per_row: bool,
     lock_waits: bool,
+    own_writes_hide_same_key: bool,
     prepared: HashMap<StmtRef, Prepared>,
 }
 
@@ -122,6 +124,7 @@ fn walk_one(
         savepoint_releases_locks: setup.savepoint_releases_locks,
         insert_conflicts_per_row: setup.insert_conflicts_per_row,
         lock_waits: setup.lock_waits,
+        own_writes_hide_same_key: setup.own_writes_hide_same_key,
         scratch,
         prepared: setup.prepared.clone(),
         store: VersionStore::initial(case),

@@ -4,7 +4,7 @@
 use super::locks::LockTable;
 use super::scratch::Scratch;
 use super::undecided::Undecided;
-use super::versions::{Pos, Sight, VersionStore};
+use super::versions::{Pos, Sight, Version, VersionStore, Writer};
 use super::visibility::Rule;
 use crate::engine::profile::Conflict;
 use crate::instrument::Prepared;
@@ -44,6 +44,22 @@ impl Checker<'_> {
         let rule = self.rule_of(txn);
         rule.row_locks || (self.mixed_conflicts && matches!(rule.conflict, Conflict::SingleWriter))
     }
+    /// The rows of `table` that `reader` sees through `sight` (the
+    /// versions' rows, with the profile's record identity).
+    pub fn view_of(&self, table: &str, reader: Writer, sight: Sight) -> Vec<&Version> {
+        let records: Option<Vec<usize>> = self
+            .own_writes_hide_same_key
+            .then(|| self.case.schema.table(table))
+            .flatten()
+            .map(|t| {
+                t.primary_key
+                    .iter()
+                    .filter_map(|k| t.columns.iter().position(|c| &c.name == k))
+                    .map(|i| i + 2)
+                    .collect()
+            });
+        self.store.view(table, reader, sight, records.as_deref())
+    }
     /// The rules of transaction `txn` (every transaction of the case has one:
     /// the walk does not start otherwise).
     pub fn rule_of(&self, txn: u32) -> Rule {
@@ -78,6 +94,9 @@ pub struct Checker<'a> {
     /// The engine waits for locks; else a statement that would wait fails at
     /// once (profile `lock_waits`).
     pub lock_waits: bool,
+    /// A transaction's own version of a primary key hides the other rows
+    /// with that key from its reads (profile `own_writes_hide_same_key`).
+    pub own_writes_hide_same_key: bool,
     pub scratch: &'a mut Scratch,
     pub prepared: HashMap<StmtRef, Prepared>,
     pub store: VersionStore,

@@ -4,7 +4,7 @@
 //! versions.
 
 use crate::model::{TestCase, Value, WriteList};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A position in the actual schedule: 1 + the index of an event in
 /// `History::events`; 0 is the initial data.
@@ -118,13 +118,33 @@ impl VersionStore {
     }
 
     /// The view of `table` for `reader`: the visible, not deleted versions.
-    pub fn view(&self, table: &str, reader: Writer, sight: Sight) -> Vec<&Version> {
+    /// With `records` (the positions of the primary key's columns in a
+    /// row), a row is one record per key value for a reader that wrote it
+    /// (profile `own_writes_hide_same_key`): the reader's own versions hide
+    /// every other row's version with a key the reader wrote, deleted or
+    /// moved away from.
+    pub fn view(
+        &self,
+        table: &str,
+        reader: Writer,
+        sight: Sight,
+        records: Option<&[usize]>,
+    ) -> Vec<&Version> {
         let Some(rows) = self.rows.get(table) else {
             return Vec::new();
+        };
+        let own = |v: &Version| v.writer == reader && v.committed_at.is_none();
+        let own_keys: BTreeSet<Vec<&Value>> = match records {
+            Some(cols) if !cols.is_empty() => rows
+                .values()
+                .flat_map(|chain| own_record_keys(chain, own, cols))
+                .collect(),
+            _ => BTreeSet::new(),
         };
         rows.keys()
             .filter_map(|rid| self.visible(table, *rid, reader, sight))
             .filter(|v| !v.deleted)
+            .filter(|v| own(v) || own_keys.is_empty() || !own_keys.contains(&key_of(v, records)))
             .collect()
     }
 
@@ -281,6 +301,34 @@ impl VersionStore {
     }
 }
 
+/// The primary-key values of `v`'s row at the positions `cols`.
+fn key_of<'a>(v: &'a Version, cols: Option<&[usize]>) -> Vec<&'a Value> {
+    cols.unwrap_or_default()
+        .iter()
+        .filter_map(|&i| v.row.get(i))
+        .collect()
+}
+
+/// The keys of the records the reader's own versions of one row occupy:
+/// each own version's key and the key of the version its first own write
+/// replaced (a deletion or a key change leaves that record marked by the
+/// reader).
+fn own_record_keys<'a>(
+    chain: &'a [Version],
+    own: impl Fn(&Version) -> bool,
+    cols: &[usize],
+) -> Vec<Vec<&'a Value>> {
+    let Some(first) = chain.iter().position(&own) else {
+        return Vec::new();
+    };
+    chain[first.saturating_sub(1)..]
+        .iter()
+        .enumerate()
+        .filter(|(i, v)| own(v) || (*i == 0 && first > 0))
+        .map(|(_, v)| key_of(v, Some(cols)))
+        .collect()
+}
+
 /// Whether version `i` of `chain` changed its row: not the version a
 /// matched but unchanged row gets in its updater's name (same write list,
 /// same deletion), where the engine wrote nothing.
@@ -333,6 +381,60 @@ mod tests {
         );
         assert!(s.commits_between(t1, 1, 6));
         assert!(!s.commits_between(t1, 5, 9));
+    }
+
+    fn keyed(rid: i64, key: i64, writer: Writer, at: Pos, committed: Option<Pos>) -> Version {
+        Version {
+            row: vec![Value::Int(rid), Value::Text("0".into()), Value::Int(key)],
+            wl: "0".parse().unwrap(),
+            writer,
+            deleted: false,
+            written_at: at,
+            committed_at: committed,
+        }
+    }
+
+    fn rids(view: Vec<&Version>) -> Vec<&Value> {
+        view.into_iter().map(|v| &v.row[0]).collect()
+    }
+
+    /// Row 1 (key 1) is deleted and row 2 inserted with key 1 after T1's
+    /// snapshot; T1 then writes row 2. Keyed by record, T1 sees its own row
+    /// only; row by row, the snapshot's row 1 as well. T1 moving row 2 to
+    /// key 7 leaves key 1's record marked by T1: row 1 stays hidden.
+    #[test]
+    fn an_own_version_hides_other_rows_with_its_key() {
+        let (t1, t2) = (Writer::Txn(1), Writer::Txn(2));
+        let mut s = VersionStore::default();
+        s.push("t", 1, keyed(1, 1, Writer::Initial, 0, Some(0)));
+        let mut gone = keyed(1, 1, t2, 2, Some(4));
+        gone.deleted = true;
+        s.push("t", 1, gone);
+        s.push("t", 2, keyed(2, 1, t2, 3, Some(4)));
+        s.push("t", 2, keyed(2, 1, t1, 5, None));
+        let at_snapshot = Sight::CommittedBefore(1);
+        assert_eq!(
+            rids(s.view("t", t1, at_snapshot, None)),
+            [&Value::Int(1), &Value::Int(2)]
+        );
+        assert_eq!(
+            rids(s.view("t", t1, at_snapshot, Some(&[2]))),
+            [&Value::Int(2)]
+        );
+        // Others' reads are not affected.
+        assert_eq!(
+            rids(s.view("t", Writer::Txn(3), at_snapshot, Some(&[2]))),
+            [&Value::Int(1)]
+        );
+        s.push("t", 2, keyed(2, 7, t1, 6, None));
+        assert_eq!(
+            rids(s.view("t", t1, at_snapshot, Some(&[2]))),
+            [&Value::Int(2)]
+        );
+        assert_eq!(
+            s.view("t", t1, at_snapshot, Some(&[2]))[0].row[2],
+            Value::Int(7)
+        );
     }
 
     #[test]

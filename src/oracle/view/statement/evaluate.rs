@@ -46,7 +46,7 @@ pub(super) fn materialise(
                 Some((only_subqueries, earlier)) if only_subqueries.contains(t) => *earlier,
                 _ => sight,
             };
-            let rows = rows_of(ck.store.view(t, reader, sight));
+            let rows = rows_of(ck.view_of(t, reader, sight));
             ck.scratch
                 .fill(t, &rows)
                 .map_err(|_| undecided(Undecided::ViewNotMaterialisable))?;

@@ -173,8 +173,8 @@ fn read_uncommitted_subqueries(ck: &mut Checker, r: StmtRef, pos: Pos) -> Result
     let dirty: std::collections::BTreeSet<String> = crate::model::walk::tables(&stmt)
         .into_iter()
         .filter(|t| {
-            ck.store.view(t, own, Sight::Uncommitted)
-                != ck.store.view(t, own, Sight::CommittedBefore(pos))
+            ck.view_of(t, own, Sight::Uncommitted)
+                != ck.view_of(t, own, Sight::CommittedBefore(pos))
         })
         .collect();
     if dirty.is_empty() {
