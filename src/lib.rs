@@ -10,6 +10,7 @@ pub mod campaign;
 pub mod cli;
 pub mod engine;
 pub mod exec;
+pub mod export;
 pub mod finding;
 pub mod gen;
 pub mod input;

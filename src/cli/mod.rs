@@ -3,6 +3,7 @@
 
 mod bench;
 pub mod check;
+mod export;
 mod reduce;
 mod replay;
 mod report;
@@ -32,6 +33,8 @@ pub enum Command {
     Replay(replay::ReplayArgs),
     /// Shrink a finding's case while it keeps its signature.
     Reduce(reduce::ReduceArgs),
+    /// Write a finding as the engine's own regression test (mysql-test-run).
+    Export(export::ExportArgs),
     /// Write DIR/report.html for a campaign output directory.
     Report(report::ReportArgs),
     /// Join the output directories of a campaign's shards into one (summary.json,
@@ -104,6 +107,7 @@ pub fn main() -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Replay(a) => replay::replay(a),
         Command::Reduce(a) => reduce::reduce_cmd(a),
+        Command::Export(a) => export::export_cmd(a),
         Command::Report(a) => report::report(a),
         Command::Merge(a) => report::merge(a),
         Command::Bench(a) => bench::bench(a),

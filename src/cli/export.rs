@@ -1,0 +1,40 @@
+//! `txfuzz export FINDING.json --format mtr --out DIR`: a finding as the
+//! engine's own regression test (`crate::export`).
+
+use super::UsageError;
+use crate::export::{export, stem_of, Format};
+use crate::finding::read_record;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+pub struct ExportArgs {
+    /// A finding JSON written by `txfuzz run` or `txfuzz reduce`.
+    pub finding: PathBuf,
+    /// The test format: `mtr` (MariaDB mysql-test-run `.test` + `.result`).
+    #[arg(long, value_enum)]
+    pub format: Format,
+    /// The directory to write the files to (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+pub fn export_cmd(args: ExportArgs) -> Result<ExitCode, UsageError> {
+    let rec = read_record(&args.finding).map_err(UsageError)?;
+    let file_stem = args
+        .finding
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("finding");
+    let files = export(&rec, args.format, &stem_of(file_stem))
+        .map_err(|e| UsageError(format!("{}: {e}", args.finding.display())))?;
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| UsageError(format!("{}: {e}", args.out.display())))?;
+    for f in files {
+        let path = args.out.join(&f.name);
+        std::fs::write(&path, f.contents)
+            .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+        println!("{}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

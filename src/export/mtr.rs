@@ -1,0 +1,344 @@
+//! A MariaDB mysql-test-run test: `NAME.test` replays the schedule, one
+//! connection per session, a statement that waited for a lock `send` and
+//! `reap`ed where it finished (after waiting until InnoDB shows it in LOCK
+//! WAIT); `NAME.result` is the output of a correct engine, written as
+//! mysqltest writes it (every command echoed, result columns tab-separated,
+//! rows sorted with `--sorted_result`).
+//!
+//! Run it with mysql-test-run (copy both files to `mysql-test/main/` or a
+//! suite's `t/` and `r/`) or straight with mysqltest against a server:
+//! `MASTER_MYPORT=3306 mariadb-test --host=127.0.0.1 --port=3306 --user=root
+//! --database=test --basedir=/usr/share/mysql/mysql-test/ --test-file=NAME.test
+//! --result-file=NAME.result`.
+
+use super::columns::{result_columns, value_text};
+use super::{Correction, ExportFile};
+use crate::finding::FindingRecord;
+use crate::model::{EventKind, History, Stmt, StmtRef, TestCase, Value};
+use crate::sql::{self, Dialect, Layout};
+use std::collections::HashSet;
+use std::fmt::Write;
+
+const D: Dialect = Dialect::Mysql;
+
+/// The `.test` and `.result` of `rec` (with `fix` for the judged statement).
+pub fn export(
+    rec: &FindingRecord,
+    fix: Option<&Correction>,
+    stem: &str,
+) -> Result<Vec<ExportFile>, String> {
+    if rec.engine.name != "mariadb" && rec.engine.name != "mysql" {
+        return Err(format!(
+            "mtr exports MariaDB/MySQL findings; this one is from {}",
+            rec.engine.name
+        ));
+    }
+    let mut header = vec![
+        format!(
+            "txfuzz finding: {} [{}:{}]",
+            rec.finding.summary, rec.finding.oracle, rec.finding.kind
+        ),
+        format!("engine: {} {}", rec.engine.name, rec.engine.version),
+        format!("seed {} case {}", rec.case.seed, rec.case.index),
+    ];
+    if let Some(k) = &rec.finding.known {
+        header.push(format!("known issue {}: {}", k.id, k.reference));
+    }
+    if !rec.replay.is_empty() {
+        header.push(format!("replay: {}", rec.replay));
+    }
+    let (test, result) = render(&rec.case, &rec.history, fix, &header)?;
+    Ok(vec![
+        ExportFile {
+            name: format!("{stem}.test"),
+            contents: test,
+        },
+        ExportFile {
+            name: format!("{stem}.result"),
+            contents: result,
+        },
+    ])
+}
+
+/// The test and its result for `case` run as `history` records, expecting
+/// the observed outputs except `fix`'s statement (`None`: the observed
+/// schedule as it ran, which passes on the same engine).
+pub fn render(
+    case: &TestCase,
+    history: &History,
+    fix: Option<&Correction>,
+    header: &[String],
+) -> Result<(String, String), String> {
+    if let Some(why) = case
+        .txns
+        .iter()
+        .flat_map(|t| &t.stmts)
+        .find_map(|s| sql::unsupported(D, &s.stmt))
+    {
+        return Err(why);
+    }
+    let mut w = Mtr::default();
+    for line in header {
+        w.note(line);
+    }
+    if let Some(fix) = fix {
+        w.note(&format!(
+            "T{}#{} is judged: {}. Observed rows: {}. A correct engine returns: {}.",
+            fix.stmt.txn,
+            fix.stmt.index,
+            fix.why,
+            rows_note(&fix.observed),
+            rows_note(&fix.rows)
+        ));
+        w.note("This test expects the correct rows: it fails while the bug lives.");
+    }
+    w.directive("--source include/have_innodb.inc");
+    w.directive("--disable_warnings");
+    let names: Vec<&str> = case
+        .schema
+        .tables
+        .iter()
+        .rev()
+        .map(|t| t.name.as_str())
+        .collect();
+    if !names.is_empty() {
+        w.sql(&format!("DROP TABLE IF EXISTS {}", names.join(", ")));
+    }
+    for t in &case.schema.tables {
+        for stmt in sql::create_table_as(D, t, Layout::Plain) {
+            w.sql(&stmt);
+        }
+        if let Some(data) = case.data.iter().find(|x| x.table == t.name) {
+            if let Some(ins) = sql::insert_rows_as(D, t, &data.rows, Layout::Plain) {
+                w.sql(&ins);
+            }
+        }
+    }
+    for t in &case.txns {
+        w.connect(&session(t.id));
+        w.sql(SQL_MODE);
+        let level = t.isolation.unwrap_or(case.isolation);
+        for st in sql::session_setup(D, level)
+            .into_iter()
+            .chain(sql::session_settings(D, &t.settings))
+        {
+            w.sql(&st);
+        }
+        w.directive(&format!(
+            "let ${}_id= `SELECT CONNECTION_ID()`;",
+            session(t.id)
+        ));
+    }
+    let waited: HashSet<StmtRef> = history
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Blocked { .. }))
+        .map(|e| e.stmt)
+        .collect();
+    for e in &history.events {
+        let Some(cs) = case.stmt(e.stmt) else {
+            continue;
+        };
+        let con = session(e.stmt.txn);
+        let text = sql::render_stmt(D, &cs.stmt);
+        let outcome = history.outcome(e.stmt);
+        match &e.kind {
+            EventKind::Submitted if waited.contains(&e.stmt) => {
+                w.use_connection(&con);
+                w.send(&text);
+                w.use_connection("default");
+                w.wait_for_lock_wait(&con);
+            }
+            EventKind::Submitted => {
+                w.use_connection(&con);
+                w.statement(
+                    case,
+                    &cs.stmt,
+                    outcome,
+                    rows_of(e.stmt, outcome, fix),
+                    |w| w.sql(&text),
+                );
+            }
+            EventKind::Completed { .. } if waited.contains(&e.stmt) => {
+                w.use_connection(&con);
+                w.statement(
+                    case,
+                    &cs.stmt,
+                    outcome,
+                    rows_of(e.stmt, outcome, fix),
+                    Mtr::reap,
+                );
+            }
+            EventKind::Aborted => {
+                w.use_connection(&con);
+                w.sql("ROLLBACK");
+            }
+            EventKind::TimedOut => {
+                return Err(format!(
+                    "T{}#{} timed out in the finding's run: the schedule has no end to replay",
+                    e.stmt.txn, e.stmt.index
+                ));
+            }
+            EventKind::Blocked { .. } | EventKind::Completed { .. } | EventKind::Skipped => {}
+        }
+    }
+    w.use_connection("default");
+    for t in &case.txns {
+        w.echoed(
+            &format!("disconnect {}", session(t.id)),
+            &format!("disconnect {};", session(t.id)),
+        );
+    }
+    if !names.is_empty() {
+        w.sql(&format!("DROP TABLE {}", names.join(", ")));
+    }
+    Ok((w.test, w.result))
+}
+
+/// Every connection txfuzz opens runs with this (`engine/mysql/connect.rs`).
+const SQL_MODE: &str =
+    "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'NO_AUTO_VALUE_ON_ZERO')";
+
+fn session(txn: u32) -> String {
+    format!("con{txn}")
+}
+
+fn rows_of<'a>(
+    r: StmtRef,
+    outcome: Option<&'a crate::model::Outcome>,
+    fix: Option<&'a Correction>,
+) -> &'a [Vec<Value>] {
+    match fix {
+        Some(f) if f.stmt == r => &f.rows,
+        _ => outcome.map_or(&[], |o| o.rows.as_slice()),
+    }
+}
+
+fn rows_note(rows: &[Vec<Value>]) -> String {
+    if rows.is_empty() {
+        return "none".into();
+    }
+    let shown: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let vals: Vec<String> = r.iter().map(|v| sql::render_value(D, v)).collect();
+            format!("({})", vals.join(", "))
+        })
+        .collect();
+    shown.join(" ")
+}
+
+/// The two files as they are written, side by side.
+#[derive(Default)]
+struct Mtr {
+    test: String,
+    result: String,
+    connection: String,
+}
+
+impl Mtr {
+    fn note(&mut self, line: &str) {
+        let _ = writeln!(self.test, "# {line}");
+    }
+    /// A mysqltest command that is not echoed.
+    fn directive(&mut self, line: &str) {
+        let _ = writeln!(self.test, "{line}");
+    }
+    fn echoed(&mut self, test: &str, result: &str) {
+        let _ = writeln!(self.test, "{test};");
+        let _ = writeln!(self.result, "{result}");
+    }
+    fn sql(&mut self, text: &str) {
+        self.echoed(text, &format!("{text};"));
+    }
+    fn connect(&mut self, name: &str) {
+        let args = format!("{name},127.0.0.1,root,,test,$MASTER_MYPORT");
+        self.echoed(&format!("connect ({args})"), &format!("connect  {args};"));
+        self.connection = name.to_string();
+    }
+    fn use_connection(&mut self, name: &str) {
+        if self.connection != name {
+            self.echoed(
+                &format!("connection {name}"),
+                &format!("connection {name};"),
+            );
+            self.connection = name.to_string();
+        }
+    }
+    fn send(&mut self, text: &str) {
+        self.echoed(&format!("send {text}"), &format!("{text};"));
+    }
+    fn reap(&mut self) {
+        let _ = writeln!(self.test, "reap;");
+    }
+    /// Waits on the current connection until `con` waits for a row lock.
+    fn wait_for_lock_wait(&mut self, con: &str) {
+        self.directive(&format!(
+            "let $wait_condition= SELECT COUNT(*) = 1 FROM information_schema.innodb_trx \
+             WHERE trx_mysql_thread_id = ${con}_id AND trx_state = 'LOCK WAIT';"
+        ));
+        self.directive("--source include/wait_condition.inc");
+    }
+    /// A statement's run (`run`: the statement itself, or the `reap` of
+    /// one sent earlier) with what it prints: its error, or a SELECT's
+    /// rows, sorted.
+    fn statement(
+        &mut self,
+        case: &TestCase,
+        stmt: &Stmt,
+        outcome: Option<&crate::model::Outcome>,
+        rows: &[Vec<Value>],
+        run: impl FnOnce(&mut Self),
+    ) {
+        let error = outcome.and_then(|o| o.error.as_ref());
+        self.expect_error(error);
+        let select = match stmt {
+            Stmt::Select(q) if error.is_none() => Some(q),
+            _ => None,
+        };
+        if select.is_some() {
+            self.directive("--sorted_result");
+        }
+        run(self);
+        match select {
+            Some(q) => self.rows(case, q, rows),
+            None => self.error_line(error),
+        }
+    }
+    fn expect_error(&mut self, e: Option<&crate::model::StmtError>) {
+        if let Some(e) = e {
+            let errno = e.code.split_whitespace().next().unwrap_or(&e.code);
+            self.directive(&format!("--error {errno}"));
+        }
+    }
+    fn error_line(&mut self, e: Option<&crate::model::StmtError>) {
+        if let Some(e) = e {
+            let state = e
+                .code
+                .split_once('(')
+                .and_then(|(_, s)| s.strip_suffix(')'))
+                .unwrap_or("HY000");
+            let _ = writeln!(self.result, "ERROR {state}: {}", e.message);
+        }
+    }
+    fn rows(&mut self, case: &TestCase, q: &crate::model::Select, rows: &[Vec<Value>]) {
+        let cols = result_columns(D, &case.schema, q);
+        let names: Vec<&str> = cols.iter().map(|c| c.name.as_str()).collect();
+        let _ = writeln!(self.result, "{}", names.join("\t"));
+        let mut lines: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                let vals: Vec<String> = r
+                    .iter()
+                    .zip(&cols)
+                    .map(|(v, c)| value_text(v, c.shape))
+                    .collect();
+                vals.join("\t")
+            })
+            .collect();
+        lines.sort();
+        for l in lines {
+            let _ = writeln!(self.result, "{l}");
+        }
+    }
+}
