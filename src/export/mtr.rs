@@ -94,6 +94,7 @@ pub fn render(
     }
     w.directive("--source include/have_innodb.inc");
     w.directive("--disable_warnings");
+    w.sql(SQL_MODE);
     let names: Vec<&str> = case
         .schema
         .tables
@@ -198,6 +199,27 @@ pub fn render(
 /// Every connection txfuzz opens runs with this (`engine/mysql/connect.rs`).
 const SQL_MODE: &str =
     "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'NO_AUTO_VALUE_ON_ZERO')";
+
+/// An error message with the database txfuzz ran the case in (a private
+/// one per campaign) named `test`, where the exported test runs: foreign-key
+/// errors name the table as `` (`db`.`t1`, CONSTRAINT ... ``.
+fn in_test_database(message: &str) -> String {
+    let mut out = String::new();
+    let mut rest = message;
+    while let Some(at) = rest.find("(`") {
+        let (head, tail) = rest.split_at(at + 2);
+        out.push_str(head);
+        match tail.find("`.`") {
+            Some(end) if !tail[..end].contains('`') => {
+                out.push_str("test");
+                rest = &tail[end..];
+            }
+            _ => rest = tail,
+        }
+    }
+    out.push_str(rest);
+    out
+}
 
 fn session(txn: u32) -> String {
     format!("con{txn}")
@@ -318,7 +340,11 @@ impl Mtr {
                 .split_once('(')
                 .and_then(|(_, s)| s.strip_suffix(')'))
                 .unwrap_or("HY000");
-            let _ = writeln!(self.result, "ERROR {state}: {}", e.message);
+            let _ = writeln!(
+                self.result,
+                "ERROR {state}: {}",
+                in_test_database(&e.message)
+            );
         }
     }
     fn rows(&mut self, case: &TestCase, q: &crate::model::Select, rows: &[Vec<Value>]) {
@@ -340,5 +366,24 @@ impl Mtr {
         for l in lines {
             let _ = writeln!(self.result, "{l}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_test_database;
+
+    #[test]
+    fn error_messages_name_the_test_database() {
+        assert_eq!(
+            in_test_database(
+                "a foreign key constraint fails (`txfuzz_1_2`.`t1`, CONSTRAINT `t1_ibfk_1` FOREIGN KEY (`c0`) REFERENCES `t0` (`c0`))"
+            ),
+            "a foreign key constraint fails (`test`.`t1`, CONSTRAINT `t1_ibfk_1` FOREIGN KEY (`c0`) REFERENCES `t0` (`c0`))"
+        );
+        assert_eq!(
+            in_test_database("Duplicate entry '19' for key 'PRIMARY'"),
+            "Duplicate entry '19' for key 'PRIMARY'"
+        );
     }
 }

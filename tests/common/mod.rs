@@ -24,6 +24,7 @@
 #![allow(dead_code)]
 
 pub mod hermitage;
+pub mod mtr;
 pub mod private;
 
 use std::io::Write;
