@@ -64,6 +64,10 @@ fi
 mysql_tcp -utxfuzz -e 'CREATE DATABASE IF NOT EXISTS test' >&2 \
     || { log "MariaDB is not reachable as txfuzz@127.0.0.1:$MYSQL_PORT"; exit 1; }
 
+# MariaDB's own test runner (mysql-test-run), for the exported tests
+# (`txfuzz export --format mtr`; tests/export.rs runs them).
+[ -f /usr/share/mysql/mysql-test/mariadb-test-run.pl ] || apt_install mariadb-test
+
 # ------------------------------------------------------------- PostgreSQL
 PG_PASSWORD=pw-Quokka-81
 pg_up() { PGPASSWORD=$PG_PASSWORD psql -h127.0.0.1 -p"$PG_PORT" -Upostgres -d postgres -Atc 'SELECT 1'; }

@@ -251,3 +251,76 @@ fn endless_and_random_input_files_are_refused() {
         );
     }
 }
+
+/// `txfuzz export` refuses what it cannot export, with the reason: another
+/// engine's finding for mtr, a finding whose correct output is not one
+/// result, a file that is no finding, an unknown format, an unusable
+/// output directory.
+#[test]
+fn exports_that_cannot_be_made_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let out = out.to_str().unwrap();
+    let sqlite = edited_finding(tmp.path(), |_| {});
+    refused(
+        &txfuzz(&[
+            "export",
+            sqlite.to_str().unwrap(),
+            "--format",
+            "mtr",
+            "--out",
+            out,
+        ]),
+        "MariaDB/MySQL findings",
+    );
+    let graph = edited_finding(tmp.path(), |v| {
+        v["engine"]["name"] = "mariadb".into();
+        v["finding"]["oracle"] = "graph".into();
+        v["finding"]["kind"] = "lost-update".into();
+    });
+    refused(
+        &txfuzz(&[
+            "export",
+            graph.to_str().unwrap(),
+            "--format",
+            "mtr",
+            "--out",
+            out,
+        ]),
+        "graph:lost-update finding is not built yet",
+    );
+    refused(
+        &txfuzz(&["export", "/dev/zero", "--format", "mtr", "--out", out]),
+        "/dev/zero",
+    );
+    refused(
+        &txfuzz(&[
+            "export",
+            sqlite.to_str().unwrap(),
+            "--format",
+            "tap",
+            "--out",
+            out,
+        ]),
+        "--format",
+    );
+    let view = edited_finding(tmp.path(), |v| {
+        v["engine"]["name"] = "mariadb".into();
+        v["finding"]["oracle"] = "view".into();
+        v["finding"]["kind"] = "result".into();
+        v["finding"]["evidence"] =
+            serde_json::json!({"expected": {"rows": []}, "actual": {"rows": []}});
+        v["finding"]["involved"] = serde_json::json!([{"txn": 1, "index": 1}]);
+    });
+    refused(
+        &txfuzz(&[
+            "export",
+            view.to_str().unwrap(),
+            "--format",
+            "mtr",
+            "--out",
+            "/dev/null/x",
+        ]),
+        "/dev/null/x",
+    );
+}

@@ -287,3 +287,34 @@ fn generated_cases_exported_as_observed_pass_in_mysql_test_run() {
         run.log
     );
 }
+
+/// The README's example (a reduced MDEV-32898 finding of a campaign) is
+/// what `txfuzz export` writes today, and mysql-test-run fails on it: the
+/// phantom row makes COUNT(*) 2 where a correct engine returns 1.
+#[test]
+fn the_readme_example_is_current_and_fails_in_mysql_test_run() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/examples/mdev-32898");
+    let rec = txfuzz::finding::read_record(&dir.join("finding.json")).unwrap();
+    let files = export(&rec, Format::Mtr, "txfuzz_mdev_32898").unwrap();
+    for f in &files {
+        let on_disk = std::fs::read_to_string(dir.join(&f.name)).unwrap();
+        assert_eq!(
+            on_disk, f.contents,
+            "docs/examples/mdev-32898/{} is stale: run txfuzz export \
+             docs/examples/mdev-32898/finding.json --format mtr --name txfuzz_mdev_32898 \
+             --out docs/examples/mdev-32898",
+            f.name
+        );
+    }
+    let Some(()) = mtr::available() else { return };
+    let test = as_mtr("txfuzz_mdev_32898", files);
+    let run = mtr::run(std::slice::from_ref(&test));
+    assert_eq!(run.failed, ["txfuzz_mdev_32898"], "{}", run.log);
+    let (missing, extra) = line_diff(&test.result, &run.rejects["txfuzz_mdev_32898"]);
+    assert_eq!(
+        (missing, extra),
+        (vec!["1".to_string()], vec!["2".to_string()]),
+        "{}",
+        run.log
+    );
+}

@@ -22,6 +22,7 @@ const LAYERS: &[&[&str]] = &[
     &["exec"],
     &["oracle"],
     &["finding"],
+    &["export"],
     &["campaign"],
     &["report"],
     &["reduce"],

@@ -14,22 +14,37 @@ pub struct ExportArgs {
     /// The test format: `mtr` (MariaDB mysql-test-run `.test` + `.result`).
     #[arg(long, value_enum)]
     pub format: Format,
+    /// The test's name (letters, digits, `_`; default: `txfuzz_` and the
+    /// finding file's name).
+    #[arg(long)]
+    pub name: Option<String>,
     /// The directory to write the files to (created if missing).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
 }
 
 pub fn export_cmd(args: ExportArgs) -> Result<ExitCode, UsageError> {
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| UsageError(format!("{}: {e}", args.out.display())))?;
     let rec = read_record(&args.finding).map_err(UsageError)?;
     let file_stem = args
         .finding
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("finding");
-    let files = export(&rec, args.format, &stem_of(file_stem))
+    let stem = match &args.name {
+        Some(n) if !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+            n.clone()
+        }
+        Some(n) => {
+            return Err(UsageError(format!(
+                "--name {n:?}: a test name has letters, digits and '_' only"
+            )))
+        }
+        None => stem_of(file_stem),
+    };
+    let files = export(&rec, args.format, &stem)
         .map_err(|e| UsageError(format!("{}: {e}", args.finding.display())))?;
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| UsageError(format!("{}: {e}", args.out.display())))?;
     for f in files {
         let path = args.out.join(&f.name);
         std::fs::write(&path, f.contents)

@@ -85,9 +85,11 @@ pub fn correction(rec: &FindingRecord) -> Result<Correction, String> {
 
 /// The files of `rec` exported in `format`, named after `stem`.
 pub fn export(rec: &FindingRecord, format: Format, stem: &str) -> Result<Vec<ExportFile>, String> {
-    let fix = correction(rec)?;
     match format {
-        Format::Mtr => mtr::export(rec, Some(&fix), stem),
+        Format::Mtr => {
+            mtr::accepts(rec)?;
+            mtr::export(rec, Some(&correction(rec)?), stem)
+        }
     }
 }
 

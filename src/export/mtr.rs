@@ -21,18 +21,23 @@ use std::fmt::Write;
 
 const D: Dialect = Dialect::Mysql;
 
+/// Whether `rec` is a finding of an engine mysql-test-run tests.
+pub fn accepts(rec: &FindingRecord) -> Result<(), String> {
+    match rec.engine.name.as_str() {
+        "mariadb" | "mysql" => Ok(()),
+        other => Err(format!(
+            "mtr exports MariaDB/MySQL findings; this one is from {other}"
+        )),
+    }
+}
+
 /// The `.test` and `.result` of `rec` (with `fix` for the judged statement).
 pub fn export(
     rec: &FindingRecord,
     fix: Option<&Correction>,
     stem: &str,
 ) -> Result<Vec<ExportFile>, String> {
-    if rec.engine.name != "mariadb" && rec.engine.name != "mysql" {
-        return Err(format!(
-            "mtr exports MariaDB/MySQL findings; this one is from {}",
-            rec.engine.name
-        ));
-    }
+    accepts(rec)?;
     let mut header = vec![
         format!(
             "txfuzz finding: {} [{}:{}]",
@@ -94,7 +99,16 @@ pub fn render(
     }
     w.directive("--source include/have_innodb.inc");
     w.directive("--disable_warnings");
-    w.sql(SQL_MODE);
+    // txfuzz's sessions store a 0 given for a key generator as 0; only a
+    // schema with one needs the setting.
+    let sql_mode = case
+        .schema
+        .tables
+        .iter()
+        .any(|t| t.columns.iter().any(|c| c.auto_key));
+    if sql_mode {
+        w.sql(SQL_MODE);
+    }
     let names: Vec<&str> = case
         .schema
         .tables
@@ -117,7 +131,9 @@ pub fn render(
     }
     for t in &case.txns {
         w.connect(&session(t.id));
-        w.sql(SQL_MODE);
+        if sql_mode {
+            w.sql(SQL_MODE);
+        }
         let level = t.isolation.unwrap_or(case.isolation);
         for st in sql::session_setup(D, level)
             .into_iter()
@@ -318,7 +334,8 @@ impl Mtr {
             Stmt::Select(q) if error.is_none() => Some(q),
             _ => None,
         };
-        if select.is_some() {
+        // One row (an aggregate without GROUP BY) needs no sorting.
+        if select.is_some_and(|q| !(q.is_aggregate() && q.group_by.is_empty())) {
             self.directive("--sorted_result");
         }
         run(self);
