@@ -271,7 +271,18 @@ fn exports_that_cannot_be_made_are_refused() {
             "--out",
             out,
         ]),
-        "MariaDB/MySQL findings",
+        "mtr exports mariadb/mysql findings",
+    );
+    refused(
+        &txfuzz(&[
+            "export",
+            sqlite.to_str().unwrap(),
+            "--format",
+            "isolation",
+            "--out",
+            out,
+        ]),
+        "isolation exports postgres findings",
     );
     let graph = edited_finding(tmp.path(), |v| {
         v["engine"]["name"] = "mariadb".into();

@@ -1,5 +1,5 @@
-//! `txfuzz export FINDING.json --format mtr --out DIR`: a finding as the
-//! engine's own regression test (`crate::export`).
+//! `txfuzz export FINDING.json --format mtr|isolation --out DIR`: a finding
+//! as the engine's own regression test (`crate::export`).
 
 use super::UsageError;
 use crate::export::{export, stem_of, Format};
@@ -11,7 +11,8 @@ use std::process::ExitCode;
 pub struct ExportArgs {
     /// A finding JSON written by `txfuzz run` or `txfuzz reduce`.
     pub finding: PathBuf,
-    /// The test format: `mtr` (MariaDB mysql-test-run `.test` + `.result`).
+    /// The test format: `mtr` (MariaDB mysql-test-run `.test` + `.result`),
+    /// `isolation` (PostgreSQL isolationtester `.spec` + expected `.out`).
     #[arg(long, value_enum)]
     pub format: Format,
     /// The test's name (letters, digits, `_`; default: `txfuzz_` and the

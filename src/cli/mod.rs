@@ -33,7 +33,8 @@ pub enum Command {
     Replay(replay::ReplayArgs),
     /// Shrink a finding's case while it keeps its signature.
     Reduce(reduce::ReduceArgs),
-    /// Write a finding as the engine's own regression test (mysql-test-run).
+    /// Write a finding as the engine's own regression test (mysql-test-run,
+    /// isolationtester).
     Export(export::ExportArgs),
     /// Write DIR/report.html for a campaign output directory.
     Report(report::ReportArgs),

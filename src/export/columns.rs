@@ -1,9 +1,13 @@
 //! The columns of a SELECT's result as a client prints them: each column's
 //! name and how its values are written (a DECIMAL keeps its scale: `10.00`).
-//! MariaDB's rules (MariaDB KB "DECIMAL", "Arithmetic Operators"): a column
-//! keeps its declared type; `+`/`-` take the larger scale of their operands
-//! and `*` the sum; SUM of a DECIMAL keeps its scale and SUM of an integer
-//! is an integer; MIN/MAX keep their argument's; comparisons are 0 or 1.
+//! The same rules in MariaDB (MariaDB KB "DECIMAL", "Arithmetic Operators")
+//! and PostgreSQL (15 manual 8.1.2 "Arbitrary Precision Numbers", 9.21
+//! "Aggregate Functions"): a column keeps its declared type; `+`/`-` take
+//! the larger scale of their operands and `*` the sum; SUM of a DECIMAL
+//! keeps its scale and SUM of an integer is an integer; MIN/MAX keep their
+//! argument's. Conditions are 0/1 in MariaDB and booleans (`t`/`f`) in
+//! PostgreSQL. Names: MariaDB names an expression by its text, PostgreSQL
+//! by its function (`count`, `sum`) or `?column?`.
 
 use crate::model::{AggFn, BinOp, ColType, Expr, Schema, Select, Value};
 use crate::sql::{render_expr, Dialect};
@@ -15,6 +19,8 @@ pub enum Shape {
     Number(u32),
     /// Text as it is.
     Text,
+    /// A condition: 0/1 (MariaDB), `t`/`f` (PostgreSQL).
+    Bool,
 }
 
 /// A result column: its name and shape.
@@ -41,20 +47,33 @@ pub fn result_columns(d: Dialect, schema: &Schema, q: &Select) -> Vec<ResultColu
     q.items
         .iter()
         .map(|i| ResultColumn {
-            name: match (&i.alias, &i.expr) {
-                (Some(a), _) => a.clone(),
-                (None, Expr::Col { name, .. }) => name.clone(),
-                (None, Expr::Lit(Value::Text(s))) => s.clone(),
-                (None, e) => render_expr(d, e),
+            name: match (&i.alias, &i.expr, d) {
+                (Some(a), _, _) => a.clone(),
+                (None, Expr::Col { name, .. }, _) => name.clone(),
+                (None, Expr::Lit(Value::Text(s)), Dialect::Mysql) => s.clone(),
+                (None, e, Dialect::Mysql) => render_expr(d, e),
+                (None, Expr::Agg { func, .. }, _) => func_name(*func).into(),
+                (None, Expr::Coalesce(..), _) => "coalesce".into(),
+                (None, _, _) => "?column?".into(),
             },
             shape: shape_of(schema, q, &i.expr),
         })
         .collect()
 }
 
+fn func_name(f: AggFn) -> &'static str {
+    match f {
+        AggFn::Count => "count",
+        AggFn::Sum => "sum",
+        AggFn::Min => "min",
+        AggFn::Max => "max",
+    }
+}
+
 fn shape_of_type(ty: ColType) -> Shape {
     match ty {
-        ColType::Int | ColType::BigInt | ColType::Bool => Shape::Number(0),
+        ColType::Bool => Shape::Bool,
+        ColType::Int | ColType::BigInt => Shape::Number(0),
         ColType::Decimal => Shape::Number(2),
         ColType::Varchar(_) | ColType::Text => Shape::Text,
     }
@@ -72,7 +91,7 @@ fn column_type(schema: &Schema, q: &Select, table: Option<&str>, name: &str) -> 
 fn shape_of(schema: &Schema, q: &Select, e: &Expr) -> Shape {
     let num = |s: Shape| match s {
         Shape::Number(n) => n,
-        Shape::Text => 0,
+        Shape::Text | Shape::Bool => 0,
     };
     match e {
         Expr::Col { table, name } => column_type(schema, q, table.as_deref(), name)
@@ -81,14 +100,15 @@ fn shape_of(schema: &Schema, q: &Select, e: &Expr) -> Shape {
         Expr::Lit(Value::Real(r)) => {
             Shape::Number(r.split_once('.').map_or(0, |(_, f)| f.len() as u32))
         }
-        Expr::Lit(Value::Int(_) | Value::Bool(_)) => Shape::Number(0),
+        Expr::Lit(Value::Int(_)) => Shape::Number(0),
+        Expr::Lit(Value::Bool(_)) => Shape::Bool,
         Expr::Lit(_) | Expr::Concat(..) | Expr::Excluded(_) => Shape::Text,
         Expr::Bin { op, left, right } => {
             let (l, r) = (shape_of(schema, q, left), shape_of(schema, q, right));
             match op {
                 BinOp::Add | BinOp::Sub => Shape::Number(num(l).max(num(r))),
                 BinOp::Mul => Shape::Number(num(l) + num(r)),
-                _ => Shape::Number(0),
+                _ => Shape::Bool,
             }
         }
         Expr::Agg { func, arg } => match (func, arg) {
@@ -97,6 +117,7 @@ fn shape_of(schema: &Schema, q: &Select, e: &Expr) -> Shape {
         },
         Expr::Coalesce(a, b) => match (shape_of(schema, q, a), shape_of(schema, q, b)) {
             (Shape::Number(x), Shape::Number(y)) => Shape::Number(x.max(y)),
+            (Shape::Bool, Shape::Bool) => Shape::Bool,
             _ => Shape::Text,
         },
         Expr::Not(_)
@@ -104,13 +125,14 @@ fn shape_of(schema: &Schema, q: &Select, e: &Expr) -> Shape {
         | Expr::InList { .. }
         | Expr::Between { .. }
         | Expr::InSubquery { .. }
-        | Expr::Exists { .. } => Shape::Number(0),
+        | Expr::Exists { .. } => Shape::Bool,
     }
 }
 
-/// A value as the client prints it in a column of `shape` (`NULL` for
-/// NULL; a number padded to its scale).
-pub fn value_text(v: &Value, shape: Shape) -> String {
+/// A value as `d`'s test client prints it in a column of `shape`: NULL as
+/// `NULL` (mysqltest) or nothing (isolationtester), a number padded to its
+/// scale, a condition as 0/1 or `t`/`f`.
+pub fn value_text(d: Dialect, v: &Value, shape: Shape) -> String {
     let number = |text: String| match shape {
         Shape::Number(scale) if scale > 0 => {
             let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
@@ -119,10 +141,14 @@ pub fn value_text(v: &Value, shape: Shape) -> String {
         }
         _ => text,
     };
+    let pg = d == Dialect::Postgres;
     match v {
+        Value::Null if pg => String::new(),
         Value::Null => "NULL".into(),
+        Value::Int(i) if pg && shape == Shape::Bool => if *i != 0 { "t" } else { "f" }.into(),
         Value::Int(i) => number(i.to_string()),
         Value::Real(r) => number(r.clone()),
+        Value::Bool(b) if pg => if *b { "t" } else { "f" }.into(),
         Value::Bool(b) => u8::from(*b).to_string(),
         Value::Text(s) => s.clone(),
     }
@@ -134,13 +160,18 @@ mod tests {
 
     #[test]
     fn decimals_keep_their_scale() {
-        assert_eq!(value_text(&Value::Int(10), Shape::Number(2)), "10.00");
+        let m = Dialect::Mysql;
+        assert_eq!(value_text(m, &Value::Int(10), Shape::Number(2)), "10.00");
         assert_eq!(
-            value_text(&Value::Real("-20.5".into()), Shape::Number(2)),
+            value_text(m, &Value::Real("-20.5".into()), Shape::Number(2)),
             "-20.50"
         );
-        assert_eq!(value_text(&Value::Int(3), Shape::Number(0)), "3");
-        assert_eq!(value_text(&Value::Null, Shape::Number(2)), "NULL");
-        assert_eq!(value_text(&Value::Text("ab".into()), Shape::Text), "ab");
+        assert_eq!(value_text(m, &Value::Int(3), Shape::Number(0)), "3");
+        assert_eq!(value_text(m, &Value::Null, Shape::Number(2)), "NULL");
+        assert_eq!(value_text(m, &Value::Text("ab".into()), Shape::Text), "ab");
+        let pg = Dialect::Postgres;
+        assert_eq!(value_text(pg, &Value::Null, Shape::Number(2)), "");
+        assert_eq!(value_text(pg, &Value::Bool(true), Shape::Bool), "t");
+        assert_eq!(value_text(m, &Value::Int(1), Shape::Bool), "1");
     }
 }

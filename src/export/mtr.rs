@@ -12,58 +12,13 @@
 //! --result-file=NAME.result`.
 
 use super::columns::{result_columns, value_text};
-use super::{Correction, ExportFile};
-use crate::finding::FindingRecord;
+use super::Correction;
 use crate::model::{EventKind, History, Stmt, StmtRef, TestCase, Value};
 use crate::sql::{self, Dialect, Layout};
 use std::collections::HashSet;
 use std::fmt::Write;
 
 const D: Dialect = Dialect::Mysql;
-
-/// Whether `rec` is a finding of an engine mysql-test-run tests.
-pub fn accepts(rec: &FindingRecord) -> Result<(), String> {
-    match rec.engine.name.as_str() {
-        "mariadb" | "mysql" => Ok(()),
-        other => Err(format!(
-            "mtr exports MariaDB/MySQL findings; this one is from {other}"
-        )),
-    }
-}
-
-/// The `.test` and `.result` of `rec` (with `fix` for the judged statement).
-pub fn export(
-    rec: &FindingRecord,
-    fix: Option<&Correction>,
-    stem: &str,
-) -> Result<Vec<ExportFile>, String> {
-    accepts(rec)?;
-    let mut header = vec![
-        format!(
-            "txfuzz finding: {} [{}:{}]",
-            rec.finding.summary, rec.finding.oracle, rec.finding.kind
-        ),
-        format!("engine: {} {}", rec.engine.name, rec.engine.version),
-        format!("seed {} case {}", rec.case.seed, rec.case.index),
-    ];
-    if let Some(k) = &rec.finding.known {
-        header.push(format!("known issue {}: {}", k.id, k.reference));
-    }
-    if !rec.replay.is_empty() {
-        header.push(format!("replay: {}", rec.replay));
-    }
-    let (test, result) = render(&rec.case, &rec.history, fix, &header)?;
-    Ok(vec![
-        ExportFile {
-            name: format!("{stem}.test"),
-            contents: test,
-        },
-        ExportFile {
-            name: format!("{stem}.result"),
-            contents: result,
-        },
-    ])
-}
 
 /// The test and its result for `case` run as `history` records, expecting
 /// the observed outputs except `fix`'s statement (`None`: the observed
@@ -74,27 +29,13 @@ pub fn render(
     fix: Option<&Correction>,
     header: &[String],
 ) -> Result<(String, String), String> {
-    if let Some(why) = case
-        .txns
-        .iter()
-        .flat_map(|t| &t.stmts)
-        .find_map(|s| sql::unsupported(D, &s.stmt))
-    {
-        return Err(why);
-    }
+    super::supported(D, case)?;
     let mut w = Mtr::default();
     for line in header {
         w.note(line);
     }
     if let Some(fix) = fix {
-        w.note(&format!(
-            "T{}#{} is judged: {}. Observed rows: {}. A correct engine returns: {}.",
-            fix.stmt.txn,
-            fix.stmt.index,
-            fix.why,
-            rows_note(&fix.observed),
-            rows_note(&fix.rows)
-        ));
+        w.note(&super::judged_note(fix));
         w.note("This test expects the correct rows: it fails while the bug lives.");
     }
     w.directive("--source include/have_innodb.inc");
@@ -172,7 +113,7 @@ pub fn render(
                     case,
                     &cs.stmt,
                     outcome,
-                    rows_of(e.stmt, outcome, fix),
+                    super::rows_of(e.stmt, outcome, fix),
                     |w| w.sql(&text),
                 );
             }
@@ -182,7 +123,7 @@ pub fn render(
                     case,
                     &cs.stmt,
                     outcome,
-                    rows_of(e.stmt, outcome, fix),
+                    super::rows_of(e.stmt, outcome, fix),
                     Mtr::reap,
                 );
             }
@@ -239,31 +180,6 @@ fn in_test_database(message: &str) -> String {
 
 fn session(txn: u32) -> String {
     format!("con{txn}")
-}
-
-fn rows_of<'a>(
-    r: StmtRef,
-    outcome: Option<&'a crate::model::Outcome>,
-    fix: Option<&'a Correction>,
-) -> &'a [Vec<Value>] {
-    match fix {
-        Some(f) if f.stmt == r => &f.rows,
-        _ => outcome.map_or(&[], |o| o.rows.as_slice()),
-    }
-}
-
-fn rows_note(rows: &[Vec<Value>]) -> String {
-    if rows.is_empty() {
-        return "none".into();
-    }
-    let shown: Vec<String> = rows
-        .iter()
-        .map(|r| {
-            let vals: Vec<String> = r.iter().map(|v| sql::render_value(D, v)).collect();
-            format!("({})", vals.join(", "))
-        })
-        .collect();
-    shown.join(" ")
 }
 
 /// The two files as they are written, side by side.
@@ -374,7 +290,7 @@ impl Mtr {
                 let vals: Vec<String> = r
                     .iter()
                     .zip(&cols)
-                    .map(|(v, c)| value_text(v, c.shape))
+                    .map(|(v, c)| value_text(D, v, c.shape))
                     .collect();
                 vals.join("\t")
             })

@@ -24,6 +24,7 @@
 #![allow(dead_code)]
 
 pub mod hermitage;
+pub mod isolation;
 pub mod mtr;
 pub mod private;
 
@@ -170,4 +171,53 @@ pub fn faulty_run(out: &std::path::Path) {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+/// Generated cases of `seed` (indexes `0..count`) run on `e`, with their
+/// histories, where one expected output exists for the plain statements:
+/// no two statements waited at once (the engine chooses which it serves
+/// first) and the shadow run without instrumentation agrees.
+pub fn plain_schedules(
+    e: &mut dyn Engine,
+    seed: u64,
+    count: u64,
+) -> Vec<(u64, txfuzz::model::TestCase, txfuzz::model::History)> {
+    use txfuzz::oracle::{fidelity, CheckStats, OracleKind};
+    let gen = txfuzz::gen::GenConfig {
+        isolations: e.profile().isolations.clone(),
+        features: e.profile().features,
+        ..txfuzz::gen::GenConfig::default()
+    };
+    let mut out = Vec::new();
+    for index in 0..count {
+        let case = txfuzz::gen::generate_case(seed, index, &gen);
+        let mut stats = CheckStats::default();
+        let (h, shadow) = txfuzz::campaign::run_case(
+            e,
+            &case,
+            &[OracleKind::Fidelity],
+            &txfuzz::exec::ExecOptions::default(),
+            &mut stats,
+        )
+        .unwrap();
+        if fidelity::race(&h).is_none() && shadow.is_empty() {
+            out.push((index, case, h));
+        }
+    }
+    out
+}
+
+/// The lines of `a` that `b` lacks (as a multiset).
+pub fn lines_only_in(a: &str, b: &str) -> Vec<String> {
+    let mut rest: Vec<&str> = b.lines().collect();
+    a.lines()
+        .filter(|l| match rest.iter().position(|r| r == l) {
+            Some(i) => {
+                rest.remove(i);
+                false
+            }
+            None => true,
+        })
+        .map(String::from)
+        .collect()
 }

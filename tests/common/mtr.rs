@@ -66,6 +66,9 @@ pub fn run(tests: &[MtrTest]) -> MtrRun {
         .arg(format!("--vardir={}", vardir.display()))
         .arg("--force")
         .arg("--max-test-fail=0")
+        // A replay that waits where the finding's run did not fails after
+        // 5 s instead of InnoDB's default 50.
+        .arg("--mysqld=--innodb-lock-wait-timeout=5")
         .args(tests.iter().map(|t| t.name.clone()))
         .current_dir(&tree)
         .output()

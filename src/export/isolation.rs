@@ -1,0 +1,225 @@
+//! A PostgreSQL isolationtester spec: a `setup` block with the tables and
+//! rows, a `session` per transaction with one `step` per statement, and the
+//! one `permutation` of the observed schedule; isolationtester marks a step
+//! that waits for a lock itself (`<waiting ...>`, `<... completed>`). The
+//! expected output (`expected/NAME.out`) is what a correct engine prints.
+//!
+//! Run it with PostgreSQL's runner: put `NAME.spec` under `specs/` and
+//! `NAME.out` under `expected/` of a directory and run
+//! `pg_isolation_regress --inputdir=DIR --host=... --dbname=... NAME` (it
+//! creates the database), or add both to `src/test/isolation/`.
+
+use super::columns::{result_columns, value_text, Shape};
+use super::Correction;
+use crate::model::{EventKind, History, Stmt, StmtRef, TestCase, Value};
+use crate::sql::{self, Dialect, Layout};
+use std::collections::HashSet;
+use std::fmt::Write;
+
+const D: Dialect = Dialect::Postgres;
+
+/// The spec and its expected output for `case` run as `history` records,
+/// expecting the observed outputs except `fix`'s statement.
+pub fn render(
+    case: &TestCase,
+    history: &History,
+    fix: Option<&Correction>,
+    header: &[String],
+) -> Result<(String, String), String> {
+    super::supported(D, case)?;
+    let stmts = || case.txns.iter().flat_map(|t| &t.stmts);
+    if stmts().any(|s| {
+        matches!(&s.stmt, Stmt::Fetch(_) | Stmt::Close(_))
+            || matches!(&s.stmt, Stmt::Select(q) if q.cursor.is_some())
+    }) {
+        return Err("an isolation export of a case with cursors is not built yet".into());
+    }
+    let mut spec = String::new();
+    for line in header {
+        let _ = writeln!(spec, "# {line}");
+    }
+    if let Some(fix) = fix {
+        let _ = writeln!(spec, "# {}", super::judged_note(fix));
+        let _ = writeln!(
+            spec,
+            "# The expected output has the correct rows: the test fails while the bug lives."
+        );
+    }
+    let mut setup = Vec::new();
+    for t in &case.schema.tables {
+        setup.extend(sql::create_table_as(D, t, Layout::Plain));
+        if let Some(data) = case.data.iter().find(|x| x.table == t.name) {
+            setup.extend(sql::insert_rows_as(D, t, &data.rows, Layout::Plain));
+        }
+    }
+    let _ = writeln!(spec, "\nsetup\n{{\n{}\n}}", block(&setup));
+    let names: Vec<&str> = case
+        .schema
+        .tables
+        .iter()
+        .rev()
+        .map(|t| t.name.as_str())
+        .collect();
+    let _ = writeln!(
+        spec,
+        "\nteardown\n{{\n  DROP TABLE {} CASCADE;\n}}",
+        names.join(", ")
+    );
+    let waited: HashSet<StmtRef> = history
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Blocked { .. }))
+        .map(|e| e.stmt)
+        .collect();
+    let aborted: HashSet<u32> = history
+        .events
+        .iter()
+        .filter(|e| e.kind == EventKind::Aborted)
+        .map(|e| e.stmt.txn)
+        .collect();
+    let mut order = Vec::new();
+    let mut out = String::new();
+    let _ = writeln!(out, "Parsed test spec with {} sessions", case.txns.len());
+    let mut steps = String::new();
+    for e in &history.events {
+        let Some(cs) = case.stmt(e.stmt) else {
+            continue;
+        };
+        let name = step(e.stmt);
+        let text = format!("{};", sql::render_stmt(D, &cs.stmt));
+        let outcome = history.outcome(e.stmt);
+        let rows = super::rows_of(e.stmt, outcome, fix);
+        match &e.kind {
+            EventKind::Submitted if waited.contains(&e.stmt) => {
+                order.push(name.clone());
+                let _ = writeln!(steps, "step {name}: {text} <waiting ...>");
+            }
+            EventKind::Submitted => {
+                order.push(name.clone());
+                let _ = writeln!(steps, "step {name}: {text}");
+                print_outcome(&mut steps, case, &cs.stmt, outcome, rows);
+            }
+            EventKind::Completed { .. } if waited.contains(&e.stmt) => {
+                let _ = writeln!(steps, "step {name}: <... completed>");
+                print_outcome(&mut steps, case, &cs.stmt, outcome, rows);
+            }
+            EventKind::Aborted => {
+                let name = format!("t{}_rollback", e.stmt.txn);
+                order.push(name.clone());
+                let _ = writeln!(steps, "step {name}: ROLLBACK;");
+            }
+            EventKind::TimedOut => {
+                return Err(format!(
+                    "T{}#{} timed out in the finding's run: the schedule has no end to replay",
+                    e.stmt.txn, e.stmt.index
+                ));
+            }
+            EventKind::Blocked { .. } | EventKind::Completed { .. } | EventKind::Skipped => {}
+        }
+    }
+    for t in &case.txns {
+        let _ = writeln!(spec, "\nsession t{}", t.id);
+        let level = t.isolation.unwrap_or(case.isolation);
+        let own: Vec<String> = sql::session_setup(D, level)
+            .into_iter()
+            .chain(sql::session_settings(D, &t.settings))
+            .collect();
+        let _ = writeln!(spec, "setup\n{{\n{}\n}}", block(&own));
+        // Only the steps the permutation runs (isolationtester warns of
+        // unused ones): statements after an abort never ran.
+        for (i, s) in t.stmts.iter().enumerate() {
+            let name = step(StmtRef {
+                txn: t.id,
+                index: i as u32,
+            });
+            if order.contains(&name) {
+                let _ = writeln!(spec, "step {name} {{ {}; }}", sql::render_stmt(D, &s.stmt));
+            }
+        }
+        if aborted.contains(&t.id) {
+            let _ = writeln!(spec, "step t{}_rollback {{ ROLLBACK; }}", t.id);
+        }
+    }
+    let _ = writeln!(spec, "\npermutation {}", order.join(" "));
+    let _ = writeln!(out, "\nstarting permutation: {}", order.join(" "));
+    out.push_str(&steps);
+    Ok((spec, out))
+}
+
+fn step(r: StmtRef) -> String {
+    format!("t{}_{}", r.txn, r.index)
+}
+
+/// Statements as the body of a `setup` block, one per line.
+fn block(stmts: &[String]) -> String {
+    stmts
+        .iter()
+        .map(|s| format!("  {s};"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// What isolationtester prints after a step: its error, or a SELECT's rows
+/// as a table (columns `|`-separated, numbers right-aligned, a dashed rule,
+/// the row count, a blank line).
+fn print_outcome(
+    out: &mut String,
+    case: &TestCase,
+    stmt: &Stmt,
+    outcome: Option<&crate::model::Outcome>,
+    rows: &[Vec<Value>],
+) {
+    if let Some(e) = outcome.and_then(|o| o.error.as_ref()) {
+        let _ = writeln!(out, "ERROR:  {}", e.message);
+        return;
+    }
+    let Stmt::Select(q) = stmt else {
+        return;
+    };
+    let cols = result_columns(D, &case.schema, q);
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .zip(&cols)
+                .map(|(v, c)| value_text(D, v, c.shape))
+                .collect()
+        })
+        .collect();
+    let widths: Vec<usize> = cols
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            cells
+                .iter()
+                .map(|r| r[i].chars().count())
+                .chain([c.name.chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |texts: Vec<&str>| -> String {
+        texts
+            .iter()
+            .zip(&cols)
+            .zip(&widths)
+            .map(|((t, c), w)| match c.shape {
+                Shape::Number(_) => format!("{t:>w$}"),
+                Shape::Text | Shape::Bool => format!("{t:<w$}"),
+            })
+            .collect::<Vec<_>>()
+            .join("|")
+    };
+    let _ = writeln!(
+        out,
+        "{}",
+        line(cols.iter().map(|c| c.name.as_str()).collect())
+    );
+    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    let _ = writeln!(out, "{}", rule.join("+"));
+    for r in &cells {
+        let _ = writeln!(out, "{}", line(r.iter().map(String::as_str).collect()));
+    }
+    let n = rows.len();
+    let _ = writeln!(out, "({n} {})\n", if n == 1 { "row" } else { "rows" });
+}
