@@ -17,6 +17,8 @@ fi
 eval "$(scripts/provision.sh)"
 # Headless Chromium renders the HTML report in tests/report.rs.
 scripts/install-chromium.sh
+# turso's Python module runs the exported scripts of turso findings.
+eval "$(scripts/install-pyturso.sh)"
 echo "scripts/test.sh: MariaDB and PostgreSQL are reachable; server tests will run" >&2
 # Plain `cargo test` skips (loudly) a test whose server, private-server
 # binaries or Chromium are missing; here such a skip is a failure.

@@ -156,7 +156,7 @@ fn exported_known_bugs_fail_in_mysql_test_run_on_the_judged_rows() {
             .get(name)
             .unwrap_or_else(|| panic!("{}", run.log));
         let (missing, extra) = line_diff(expected, reject);
-        let fix = txfuzz::export::correction(&rec).unwrap();
+        let fix = txfuzz::export::correction(&rec, txfuzz::sql::Dialect::Mysql).unwrap();
         let row = |r: &Vec<Value>| {
             r.iter()
                 .map(|v| match v {

@@ -1,4 +1,4 @@
-//! `txfuzz export FINDING.json --format mtr|isolation --out DIR`: a finding
+//! `txfuzz export FINDING.json --format mtr|isolation|script --out DIR`: a finding
 //! as the engine's own regression test (`crate::export`).
 
 use super::UsageError;
@@ -12,7 +12,8 @@ pub struct ExportArgs {
     /// A finding JSON written by `txfuzz run` or `txfuzz reduce`.
     pub finding: PathBuf,
     /// The test format: `mtr` (MariaDB mysql-test-run `.test` + `.result`),
-    /// `isolation` (PostgreSQL isolationtester `.spec` + expected `.out`).
+    /// `isolation` (PostgreSQL isolationtester `.spec` + expected `.out`),
+    /// `script` (SQLite and turso: a Python program, `.py`).
     #[arg(long, value_enum)]
     pub format: Format,
     /// The test's name (letters, digits, `_`; default: `txfuzz_` and the

@@ -34,7 +34,7 @@ pub enum Command {
     /// Shrink a finding's case while it keeps its signature.
     Reduce(reduce::ReduceArgs),
     /// Write a finding as the engine's own regression test (mysql-test-run,
-    /// isolationtester).
+    /// isolationtester, a Python program).
     Export(export::ExportArgs),
     /// Write DIR/report.html for a campaign output directory.
     Report(report::ReportArgs),

@@ -79,7 +79,12 @@ pub fn render(
         .collect();
     let mut order = Vec::new();
     let mut out = String::new();
-    let _ = writeln!(out, "Parsed test spec with {} sessions", case.txns.len());
+    let check_session = fix.is_some_and(|f| !f.invariants.is_empty());
+    let _ = writeln!(
+        out,
+        "Parsed test spec with {} sessions",
+        case.txns.len() + usize::from(check_session)
+    );
     let mut steps = String::new();
     for e in &history.events {
         let Some(cs) = case.stmt(e.stmt) else {
@@ -138,6 +143,25 @@ pub fn render(
         }
         if aborted.contains(&t.id) {
             let _ = writeln!(spec, "step t{}_rollback {{ ROLLBACK; }}", t.id);
+        }
+    }
+    let checks = fix.map_or(&[][..], |f| f.invariants.as_slice());
+    if !checks.is_empty() {
+        let _ = writeln!(spec, "\nsession check");
+        for (i, inv) in checks.iter().enumerate() {
+            let name = format!("check_{i}");
+            let _ = writeln!(
+                spec,
+                "# {}: a correct engine leaves no row that breaks it",
+                inv.what
+            );
+            let _ = writeln!(spec, "step {name} {{ {}; }}", inv.sql);
+            let _ = writeln!(
+                steps,
+                "step {name}: {};\nviolations\n----------\n         0\n(1 row)\n",
+                inv.sql
+            );
+            order.push(name);
         }
     }
     let _ = writeln!(spec, "\npermutation {}", order.join(" "));

@@ -7,11 +7,14 @@
 //! test fails while the bug lives and passes once it is fixed.
 //!
 //! Formats: [`mtr`] (MariaDB's mysql-test-run: a `.test` and its `.result`),
-//! [`isolation`] (PostgreSQL's isolationtester: a `.spec` and its `.out`).
+//! [`isolation`] (PostgreSQL's isolationtester: a `.spec` and its `.out`),
+//! [`script`] (SQLite and turso: a Python program on the engine's module).
 
 mod columns;
+pub mod invariants;
 pub mod isolation;
 pub mod mtr;
+pub mod script;
 
 use crate::finding::FindingRecord;
 use crate::model::{StmtRef, Value};
@@ -23,6 +26,9 @@ pub enum Format {
     Mtr,
     /// PostgreSQL isolationtester: `NAME.spec` and `NAME.out`.
     Isolation,
+    /// SQLite and turso: `NAME.py`, a Python program on the engine's own
+    /// module (`sqlite3`, `turso` from PyPI's pyturso).
+    Script,
 }
 
 /// One file of an export: its name (no directory) and contents.
@@ -32,29 +38,53 @@ pub struct ExportFile {
     pub contents: String,
 }
 
-/// What a correct engine returns where the finding says the observed
-/// output was wrong: the judged statement and its rows.
+/// What a correct engine does where the finding says the engine did not:
+/// the judged statement's rows (`view:result`), or checks after the
+/// schedule that a correct engine passes with no row breaking a declared
+/// constraint (`integrity` findings about the final state).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Correction {
-    pub stmt: StmtRef,
+    /// The judged statement, whose rows are `rows`.
+    pub stmt: Option<StmtRef>,
     pub rows: Vec<Vec<Value>>,
     /// The rows the engine returned, for the test's comment.
     pub observed: Vec<Vec<Value>>,
-    /// Why: the finding's summary and rule.
+    /// Checks run once every transaction has ended.
+    pub invariants: Vec<invariants::Invariant>,
+    /// Why: the finding's summary.
     pub why: String,
 }
 
-/// The correction a finding gives, or why it gives none that one test can
-/// assert.
-pub fn correction(rec: &FindingRecord) -> Result<Correction, String> {
+/// The correction a finding gives (constraint checks written in `d`), or
+/// why it gives none that one test can assert.
+pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correction, String> {
     let f = &rec.finding;
     let unsupported = || {
         format!(
             "an export of a {}:{} finding is not built yet: only findings whose correct \
-             output is one result (view:result) are exported",
+             output is one result (view:result) or a committed state that keeps its \
+             constraints (integrity on the final state) are exported",
             f.oracle, f.kind
         )
     };
+    if f.oracle == "integrity" {
+        let ev: crate::oracle::integrity::Evidence = serde_json::from_value(f.evidence.clone())
+            .map_err(|e| format!("the finding's evidence: {e}"))?;
+        if ev.state != crate::oracle::integrity::StateRef::Final {
+            return Err(unsupported());
+        }
+        let checks = invariants::invariants(d, &rec.case.schema, &ev.table, &f.kind);
+        if checks.is_empty() {
+            return Err(unsupported());
+        }
+        return Ok(Correction {
+            stmt: None,
+            rows: Vec::new(),
+            observed: Vec::new(),
+            invariants: checks,
+            why: f.summary.clone(),
+        });
+    }
     if f.oracle != "view" || f.kind != "result" {
         return Err(unsupported());
     }
@@ -80,18 +110,36 @@ pub fn correction(rec: &FindingRecord) -> Result<Correction, String> {
         );
     }
     Ok(Correction {
-        stmt,
+        stmt: Some(stmt),
         rows: rows_at("expected")?,
         observed: rows_at("actual")?,
+        invariants: Vec::new(),
         why: f.summary.clone(),
     })
 }
 
 /// The files of `rec` exported in `format`, named after `stem`.
 pub fn export(rec: &FindingRecord, format: Format, stem: &str) -> Result<Vec<ExportFile>, String> {
-    let (engines, runner, extensions) = match format {
-        Format::Mtr => (&["mariadb", "mysql"][..], "mtr", ["test", "result"]),
-        Format::Isolation => (&["postgres"][..], "isolation", ["spec", "out"]),
+    use crate::sql::Dialect;
+    let (engines, runner, extensions, d) = match format {
+        Format::Mtr => (
+            &["mariadb", "mysql"][..],
+            "mtr",
+            ["test", "result"],
+            Dialect::Mysql,
+        ),
+        Format::Isolation => (
+            &["postgres"][..],
+            "isolation",
+            ["spec", "out"],
+            Dialect::Postgres,
+        ),
+        Format::Script => (
+            &["sqlite", "turso"][..],
+            "script",
+            ["py", ""],
+            Dialect::Sqlite,
+        ),
     };
     if !engines.contains(&rec.engine.name.as_str()) {
         return Err(format!(
@@ -100,22 +148,26 @@ pub fn export(rec: &FindingRecord, format: Format, stem: &str) -> Result<Vec<Exp
             rec.engine.name
         ));
     }
-    let fix = correction(rec)?;
+    let fix = correction(rec, d)?;
     let header = header(rec);
     let (test, expected) = match format {
         Format::Mtr => mtr::render(&rec.case, &rec.history, Some(&fix), &header)?,
         Format::Isolation => isolation::render(&rec.case, &rec.history, Some(&fix), &header)?,
+        Format::Script => {
+            let target = script::Target::of(&rec.engine)?;
+            let program = script::render(target, &rec.case, &rec.history, Some(&fix), &header)?;
+            (program, String::new())
+        }
     };
-    Ok(vec![
-        ExportFile {
-            name: format!("{stem}.{}", extensions[0]),
-            contents: test,
-        },
-        ExportFile {
-            name: format!("{stem}.{}", extensions[1]),
-            contents: expected,
-        },
-    ])
+    Ok(extensions
+        .iter()
+        .zip([test, expected])
+        .filter(|(ext, _)| !ext.is_empty())
+        .map(|(ext, contents)| ExportFile {
+            name: format!("{stem}.{ext}"),
+            contents,
+        })
+        .collect())
 }
 
 /// Whether every statement of `case` can be written in `d` (the case may
@@ -140,7 +192,7 @@ fn rows_of<'a>(
     fix: Option<&'a Correction>,
 ) -> &'a [Vec<Value>] {
     match fix {
-        Some(f) if f.stmt == r => &f.rows,
+        Some(f) if f.stmt == Some(r) => &f.rows,
         _ => outcome.map_or(&[], |o| o.rows.as_slice()),
     }
 }
@@ -163,16 +215,27 @@ fn header(rec: &FindingRecord) -> Vec<String> {
     lines
 }
 
-/// The sentence that names the judged statement and both outputs.
+/// The sentences that name what is judged, and what a correct engine does.
 fn judged_note(fix: &Correction) -> String {
-    format!(
-        "T{}#{} is judged: {}. Observed rows: {}. A correct engine returns: {}.",
-        fix.stmt.txn,
-        fix.stmt.index,
-        fix.why,
-        rows_note(&fix.observed),
-        rows_note(&fix.rows)
-    )
+    match fix.stmt {
+        Some(r) => format!(
+            "T{}#{} is judged: {}. Observed rows: {}. A correct engine returns: {}.",
+            r.txn,
+            r.index,
+            fix.why,
+            rows_note(&fix.observed),
+            rows_note(&fix.rows)
+        ),
+        None => {
+            let what: Vec<&str> = fix.invariants.iter().map(|i| i.what.as_str()).collect();
+            format!(
+                "{}. Once every transaction has ended, a correct engine leaves no row that \
+                 breaks {} (the checks at the end count them).",
+                fix.why,
+                what.join("; ")
+            )
+        }
+    }
 }
 
 fn rows_note(rows: &[Vec<Value>]) -> String {

@@ -141,6 +141,14 @@ pub fn render(
         }
     }
     w.use_connection("default");
+    for inv in fix.map_or(&[][..], |f| f.invariants.as_slice()) {
+        w.note(&format!(
+            "{}: a correct engine leaves no row that breaks it",
+            inv.what
+        ));
+        w.sql(&inv.sql);
+        let _ = writeln!(w.result, "violations\n0");
+    }
     for t in &case.txns {
         w.echoed(
             &format!("disconnect {}", session(t.id)),

@@ -221,3 +221,24 @@ pub fn lines_only_in(a: &str, b: &str) -> Vec<String> {
         .map(String::from)
         .collect()
 }
+
+/// `python3` (its `sqlite3` module runs exported SQLite scripts), or `None`
+/// after a SKIPPED line.
+#[track_caller]
+pub fn python3() -> Option<PathBuf> {
+    match find_tool("python3") {
+        Some(p) => Some(p),
+        None => skip("python3 is not on PATH (scripts/install-pyturso.sh installs it)"),
+    }
+}
+
+/// The Python interpreter with turso's module (`TXFUZZ_PYTURSO`, which
+/// `eval "$(scripts/install-pyturso.sh)"` exports), or `None` after a
+/// SKIPPED line.
+#[track_caller]
+pub fn pyturso() -> Option<PathBuf> {
+    match std::env::var("TXFUZZ_PYTURSO") {
+        Ok(p) if !p.trim().is_empty() => Some(PathBuf::from(p)),
+        _ => skip("TXFUZZ_PYTURSO is not set (eval \"$(scripts/install-pyturso.sh)\")"),
+    }
+}

@@ -1,0 +1,188 @@
+//! `txfuzz export --format script`: SQLite and turso findings as Python
+//! programs on the engine's own module (`sqlite3`; `turso` from PyPI's
+//! pyturso, the engine's version, which scripts/install-pyturso.sh puts in
+//! a virtual environment). A live known bug's program fails on what the
+//! finding judged; generated cases exported as observed pass.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use txfuzz::campaign::run_case;
+use txfuzz::engine::sqlite::SqliteEngine;
+use txfuzz::engine::Engine;
+use txfuzz::exec::ExecOptions;
+use txfuzz::export::{export, script, Format};
+use txfuzz::finding::known::KnownIssues;
+use txfuzz::finding::FindingRecord;
+use txfuzz::model::{ConstraintTiming, Deferral, Isolation, Stmt, TestCase};
+use txfuzz::oracle::{CheckStats, OracleKind};
+use txfuzz::testkit::committed;
+use txfuzz::testkit::constraints::*;
+
+/// Runs the program `source` with `python`: its exit code and output.
+fn run_python(python: &Path, source: &str) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("finding.py");
+    std::fs::write(&file, source).unwrap();
+    let o = Command::new(python)
+        .arg(&file)
+        .output()
+        .expect("python runs");
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (o.status.code(), out)
+}
+
+/// The finding of `oracle:kind` of `case` on `e`, marked with its known issue.
+fn finding_of(e: &mut dyn Engine, case: &TestCase, kind: &str) -> FindingRecord {
+    let mut stats = CheckStats::default();
+    let (h, mut findings) = run_case(
+        e,
+        case,
+        &OracleKind::defaults(),
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    KnownIssues::builtin().mark(&mut findings, case, &h, e.info());
+    let f = findings
+        .iter()
+        .find(|f| f.kind == kind)
+        .unwrap_or_else(|| panic!("no {kind} finding: {findings:#?}"))
+        .clone();
+    FindingRecord::new(f, e.info().clone(), case.clone(), h)
+}
+
+fn program(rec: &FindingRecord) -> String {
+    let files = export(rec, Format::Script, "finding").unwrap();
+    assert_eq!(files.len(), 1);
+    files[0].contents.clone()
+}
+
+/// The SQLite known issue `sqlite-defer-foreign-keys-off-forgets-pending-violations`:
+/// `PRAGMA defer_foreign_keys = ON`, an orphan child, `= OFF`, COMMIT
+/// succeeds. The exported program counts the orphans after the schedule.
+#[test]
+fn the_sqlite_known_bug_exported_fails_under_python_sqlite3() {
+    let mut case = parent_child_case(
+        &[(1, 10), (2, 20)],
+        &[(5, 2)],
+        vec![committed(vec![
+            Stmt::SetConstraints(ConstraintTiming::Deferred),
+            insert_child(102, 7, 3),
+            Stmt::SetConstraints(ConstraintTiming::Immediate),
+        ])],
+        "1 1 1 1 1",
+    );
+    case.schema.tables[1].foreign_keys[0].deferrable = Some(Deferral::InitiallyImmediate);
+    case.isolation = Isolation::Serializable;
+    let mut e = SqliteEngine::open(None).unwrap();
+    let rec = finding_of(&mut e, &case, "foreign-key");
+    assert_eq!(
+        rec.finding.known.as_ref().map(|k| k.id.as_str()),
+        Some("sqlite-defer-foreign-keys-off-forgets-pending-violations")
+    );
+    let source = program(&rec);
+    let Some(python) = common::python3() else {
+        return;
+    };
+    let (code, out) = run_python(&python, &source);
+    assert_eq!(code, Some(1), "{out}\n{source}");
+    assert!(
+        out.contains(
+            "FAILED: FOREIGN KEY (pk) REFERENCES p (k) of c: rows that break it returned [(1,)]"
+        ),
+        "{out}"
+    );
+}
+
+/// Generated SQLite cases without lock waits, exported with their observed
+/// outputs, pass under Python's sqlite3.
+#[test]
+fn generated_sqlite_cases_exported_as_observed_pass() {
+    let Some(python) = common::python3() else {
+        return;
+    };
+    let mut e = SqliteEngine::open(None).unwrap();
+    let mut passed = 0;
+    let mut failed = Vec::new();
+    for (index, case, h) in common::plain_schedules(&mut e, 37, 100) {
+        let Ok(source) = script::render(script::Target::Sqlite, &case, &h, None, &[]) else {
+            continue;
+        };
+        match run_python(&python, &source) {
+            (Some(0), _) => passed += 1,
+            (_, out) => failed.push(format!("case {index}: {out}")),
+        }
+    }
+    assert!(passed >= 30, "{passed} passed; failed: {failed:#?}");
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+#[cfg(feature = "turso")]
+mod turso {
+    use super::*;
+    use txfuzz::engine::turso::TursoEngine;
+
+    /// The turso known issue `turso-deferred-key-reinsert-repays-other-violations`
+    /// (a REPLACE of two parents of a deferred key that inserts one again
+    /// commits an orphan), exported and run on pyturso of the same version,
+    /// in WAL and MVCC mode: the program counts the orphan.
+    #[test]
+    fn the_turso_known_bug_exported_fails_under_pyturso() {
+        let Some(python) = common::pyturso() else {
+            return;
+        };
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/turso-replace-two-parents.json");
+        let file = txfuzz::finding::load_case_file(&path).unwrap();
+        for mvcc in [false, true] {
+            let mut e = TursoEngine::open(None, mvcc).unwrap();
+            let mut case = txfuzz::testkit::in_default_mode(file.case(), &e);
+            case.isolation = e.profile().isolations[0];
+            let rec = finding_of(&mut e, &case, "foreign-key");
+            assert_eq!(
+                rec.finding.known.as_ref().map(|k| k.id.as_str()),
+                Some("turso-deferred-key-reinsert-repays-other-violations")
+            );
+            let source = program(&rec);
+            assert_eq!(source.contains("journal_mode = 'mvcc'"), mvcc);
+            let (code, out) = run_python(&python, &source);
+            assert_eq!(code, Some(1), "mvcc {mvcc}: {out}\n{source}");
+            assert!(out.contains("FAILED: FOREIGN KEY"), "mvcc {mvcc}: {out}");
+        }
+    }
+
+    /// Generated turso cases (WAL and MVCC), exported with their observed
+    /// outputs, pass under pyturso: the Python module runs the same engine.
+    #[test]
+    fn generated_turso_cases_exported_as_observed_pass() {
+        let Some(python) = common::pyturso() else {
+            return;
+        };
+        for mvcc in [false, true] {
+            let mut e = TursoEngine::open(None, mvcc).unwrap();
+            let target = script::Target::Turso { mvcc };
+            let mut passed = 0;
+            let mut failed = Vec::new();
+            for (index, case, h) in common::plain_schedules(&mut e, 41, 40) {
+                let Ok(source) = script::render(target, &case, &h, None, &[]) else {
+                    continue;
+                };
+                match run_python(&python, &source) {
+                    (Some(0), _) => passed += 1,
+                    (_, out) => failed.push(format!("case {index}: {out}")),
+                }
+            }
+            assert!(
+                passed >= 20,
+                "mvcc {mvcc}: {passed} passed; failed: {failed:#?}"
+            );
+            assert!(failed.is_empty(), "mvcc {mvcc}: {failed:#?}");
+        }
+    }
+}
