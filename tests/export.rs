@@ -282,3 +282,46 @@ fn the_readme_example_is_current_and_fails_in_mysql_test_run() {
         run.log
     );
 }
+
+/// An `integrity` finding on the final state is exported as constraint
+/// checks after the schedule. The finding comes from a fault (an orphan
+/// made outside the schedule), so MariaDB itself keeps the key: the test
+/// passes, each check printing 0.
+#[test]
+fn an_integrity_finding_exports_constraint_checks_that_a_correct_engine_passes() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let Some(()) = mtr::available() else { return };
+    let case = txfuzz::testkit::constraints::parent_child_case(
+        &[(1, 10), (2, 20)],
+        &[(5, 2)],
+        vec![committed(vec![txfuzz::testkit::constraints::insert_child(
+            102, 7, 1,
+        )])],
+        "1 1 1",
+    );
+    let mut e = txfuzz::engine::fault::FaultyEngine::new(
+        common::open(&url),
+        txfuzz::engine::fault::Fault::Orphan,
+    );
+    let mut stats = CheckStats::default();
+    let (h, findings) = run_case(
+        &mut e,
+        &case,
+        &[OracleKind::Integrity],
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    let f = findings
+        .iter()
+        .find(|f| f.kind == "foreign-key")
+        .unwrap_or_else(|| panic!("{findings:#?}"))
+        .clone();
+    let rec = FindingRecord::new(f, e.info().clone(), case, h);
+    let test = as_mtr("orphan", export(&rec, Format::Mtr, "orphan").unwrap());
+    assert!(test.test.contains("NOT EXISTS"), "{}", test.test);
+    let run = mtr::run(std::slice::from_ref(&test));
+    assert_eq!(run.passed, ["orphan"], "{}", run.log);
+}

@@ -150,3 +150,47 @@ fn generated_cases_exported_as_observed_pass_in_isolationtester() {
         run.log
     );
 }
+
+/// An `integrity` finding on the final state (from a fault: an orphan made
+/// outside the schedule) is exported with constraint checks in a session
+/// of their own; PostgreSQL keeps the key, so the spec passes.
+#[test]
+fn an_integrity_finding_exports_constraint_checks_that_postgres_passes() {
+    let Some(url) = common::pg_url() else { return };
+    let Some(runner) = isolation::runner() else {
+        return;
+    };
+    let case = txfuzz::testkit::constraints::parent_child_case(
+        &[(1, 10), (2, 20)],
+        &[(5, 2)],
+        vec![committed(vec![txfuzz::testkit::constraints::insert_child(
+            102, 7, 1,
+        )])],
+        "1 1 1",
+    );
+    let mut e = FaultyEngine::new(common::open(&url), Fault::Orphan);
+    let mut stats = CheckStats::default();
+    let (h, findings) = run_case(
+        &mut e,
+        &case,
+        &[OracleKind::Integrity],
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    let f = findings
+        .iter()
+        .find(|f| f.kind == "foreign-key")
+        .unwrap_or_else(|| panic!("{findings:#?}"))
+        .clone();
+    let rec = FindingRecord::new(f, e.info().clone(), case, h);
+    let files = export(&rec, Format::Isolation, "orphan").unwrap();
+    let test = IsoTest {
+        name: "orphan".into(),
+        spec: files[0].contents.clone(),
+        expected: files[1].contents.clone(),
+    };
+    assert!(test.spec.contains("session check"), "{}", test.spec);
+    let run = isolation::run(&runner, &url, std::slice::from_ref(&test));
+    assert_eq!(run.passed, ["orphan"], "{}", run.log);
+}
