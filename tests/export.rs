@@ -325,3 +325,26 @@ fn an_integrity_finding_exports_constraint_checks_that_a_correct_engine_passes()
     let run = mtr::run(std::slice::from_ref(&test));
     assert_eq!(run.passed, ["orphan"], "{}", run.log);
 }
+
+/// A final-state finding (a write lost by a fault) is exported with reads
+/// of the final state a correct engine leaves; MariaDB loses no write, so
+/// mysql-test-run passes: the expected state is MariaDB's.
+#[test]
+fn a_final_state_finding_exports_the_state_mariadb_leaves() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let Some(()) = mtr::available() else { return };
+    let mut e = txfuzz::engine::fault::FaultyEngine::new(
+        common::open(&url),
+        txfuzz::engine::fault::Fault::LoseWrite,
+    );
+    let rec = common::exportable_finding(&mut e, 5, 200, "tx-final-state", Format::Mtr);
+    let test = as_mtr(
+        "lost_write",
+        export(&rec, Format::Mtr, "lost_write").unwrap(),
+    );
+    assert!(test.test.contains("the final state of"), "{}", test.test);
+    let run = mtr::run(std::slice::from_ref(&test));
+    assert_eq!(run.passed, ["lost_write"], "{}", run.log);
+}

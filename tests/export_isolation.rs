@@ -194,3 +194,25 @@ fn an_integrity_finding_exports_constraint_checks_that_postgres_passes() {
     let run = isolation::run(&runner, &url, std::slice::from_ref(&test));
     assert_eq!(run.passed, ["orphan"], "{}", run.log);
 }
+
+/// A final-state finding (a write lost by a fault) is exported with reads
+/// of the final state a correct engine leaves, in byte order; PostgreSQL
+/// loses no write, so the spec passes.
+#[test]
+fn a_final_state_finding_exports_the_state_postgres_leaves() {
+    let Some(url) = common::pg_url() else { return };
+    let Some(runner) = isolation::runner() else {
+        return;
+    };
+    let mut e = FaultyEngine::new(common::open(&url), Fault::LoseWrite);
+    let rec = common::exportable_finding(&mut e, 5, 200, "tx-final-state", Format::Isolation);
+    let files = export(&rec, Format::Isolation, "lost_write").unwrap();
+    let test = IsoTest {
+        name: "lost_write".into(),
+        spec: files[0].contents.clone(),
+        expected: files[1].contents.clone(),
+    };
+    assert!(test.spec.contains("step final_0"), "{}", test.spec);
+    let run = isolation::run(&runner, &url, std::slice::from_ref(&test));
+    assert_eq!(run.passed, ["lost_write"], "{}", run.log);
+}

@@ -186,3 +186,24 @@ mod turso {
         }
     }
 }
+
+/// A final-state finding (a write lost by a fault) is exported with reads
+/// of the final state a correct engine leaves; SQLite itself loses no
+/// write, so the program passes: the expected state is SQLite's.
+#[test]
+fn a_final_state_finding_exports_the_state_sqlite_leaves() {
+    let Some(python) = common::python3() else {
+        return;
+    };
+    let mut e = txfuzz::engine::fault::FaultyEngine::new(
+        Box::new(SqliteEngine::open(None).unwrap()),
+        txfuzz::engine::fault::Fault::LoseWrite,
+    );
+    for kind in ["tx-final-state", "final-state"] {
+        let rec = common::exportable_finding(&mut e, 5, 200, kind, Format::Script);
+        let source = program(&rec);
+        assert!(source.contains("the final state of"), "{source}");
+        let (code, out) = run_python(&python, &source);
+        assert_eq!(code, Some(0), "{kind}: {out}\n{source}");
+    }
+}

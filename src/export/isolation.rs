@@ -11,7 +11,7 @@
 
 use super::columns::{result_columns, value_text, Shape};
 use super::Correction;
-use crate::model::{EventKind, History, Stmt, StmtRef, TestCase, Value};
+use crate::model::{ColType, EventKind, History, Stmt, StmtRef, TestCase, Value};
 use crate::sql::{self, Dialect, Layout};
 use std::collections::HashSet;
 use std::fmt::Write;
@@ -79,19 +79,29 @@ pub fn render(
         .collect();
     let mut order = Vec::new();
     let mut out = String::new();
-    let check_session = fix.is_some_and(|f| !f.invariants.is_empty());
+    let check_session = fix.is_some_and(|f| !f.invariants.is_empty() || !f.final_state.is_empty());
     let _ = writeln!(
         out,
         "Parsed test spec with {} sessions",
         case.txns.len() + usize::from(check_session)
     );
+    // A correction about the end of the schedule (the final state, the
+    // constraints) says nothing of the reads on the way, which the bug may
+    // have changed: each read runs whole inside a count that prints `t`.
+    let quiet = fix.is_some_and(|f| f.stmt.is_none());
+    if quiet {
+        let _ = writeln!(
+            spec,
+            "# The reads run inside `SELECT count(*) >= 0`: the finding is about the state the schedule leaves."
+        );
+    }
     let mut steps = String::new();
     for e in &history.events {
         let Some(cs) = case.stmt(e.stmt) else {
             continue;
         };
         let name = step(e.stmt);
-        let text = format!("{};", sql::render_stmt(D, &cs.stmt));
+        let text = format!("{};", step_sql(&cs.stmt, quiet));
         let outcome = history.outcome(e.stmt);
         let rows = super::rows_of(e.stmt, outcome, fix);
         match &e.kind {
@@ -102,11 +112,11 @@ pub fn render(
             EventKind::Submitted => {
                 order.push(name.clone());
                 let _ = writeln!(steps, "step {name}: {text}");
-                print_outcome(&mut steps, case, &cs.stmt, outcome, rows);
+                print_outcome(&mut steps, case, &cs.stmt, outcome, rows, quiet);
             }
             EventKind::Completed { .. } if waited.contains(&e.stmt) => {
                 let _ = writeln!(steps, "step {name}: <... completed>");
-                print_outcome(&mut steps, case, &cs.stmt, outcome, rows);
+                print_outcome(&mut steps, case, &cs.stmt, outcome, rows, quiet);
             }
             EventKind::Aborted => {
                 let name = format!("t{}_rollback", e.stmt.txn);
@@ -138,7 +148,7 @@ pub fn render(
                 index: i as u32,
             });
             if order.contains(&name) {
-                let _ = writeln!(spec, "step {name} {{ {}; }}", sql::render_stmt(D, &s.stmt));
+                let _ = writeln!(spec, "step {name} {{ {}; }}", step_sql(&s.stmt, quiet));
             }
         }
         if aborted.contains(&t.id) {
@@ -146,7 +156,7 @@ pub fn render(
         }
     }
     let checks = fix.map_or(&[][..], |f| f.invariants.as_slice());
-    if !checks.is_empty() {
+    if check_session {
         let _ = writeln!(spec, "\nsession check");
         for (i, inv) in checks.iter().enumerate() {
             let name = format!("check_{i}");
@@ -161,6 +171,28 @@ pub fn render(
                 "step {name}: {};\nviolations\n----------\n         0\n(1 row)\n",
                 inv.sql
             );
+            order.push(name);
+        }
+        for (i, (table, rows)) in fix
+            .map_or(&[][..], |f| f.final_state.as_slice())
+            .iter()
+            .enumerate()
+        {
+            let Some(q) = super::read_table(case, table) else {
+                continue;
+            };
+            let name = format!("final_{i}");
+            let text = format!(
+                "{} ORDER BY {}",
+                sql::render_select(D, &q),
+                byte_order(case, table)
+            );
+            let _ = writeln!(spec, "# the final state of {table} a correct engine leaves");
+            let _ = writeln!(spec, "step {name} {{ {text}; }}");
+            let _ = writeln!(steps, "step {name}: {text};");
+            let mut sorted = rows.clone();
+            sorted.sort_by(|a, b| compare_rows(a, b));
+            print_rows(&mut steps, case, &q, &sorted);
             order.push(name);
         }
     }
@@ -192,14 +224,79 @@ fn print_outcome(
     stmt: &Stmt,
     outcome: Option<&crate::model::Outcome>,
     rows: &[Vec<Value>],
+    quiet: bool,
 ) {
     if let Some(e) = outcome.and_then(|o| o.error.as_ref()) {
         let _ = writeln!(out, "ERROR:  {}", e.message);
         return;
     }
-    let Stmt::Select(q) = stmt else {
-        return;
+    match stmt {
+        Stmt::Select(_) if quiet => {
+            let _ = writeln!(out, "ran\n---\nt  \n(1 row)\n");
+        }
+        Stmt::Select(q) => print_rows(out, case, q, rows),
+        _ => {}
+    }
+}
+
+/// A statement as a step's SQL; with `quiet`, a SELECT runs whole inside
+/// a count that prints the same whatever rows it returns.
+fn step_sql(stmt: &Stmt, quiet: bool) -> String {
+    match stmt {
+        Stmt::Select(q) if quiet => format!(
+            "SELECT count(*) >= 0 AS ran FROM ({}) AS q",
+            sql::render_select(D, q)
+        ),
+        _ => sql::render_stmt(D, stmt),
+    }
+}
+
+/// `ORDER BY` every column of `table`, text in byte order (`COLLATE "C"`),
+/// so the rows print in the order [`compare_rows`] sorts them.
+fn byte_order(case: &TestCase, table: &str) -> String {
+    let Some(t) = case.schema.table(table) else {
+        return String::new();
     };
+    t.columns
+        .iter()
+        .map(|c| match c.ty {
+            ColType::Varchar(_) | ColType::Text => format!("{} COLLATE \"C\"", c.name),
+            _ => c.name.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// PostgreSQL's ascending order of rows sorted on every column: numbers by
+/// value, text by bytes (`COLLATE "C"`), NULLs last.
+fn compare_rows(a: &[Value], b: &[Value]) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let number = |v: &Value| match v {
+        Value::Int(i) => Some(*i as f64),
+        Value::Real(r) => r.parse::<f64>().ok(),
+        Value::Bool(b) => Some(f64::from(u8::from(*b))),
+        _ => None,
+    };
+    for (x, y) in a.iter().zip(b) {
+        let o = match (x, y) {
+            (Value::Null, Value::Null) => Ordering::Equal,
+            (Value::Null, _) => Ordering::Greater,
+            (_, Value::Null) => Ordering::Less,
+            (Value::Text(p), Value::Text(q)) => p.as_bytes().cmp(q.as_bytes()),
+            _ => match (number(x), number(y)) {
+                (Some(p), Some(q)) => p.partial_cmp(&q).unwrap_or(Ordering::Equal),
+                _ => x.cmp(y),
+            },
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
+/// A SELECT's rows as isolationtester prints them.
+fn print_rows(out: &mut String, case: &TestCase, q: &crate::model::Select, rows: &[Vec<Value>]) {
     let cols = result_columns(D, &case.schema, q);
     let cells: Vec<Vec<String>> = rows
         .iter()

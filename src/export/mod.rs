@@ -31,6 +31,42 @@ pub enum Format {
     Script,
 }
 
+impl Format {
+    /// The format of an engine's own test runner, if txfuzz writes one.
+    pub fn for_engine(name: &str) -> Option<Format> {
+        match name {
+            "mariadb" | "mysql" => Some(Format::Mtr),
+            "postgres" => Some(Format::Isolation),
+            "sqlite" | "turso" => Some(Format::Script),
+            _ => None,
+        }
+    }
+}
+
+/// Exports `rec` in its engine's format next to `finding` (a finding file:
+/// `DIR/X.json` gives `DIR/txfuzz_X.*`): the paths written, or why none.
+pub fn export_next_to(
+    rec: &FindingRecord,
+    finding: &std::path::Path,
+) -> Result<Vec<std::path::PathBuf>, String> {
+    let format = Format::for_engine(&rec.engine.name)
+        .ok_or_else(|| format!("no test format for {}", rec.engine.name))?;
+    let stem = finding
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .map(stem_of)
+        .ok_or("a finding file without a name")?;
+    let dir = finding.parent().unwrap_or(std::path::Path::new("."));
+    let mut written = Vec::new();
+    for f in export(rec, format, &stem)? {
+        let path = dir.join(&f.name);
+        crate::finding::write_atomic(&path, f.contents.as_bytes())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
 /// One file of an export: its name (no directory) and contents.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExportFile {
@@ -38,10 +74,15 @@ pub struct ExportFile {
     pub contents: String,
 }
 
+/// A table's name and rows.
+pub type TableRows = (String, Vec<Vec<Value>>);
+
 /// What a correct engine does where the finding says the engine did not:
-/// the judged statement's rows (`view:result`), or checks after the
-/// schedule that a correct engine passes with no row breaking a declared
-/// constraint (`integrity` findings about the final state).
+/// the judged statement's rows (`view:result`), the final state of some
+/// tables (`*:final-state`: the commit order's serial state for `wss`, the
+/// version history's for `view`, the refined replay's for `sdg`), or checks
+/// after the schedule that a correct engine passes with no row breaking a
+/// declared constraint (`integrity` findings about the final state).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Correction {
     /// The judged statement, whose rows are `rows`.
@@ -51,6 +92,9 @@ pub struct Correction {
     pub observed: Vec<Vec<Value>>,
     /// Checks run once every transaction has ended.
     pub invariants: Vec<invariants::Invariant>,
+    /// Tables whose final state the finding says is wrong, with the rows
+    /// (the case's columns) a correct engine leaves.
+    pub final_state: Vec<TableRows>,
     /// Why: the finding's summary.
     pub why: String,
 }
@@ -62,8 +106,9 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
     let unsupported = || {
         format!(
             "an export of a {}:{} finding is not built yet: only findings whose correct \
-             output is one result (view:result) or a committed state that keeps its \
-             constraints (integrity on the final state) are exported",
+             output is one result (view:result), one final state (final-state) or a \
+             committed state that keeps its constraints (integrity on the final state) \
+             are exported",
             f.oracle, f.kind
         )
     };
@@ -82,6 +127,18 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
             rows: Vec::new(),
             observed: Vec::new(),
             invariants: checks,
+            final_state: Vec::new(),
+            why: f.summary.clone(),
+        });
+    }
+    if f.kind.ends_with("final-state") {
+        let tables = final_state(rec)?;
+        return Ok(Correction {
+            stmt: None,
+            rows: Vec::new(),
+            observed: Vec::new(),
+            invariants: Vec::new(),
+            final_state: tables,
             why: f.summary.clone(),
         });
     }
@@ -114,8 +171,47 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
         rows: rows_at("expected")?,
         observed: rows_at("actual")?,
         invariants: Vec::new(),
+        final_state: Vec::new(),
         why: f.summary.clone(),
     })
+}
+
+/// The final state a correct engine leaves, per table the finding names:
+/// the observed one with the finding's differences undone (`tables` of
+/// `wss`/`sdg`, `diff` of `view`: rows `only_in_actual` out,
+/// `only_in_expected` in), without the hidden `rid`/`wl` columns.
+fn final_state(rec: &FindingRecord) -> Result<Vec<TableRows>, String> {
+    let ev = &rec.finding.evidence;
+    let diffs = ev
+        .get("tables")
+        .or_else(|| ev.get("diff"))
+        .and_then(|d| d.as_object())
+        .ok_or("the finding names no table differences")?;
+    let rows = |v: Option<&serde_json::Value>| -> Result<Vec<Vec<Value>>, String> {
+        serde_json::from_value(v.cloned().unwrap_or(serde_json::Value::Array(Vec::new())))
+            .map_err(|e| format!("the finding's table differences: {e}"))
+    };
+    let mut out = Vec::new();
+    for (table, diff) in diffs {
+        let mut state = rec
+            .history
+            .final_state
+            .get(table)
+            .cloned()
+            .unwrap_or_default();
+        for gone in rows(diff.get("only_in_actual"))? {
+            if let Some(i) = state.iter().position(|r| *r == gone) {
+                state.remove(i);
+            }
+        }
+        state.extend(rows(diff.get("only_in_expected"))?);
+        let plain: Vec<Vec<Value>> = state
+            .into_iter()
+            .map(|r| r.into_iter().skip(2).collect())
+            .collect();
+        out.push((table.clone(), plain));
+    }
+    Ok(out)
 }
 
 /// The files of `rec` exported in `format`, named after `stem`.
@@ -168,6 +264,34 @@ pub fn export(rec: &FindingRecord, format: Format, stem: &str) -> Result<Vec<Exp
             contents,
         })
         .collect())
+}
+
+/// `SELECT <columns> FROM table`: the read of a table's final state.
+fn read_table(case: &crate::model::TestCase, table: &str) -> Option<crate::model::Select> {
+    use crate::model::{Expr, FromItem, Select, SelectItem};
+    let t = case.schema.table(table)?;
+    Some(Select {
+        distinct: false,
+        items: t
+            .columns
+            .iter()
+            .map(|c| SelectItem {
+                expr: Expr::col(&c.name),
+                alias: None,
+            })
+            .collect(),
+        from: vec![FromItem {
+            table: t.name.clone(),
+            alias: t.name.clone(),
+            join: None,
+        }],
+        where_: None,
+        group_by: Vec::new(),
+        order_by: Vec::new(),
+        limit: None,
+        lock: None,
+        cursor: None,
+    })
 }
 
 /// Whether every statement of `case` can be written in `d` (the case may
@@ -226,6 +350,15 @@ fn judged_note(fix: &Correction) -> String {
             rows_note(&fix.observed),
             rows_note(&fix.rows)
         ),
+        None if !fix.final_state.is_empty() => {
+            let tables: Vec<&str> = fix.final_state.iter().map(|(t, _)| t.as_str()).collect();
+            format!(
+                "{}. The reads at the end show the final state of {} that a correct engine \
+                 leaves.",
+                fix.why,
+                tables.join(", ")
+            )
+        }
         None => {
             let what: Vec<&str> = fix.invariants.iter().map(|i| i.what.as_str()).collect();
             format!(

@@ -1,5 +1,6 @@
 //! Writing reduced cases next to findings, and reducing a campaign's distinct
-//! findings (`txfuzz run --reduce`).
+//! findings (`txfuzz run --reduce`), each exported as its engine's own test
+//! where it can be (`crate::export`).
 
 use super::{reduce, ReduceConfig, ReduceError, Reduced};
 use crate::engine::Engine;
@@ -62,7 +63,14 @@ pub fn reduce_distinct(
             Ok(r) => {
                 let out = reduced_path(path);
                 let note = match write_reduced(engine, &r, &out) {
-                    Ok(()) => out.display().to_string(),
+                    Ok(()) => match crate::export::export_next_to(&r.record, &out) {
+                        Ok(files) => {
+                            let names: Vec<String> =
+                                files.iter().map(|f| f.display().to_string()).collect();
+                            format!("{} (exported: {})", out.display(), names.join(", "))
+                        }
+                        Err(why) => format!("{} (not exported: {why})", out.display()),
+                    },
                     Err(e) => format!("cannot write {}: {e}", out.display()),
                 };
                 lines.push(format!(

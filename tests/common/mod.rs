@@ -242,3 +242,40 @@ pub fn pyturso() -> Option<PathBuf> {
         _ => skip("TXFUZZ_PYTURSO is not set (eval \"$(scripts/install-pyturso.sh)\")"),
     }
 }
+
+/// The first finding of `kind` in generated cases of `seed` run on `e`
+/// (up to `count` cases, every default oracle), as a finding record that
+/// `txfuzz export` writes in `format`.
+pub fn exportable_finding(
+    e: &mut dyn Engine,
+    seed: u64,
+    count: u64,
+    kind: &str,
+    format: txfuzz::export::Format,
+) -> txfuzz::finding::FindingRecord {
+    let gen = txfuzz::gen::GenConfig {
+        isolations: e.profile().isolations.clone(),
+        features: e.profile().features,
+        ..txfuzz::gen::GenConfig::default()
+    };
+    for index in 0..count {
+        let case = txfuzz::gen::generate_case(seed, index, &gen);
+        let mut stats = txfuzz::oracle::CheckStats::default();
+        let (h, findings) = txfuzz::campaign::run_case(
+            e,
+            &case,
+            &txfuzz::oracle::OracleKind::defaults(),
+            &txfuzz::exec::ExecOptions::default(),
+            &mut stats,
+        )
+        .unwrap();
+        for f in findings.into_iter().filter(|f| f.kind == kind) {
+            let rec =
+                txfuzz::finding::FindingRecord::new(f, e.info().clone(), case.clone(), h.clone());
+            if txfuzz::export::export(&rec, format, "probe").is_ok() {
+                return rec;
+            }
+        }
+    }
+    panic!("no exportable {kind} finding in {count} cases of seed {seed}");
+}
