@@ -149,6 +149,20 @@ fn run_reduce_then_report_renders_in_headless_chromium() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("reduced "), "{}", text(&o));
+    // Each reduced finding whose correct outcome is one state is exported
+    // as a Python program next to it (tests/export_script.rs runs them).
+    assert!(text(&o).contains(".py)"), "{}", text(&o));
+    let exported = std::fs::read_dir(out.join("findings"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "py")
+        })
+        .count();
+    assert!(exported > 0, "{}", text(&o));
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     let distinct = summary["distinct"].as_array().unwrap();
