@@ -199,6 +199,7 @@ fn run_reduce_then_report_renders_in_headless_chromium() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(!html.contains("<script>alert"), "unescaped markup");
     assert!(!html.contains("http://") || !html.contains("src=\"http"));
+    report_md_opens_with_what_needs_a_person(&out);
 
     let Some(chromium) = common::chromium() else {
         return;
@@ -332,4 +333,50 @@ fn report_completes_the_output_of_a_killed_campaign() {
     // A second report has nothing left to do.
     let o = txfuzz(&["report", out.to_str().unwrap()]);
     assert!(!text(&o).contains("added"), "{}", text(&o));
+}
+
+/// `report.md` groups the findings by root cause: the new violations first
+/// (each with a bug report that exists and holds its reproduction and
+/// evidence), then known bugs, fidelity and permitted behaviour. The lost
+/// writes of the fault are new violations of a few oracle kinds, far fewer
+/// than their statement mixes.
+fn report_md_opens_with_what_needs_a_person(out: &std::path::Path) {
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let order: Vec<usize> = [
+        "## Needs a person",
+        "## Known engine bugs",
+        "## Fidelity",
+        "## Permitted behaviour",
+    ]
+    .iter()
+    .map(|h| md.find(h).unwrap_or_else(|| panic!("no {h} in:\n{md}")))
+    .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{md}");
+    let links: Vec<&str> = md
+        .lines()
+        .filter_map(|l| l.split("](").nth(1))
+        .filter_map(|rest| rest.split(')').next())
+        .filter(|p| p.starts_with("reports/"))
+        .collect();
+    assert!(!links.is_empty(), "{md}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let signatures = summary["distinct"].as_array().unwrap().len();
+    assert!(
+        links.len() < signatures,
+        "{} causes, {signatures} signatures",
+        links.len()
+    );
+    for link in links {
+        let bug = std::fs::read_to_string(out.join(link)).unwrap();
+        for part in [
+            "- Engine: sqlite",
+            "- Isolation level:",
+            "## Observed and expected",
+            "## Reproduce",
+            "## Evidence",
+        ] {
+            assert!(bug.contains(part), "{link} has no {part}:\n{bug}");
+        }
+    }
 }

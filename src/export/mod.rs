@@ -340,7 +340,7 @@ fn header(rec: &FindingRecord) -> Vec<String> {
 }
 
 /// The sentences that name what is judged, and what a correct engine does.
-fn judged_note(fix: &Correction) -> String {
+pub fn judged_note(fix: &Correction) -> String {
     match fix.stmt {
         Some(r) => format!(
             "T{}#{} is judged: {}. Observed rows: {}. A correct engine returns: {}.",

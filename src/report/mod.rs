@@ -2,10 +2,13 @@
 //! (inline CSS and SVG, no scripts, no external resources): the campaign
 //! summary, throughput over time, and the findings grouped by signature, each
 //! with its (reduced, when `run --reduce` or `txfuzz reduce` wrote one) case as
-//! a SQL script, the explanation and the dependency cycle.
+//! a SQL script, the explanation and the dependency cycle; `DIR/report.md`
+//! (`markdown.rs`) groups them by root cause, new violations first, with a
+//! bug report per new one.
 
 mod escape;
 pub mod html;
+pub mod markdown;
 pub mod svg;
 
 use crate::campaign::Summary;
@@ -116,7 +119,8 @@ fn group_findings(files: Vec<PathBuf>) -> Vec<Group> {
     groups
 }
 
-/// Writes `DIR/report.html`; returns its path.
+/// Writes `DIR/report.html`, `DIR/report.md` and a bug report per new root
+/// cause (`DIR/reports/`); returns the page's path.
 pub fn write_report(dir: &Path) -> Result<PathBuf, String> {
     let done = crate::campaign::repair::complete(dir)?;
     if done.findings + done.scripts > 0 {
@@ -130,5 +134,14 @@ pub fn write_report(dir: &Path) -> Result<PathBuf, String> {
     let path = dir.join("report.html");
     crate::finding::write_atomic(&path, page.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    for md in markdown::render(&report) {
+        let p = dir.join(&md.path);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        crate::finding::write_atomic(&p, md.text.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+    }
     Ok(path)
 }
