@@ -28,10 +28,11 @@ pub fn render(r: &Report) -> String {
         esc(&r.dir.display().to_string()),
         esc(&r.dir.display().to_string())
     );
+    causes(&mut s, r);
     summary(&mut s, r);
     let _ = writeln!(
         s,
-        "<h2 id=\"findings\">Findings: {} distinct problem(s), {} finding(s)</h2>",
+        "<h2 id=\"findings\">Findings by signature: {} signature(s), {} finding(s)</h2>",
         r.groups.len(),
         r.groups.iter().map(|g| g.count).sum::<usize>()
     );
@@ -43,6 +44,56 @@ pub fn render(r: &Report) -> String {
     }
     s.push_str("</body></html>\n");
     s
+}
+
+/// The anchor of a group's section.
+fn anchor(g: &Group) -> String {
+    match &g.shown.finding.known {
+        // Known and new violations of one signature are separate groups.
+        Some(k) => format!("{}-{}", g.signature.id(), k.id),
+        None => g.signature.id(),
+    }
+}
+
+/// What needs a person first: the root causes (`markdown::cause`), new
+/// violations first, each linked to its first signature below.
+fn causes(s: &mut String, r: &Report) {
+    use super::markdown::{by_cause, Cause};
+    let causes = by_cause(r);
+    let new = causes
+        .keys()
+        .filter(|c| matches!(c, Cause::New { .. }))
+        .count();
+    let _ = writeln!(
+        s,
+        "<h2 id=\"causes\">Needs a person: {new} new violation(s); {} root cause(s) in all</h2>",
+        causes.len()
+    );
+    if causes.is_empty() {
+        s.push_str("<p>No findings.</p>\n");
+        return;
+    }
+    s.push_str("<table id=\"causes-table\"><tr><th>class</th><th>root cause</th><th>findings</th><th>statement mixes</th><th>first</th></tr>\n");
+    for (c, gs) in &causes {
+        let (class, css, what) = match c {
+            Cause::New { oracle, kind } => {
+                ("new violation", "violation", format!("{oracle}:{kind}"))
+            }
+            Cause::Known { id } => ("known engine bug", "known", id.clone()),
+            Cause::Fidelity { kind } => ("fidelity", "permitted", format!("fidelity:{kind}")),
+            Cause::Permitted { fact } => ("permitted (documented)", "permitted", fact.clone()),
+        };
+        let _ = writeln!(
+            s,
+            "<tr><td class=\"{css}\">{class}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td><a href=\"#sig-{}\">{}</a></td></tr>",
+            esc(&what),
+            gs.iter().map(|g| g.count).sum::<usize>(),
+            gs.len(),
+            esc(&anchor(gs[0])),
+            esc(&gs[0].signature.isolation)
+        );
+    }
+    s.push_str("</table>\n<p class=\"muted\">report.md has the same table and a bug report per new violation (reports/).</p>\n");
 }
 
 /// `a: 3, b: 1`, or `-`.
@@ -126,11 +177,7 @@ fn group(s: &mut String, g: &Group) {
     let _ = write!(
         s,
         "<section class=\"finding\" id=\"sig-{}\">\n<h3><span class=\"{}\">{}</span> {}:{} on {} at {} &mdash; {} finding(s)</h3>\n<p><code class=\"sig\">{}</code></p>\n<p>{}</p>\n",
-        esc(&match &rec.finding.known {
-            // Known and new violations of one signature are separate groups.
-            Some(k) => format!("{}-{}", sig.id(), k.id),
-            None => sig.id(),
-        }),
+        esc(&anchor(g)),
         esc(&sig.verdict),
         esc(&sig.verdict),
         esc(&sig.oracle),
