@@ -65,9 +65,25 @@ fn mdev_32898() -> TestCase {
     c
 }
 
-/// The view:result finding of `case` on `e`, with its known issue, as a
-/// finding record.
-fn finding_of(e: &mut dyn Engine, case: &TestCase, known: &str) -> FindingRecord {
+/// MDEV-34106 at READ COMMITTED: T1 inserts key 2; T2's `SELECT ... FOR
+/// UPDATE` waits for it; T1 inserts key 1 (behind T2's scan) and commits:
+/// T2 returns key 2 alone, where a correct engine returns both.
+fn mdev_34106() -> TestCase {
+    let mut c = kv_case(
+        &[(5, 0)],
+        vec![
+            committed(vec![insert("t", 11, 2, 1), insert("t", 12, 1, 1)]),
+            autocommit(vec![lock_where_v("t", 1)]),
+        ],
+        "1 1 2 1 1",
+    );
+    c.isolation = Isolation::ReadCommitted;
+    c
+}
+
+/// The `view` finding of `kind` of `case` on `e`, with its known issue, as
+/// a finding record.
+fn finding_of(e: &mut dyn Engine, case: &TestCase, kind: &str, known: &str) -> FindingRecord {
     let mut stats = CheckStats::default();
     let (h, mut findings) = run_case(
         e,
@@ -80,8 +96,8 @@ fn finding_of(e: &mut dyn Engine, case: &TestCase, known: &str) -> FindingRecord
     KnownIssues::builtin().mark(&mut findings, case, &h, e.info());
     let f = findings
         .into_iter()
-        .find(|f| f.kind == "result")
-        .unwrap_or_else(|| panic!("no view:result finding"));
+        .find(|f| f.kind == kind)
+        .unwrap_or_else(|| panic!("no view:{kind} finding"));
     assert_eq!(f.known.as_ref().map(|k| k.id.as_str()), Some(known));
     FindingRecord::new(f, e.info().clone(), case.clone(), h)
 }
@@ -107,7 +123,7 @@ fn line_diff(a: &str, b: &str) -> (Vec<String>, Vec<String>) {
     (common::lines_only_in(a, b), common::lines_only_in(b, a))
 }
 
-/// Two live known bugs: each exported test fails in mysql-test-run, and
+/// Three live known bugs: each exported test fails in mysql-test-run, and
 /// its output differs from the expected one in the judged rows alone; the
 /// same schedules with their observed outputs pass.
 #[test]
@@ -119,19 +135,27 @@ fn exported_known_bugs_fail_in_mysql_test_run_on_the_judged_rows() {
     let mut e = common::open(&url);
     let mut tests = Vec::new();
     let mut judged = Vec::new();
-    for (name, case, known) in [
+    for (name, case, kind, known) in [
         (
             "mdev_26642",
             mdev_26642(),
+            "result",
             "mariadb-noop-update-invisible-to-own-transaction",
         ),
         (
             "mdev_32898",
             mdev_32898(),
+            "result",
             "mariadb-primary-key-change-phantom",
         ),
+        (
+            "mdev_34106",
+            mdev_34106(),
+            "resumed-missed-insert",
+            "mariadb-read-committed-locking-read-misses-inserted-row",
+        ),
     ] {
-        let rec = finding_of(e.as_mut(), &case, known);
+        let rec = finding_of(e.as_mut(), &case, kind, known);
         tests.push(as_mtr(name, export(&rec, Format::Mtr, name).unwrap()));
         let (test, result) = render(&rec.case, &rec.history, None, &[]).unwrap();
         tests.push(MtrTest {
@@ -144,7 +168,11 @@ fn exported_known_bugs_fail_in_mysql_test_run_on_the_judged_rows() {
     let run = mtr::run(&tests);
     assert_eq!(
         run.passed,
-        ["mdev_26642_observed", "mdev_32898_observed"],
+        [
+            "mdev_26642_observed",
+            "mdev_32898_observed",
+            "mdev_34106_observed"
+        ],
         "{}",
         run.log
     );

@@ -334,13 +334,20 @@ pub(super) fn judge_locking_read(
     let limited = sel.limit.is_some();
     let by_rule = match judge_reads(ck, r, &table, &reads_per_state, &moved, &read, limited) {
         ReadJudgement::Unexplained(rid, summary) => {
-            return read_violation(ck, r, &table, rid, summary, could(rid), actual)
+            let stop = read_violation(ck, r, &table, rid, summary, could(rid), actual);
+            if !limited {
+                note_expected_rows(ck, r, &reads_per_state, actual);
+            }
+            return stop;
         }
         ReadJudgement::Skipped(by_rule) => by_rule,
     };
     let atomic = limited || reads_per_state.iter().any(|(_, reads)| *reads == read);
     let could_json = |_: &Checker, rid: i64| could(rid);
     if let Some(stop) = by_rule_outcome(ck, r, &table, &by_rule, atomic, "skipped", could_json) {
+        if stop.is_err() && !limited {
+            note_expected_rows(ck, r, &reads_per_state, actual);
+        }
         return stop;
     }
     let eval = Evaluation {
@@ -351,6 +358,39 @@ pub(super) fn judge_locking_read(
         view: json!({ "resumed_scan_states": reads_per_state.iter().map(|s| s.0).collect::<Vec<_>>() }),
     };
     apply(ck, r, access, pos, &eval, actual)
+}
+
+/// Adds to the violation just recorded about locking read `r` the rows it
+/// returns on the last committed state of its run (`expected`: what it
+/// returns once it holds every row's lock) beside the rows it returned
+/// (`actual`), for `txfuzz export`. Nothing when that evaluation fails.
+fn note_expected_rows(
+    ck: &mut Checker,
+    r: StmtRef,
+    reads_per_state: &locking_read::StateReads,
+    actual: &Outcome,
+) {
+    let Some((before, _)) = reads_per_state.last() else {
+        return;
+    };
+    if materialise(ck, Writer::Txn(r.txn), Sight::CommittedBefore(*before)).is_err() {
+        return;
+    }
+    let Some(p) = ck.prepared.get(&r).cloned() else {
+        return;
+    };
+    let expected = ck.scratch.run(&p);
+    if expected.error.is_some() {
+        return;
+    }
+    if let Some(f) = ck
+        .findings
+        .last_mut()
+        .filter(|f| f.involved.first() == Some(&r))
+    {
+        f.evidence["expected"] = json!({ "rows": expected.rows, "error": null });
+        f.evidence["actual"] = json!({ "rows": actual.rows, "error": null });
+    }
 }
 
 fn read_violation(
