@@ -25,7 +25,9 @@ pub use session::PgSession;
 
 use super::server::{Monitor, Registry};
 use super::{Engine, EngineError, EngineProfile, Session, WaitSignal};
-use crate::model::{DbState, EngineInfo, Isolation, Schema, StmtError, TableData, TestCase, Value};
+use crate::model::{
+    DbState, EngineInfo, ErrorClass, Isolation, Schema, StmtError, TableData, TestCase, Value,
+};
 use crate::sql::{self, Dialect, Layout};
 use conn::PgConn;
 use std::path::PathBuf;
@@ -65,6 +67,9 @@ pub struct PgEngine {
     /// The server's log file, or why there is none.
     log: Result<PathBuf, String>,
 }
+
+/// How many times a reset that deadlocked runs.
+const RESET_ATTEMPTS: u64 = 5;
 
 pub(crate) fn setup_err(what: &str, e: StmtError) -> EngineError {
     super::admin_error(what, e)
@@ -211,9 +216,19 @@ impl Engine for PgEngine {
         if loaded.reset.is_empty() {
             return Ok(());
         }
-        self.admin
-            .batch(&loaded.reset)
-            .map_err(|e| setup_err("reset", e))
+        // A session the previous case abandoned (its backend stopped and
+        // continued, say) may still hold locks and deadlock with the reset,
+        // which then rolled back whole: it runs again.
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match self.admin.batch(&loaded.reset) {
+                Err(e) if e.class == ErrorClass::Deadlock && attempt < RESET_ATTEMPTS => {
+                    std::thread::sleep(std::time::Duration::from_millis(50 * attempt));
+                }
+                done => return done.map_err(|e| setup_err("reset", e)),
+            }
+        }
     }
 
     fn open_session(
