@@ -923,3 +923,37 @@ fn a_multi_row_insert_that_waited_decided_its_rows_apart() {
         assert_eq!(view.checked, u64::from(inserted == 2), "{rows:?}: {view:?}");
     }
 }
+
+/// A session the previous case abandoned may still hold locks when the
+/// next case resets the tables (a backend stopped and continued, in
+/// `server_faults`). Here session X holds a row lock on `c` and then reads
+/// `p`, which the reset's `TRUNCATE p, c` already holds while it waits for
+/// `c`: a deadlock, which PostgreSQL resolves by failing the reset (it
+/// waited first, so its deadlock check runs first). The reset runs again
+/// once X has ended, and succeeds; it used to fail the campaign (exit 2).
+#[test]
+fn a_reset_that_deadlocks_with_an_abandoned_session_runs_again() {
+    let Some(url) = common::pg_url() else { return };
+    let mut e = common::open(&url);
+    let case = txfuzz::testkit::constraints::parent_child_case(&[(1, 10)], &[(5, 1)], vec![], "");
+    e.load(&case).unwrap();
+    let mut x = e.open_bounded_session(Isolation::ReadCommitted).unwrap();
+    x.query("BEGIN").unwrap();
+    x.query("UPDATE c SET u = 1").unwrap();
+    let reset = std::thread::spawn(move || {
+        let r = e.reset();
+        (e, r)
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let read = x.query("SELECT k FROM p");
+    x.query(if read.is_ok() { "COMMIT" } else { "ROLLBACK" })
+        .unwrap();
+    let (mut e, r) = reset.join().unwrap();
+    assert!(r.is_ok(), "{r:?}");
+    assert!(
+        read.is_ok(),
+        "X was the deadlock victim, not the reset: {read:?}"
+    );
+    let state = e.final_state(&case.schema).unwrap();
+    assert_eq!(state["c"].len(), 1, "{state:?}");
+}
