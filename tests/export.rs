@@ -298,6 +298,26 @@ fn the_readme_example_is_current_and_fails_in_mysql_test_run() {
             f.name
         );
     }
+    // The finding's own script shows the plain tables: its shadow run agreed.
+    assert!(rec.plain_reproduces());
+    let script = std::fs::read_to_string(dir.join("finding.sql")).unwrap();
+    let header: Vec<&str> = script
+        .lines()
+        .take(4)
+        .map(|l| l.trim_start_matches("-- "))
+        .collect();
+    assert_eq!(
+        script,
+        txfuzz::finding::render_script_in(
+            txfuzz::sql::Dialect::Mysql,
+            &rec.case,
+            Some(&rec.history),
+            &header.join("\n"),
+            txfuzz::sql::Layout::Plain
+        ),
+        "docs/examples/mdev-32898/finding.sql is stale"
+    );
+    assert!(!script.contains("rid"), "{script}");
     let Some(()) = mtr::available() else { return };
     let test = as_mtr("txfuzz_mdev_32898", files);
     let run = mtr::run(std::slice::from_ref(&test));

@@ -6,7 +6,7 @@ pub mod known;
 mod script;
 pub mod signature;
 
-pub use script::render_script;
+pub use script::{render_script, render_script_in};
 pub use signature::{data_stmts, note_distinct, signature, Distinct, Signature};
 
 use crate::model::{EngineInfo, History, TestCase};
@@ -32,6 +32,12 @@ pub struct FindingRecord {
 }
 
 impl FindingRecord {
+    /// Whether the finding reproduces without txfuzz's instrumentation: its
+    /// shadow run (by `txfuzz reduce`) agrees.
+    pub fn plain_reproduces(&self) -> bool {
+        self.finding.evidence.get("shadow").and_then(|v| v.as_str()) == Some("agrees")
+    }
+
     /// The comment that opens the finding's `.sql` script.
     pub fn script_header(&self) -> String {
         format!(

@@ -2,7 +2,7 @@
 //! order the engine actually ran them, labelled by session.
 
 use crate::model::{EventKind, History, TestCase};
-use crate::sql::{self, Dialect};
+use crate::sql::{self, Dialect, Layout};
 use std::fmt::Write;
 
 pub fn render_script(
@@ -10,6 +10,19 @@ pub fn render_script(
     case: &TestCase,
     history: Option<&History>,
     header: &str,
+) -> String {
+    render_script_in(d, case, history, header, Layout::Instrumented)
+}
+
+/// [`render_script`] with the tables in `layout`: `Plain` (the case's own
+/// columns) where the finding reproduces without the instrumentation (its
+/// shadow run agrees), so the person reads the statements as they wrote them.
+pub fn render_script_in(
+    d: Dialect,
+    case: &TestCase,
+    history: Option<&History>,
+    header: &str,
+    layout: Layout,
 ) -> String {
     let mut s = String::new();
     for line in header.lines() {
@@ -28,20 +41,21 @@ pub fn render_script(
             let _ = writeln!(s, "-- isolation: {}", case.isolation);
         }
     }
-    let _ = writeln!(
-        s,
-        "-- Hidden columns rid/wl are txfuzz's instrumentation (row id, write list).\n"
-    );
+    let note = match layout {
+        Layout::Plain => "-- The plain tables: the finding reproduces without txfuzz's instrumentation (its shadow run agrees).\n",
+        _ => "-- Hidden columns rid/wl are txfuzz's instrumentation (row id, write list).\n",
+    };
+    let _ = writeln!(s, "{note}");
     let _ = writeln!(s, "-- set-up (any session)");
     for t in case.schema.tables.iter().rev() {
         let _ = writeln!(s, "{};", sql::drop_table(d, &t.name));
     }
     for t in &case.schema.tables {
-        for stmt in sql::create_table(d, t) {
+        for stmt in sql::create_table_as(d, t, layout) {
             let _ = writeln!(s, "{stmt};");
         }
         if let Some(data) = case.data.iter().find(|x| x.table == t.name) {
-            if let Some(ins) = sql::insert_rows(d, t, &data.rows) {
+            if let Some(ins) = sql::insert_rows_as(d, t, &data.rows, layout) {
                 let _ = writeln!(s, "{ins};");
             }
         }

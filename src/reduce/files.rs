@@ -4,7 +4,7 @@
 
 use super::{reduce, ReduceConfig, ReduceError, Reduced};
 use crate::engine::Engine;
-use crate::finding::{load_case_file, render_script, write_atomic, CaseFile, Distinct};
+use crate::finding::{load_case_file, render_script_in, write_atomic, CaseFile, Distinct};
 use std::path::{Path, PathBuf};
 
 /// Writes the reduced record as `json` (with its replay command) and its `.sql`
@@ -26,7 +26,17 @@ pub fn write_reduced(engine: &dyn Engine, r: &Reduced, json: &Path) -> std::io::
         r.txns_after,
         r.runs
     );
-    let script = render_script(engine.dialect(), &rec.case, Some(&rec.history), &header);
+    let layout = match rec.plain_reproduces() {
+        true => crate::sql::Layout::Plain,
+        false => crate::sql::Layout::Instrumented,
+    };
+    let script = render_script_in(
+        engine.dialect(),
+        &rec.case,
+        Some(&rec.history),
+        &header,
+        layout,
+    );
     let bytes = serde_json::to_vec_pretty(&rec).map_err(std::io::Error::other)?;
     write_atomic(json, &bytes)?;
     write_atomic(&json.with_extension("sql"), script.as_bytes())

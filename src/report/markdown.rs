@@ -10,7 +10,7 @@
 
 use super::{Group, Report};
 use crate::export::{correction, export, stem_of, Format};
-use crate::finding::{render_script, FindingRecord};
+use crate::finding::{render_script_in, FindingRecord};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -317,10 +317,14 @@ fn reproduction(s: &mut String, rec: &FindingRecord) {
         }
         return;
     }
-    let script = render_script(dialect(rec), &rec.case, Some(&rec.history), "");
+    let layout = match rec.plain_reproduces() {
+        true => crate::sql::Layout::Plain,
+        false => crate::sql::Layout::Instrumented,
+    };
+    let script = render_script_in(dialect(rec), &rec.case, Some(&rec.history), "", layout);
     let _ = writeln!(
         s,
         "## Reproduce\n\nThe statements in the order the engine ran them, one session per \
-         `T<n>` (the `rid`/`wl` columns are txfuzz's instrumentation):\n\n```sql\n{script}```\n"
+         `T<n>`:\n\n```sql\n{script}```\n"
     );
 }
