@@ -107,8 +107,8 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
         format!(
             "an export of a {}:{} finding is not built yet: only findings whose correct \
              output is one result (view:result, a resumed locking read), one final state \
-             (final-state) or a committed state that keeps its constraints (integrity on \
-             the final state) are exported",
+             (final-state, a resumed write's skipped rows) or a committed state that keeps \
+             its constraints (integrity on the final state) are exported",
             f.oracle, f.kind
         )
     };
@@ -128,6 +128,16 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
             observed: Vec::new(),
             invariants: checks,
             final_state: Vec::new(),
+            why: f.summary.clone(),
+        });
+    }
+    if let Some(missed) = f.evidence.get("missed_writes") {
+        return Ok(Correction {
+            stmt: None,
+            rows: Vec::new(),
+            observed: Vec::new(),
+            invariants: Vec::new(),
+            final_state: repaired_state(rec, missed)?,
             why: f.summary.clone(),
         });
     }
@@ -183,6 +193,87 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
         final_state: Vec::new(),
         why: f.summary.clone(),
     })
+}
+
+/// A row a resumed write skipped (`view::statement::resumed`): its table,
+/// row id, and its values after the write (`None`: deleted).
+#[derive(serde::Deserialize)]
+struct MissedWrite {
+    table: String,
+    rid: i64,
+    row: Option<Vec<Value>>,
+}
+
+/// The final state with the writes a resumed write skipped applied: what a
+/// correct engine leaves when the statement's transaction committed and no
+/// later statement wrote those rows (else no one state is known).
+fn repaired_state(
+    rec: &FindingRecord,
+    missed: &serde_json::Value,
+) -> Result<Vec<TableRows>, String> {
+    let missed: Vec<MissedWrite> = serde_json::from_value(missed.clone())
+        .map_err(|e| format!("the finding's missed writes: {e}"))?;
+    let stmt = *rec
+        .finding
+        .involved
+        .first()
+        .ok_or("the finding names no statement")?;
+    // An autocommit statement that succeeded committed itself.
+    let autocommit = rec.case.txn(stmt.txn).is_some_and(|t| t.autocommit)
+        && rec.history.outcome(stmt).is_some_and(|o| o.error.is_none());
+    let committed =
+        autocommit || rec.history.txn_end(stmt.txn) == Some(crate::model::TxnEnd::Committed);
+    let at = rec.history.outcomes.iter().position(|o| o.stmt == stmt);
+    let later_write = |table: &str, rid: i64| {
+        at.is_none_or(|i| {
+            rec.history.outcomes[i + 1..].iter().any(|o| {
+                o.outcome
+                    .writes
+                    .iter()
+                    .any(|w| w.table == table && w.rid == rid)
+            })
+        })
+    };
+    if missed.is_empty() || !committed || missed.iter().any(|m| later_write(&m.table, m.rid)) {
+        return Err(
+            "the final state of a resumed write whose skipped rows were written \
+                    again later, or whose transaction did not commit, is not one known state"
+                .into(),
+        );
+    }
+    let mut tables: Vec<TableRows> = Vec::new();
+    for m in &missed {
+        if !tables.iter().any(|(t, _)| *t == m.table) {
+            let rows = rec
+                .history
+                .final_state
+                .get(&m.table)
+                .cloned()
+                .unwrap_or_default();
+            tables.push((m.table.clone(), rows));
+        }
+        let (_, rows) = tables
+            .iter_mut()
+            .find(|(t, _)| *t == m.table)
+            .expect("just added");
+        rows.retain(|r| r.first() != Some(&Value::Int(m.rid)));
+        if let Some(values) = &m.row {
+            let mut row = vec![Value::Int(m.rid), Value::Null];
+            row.extend(values.iter().cloned());
+            rows.push(row);
+        }
+    }
+    Ok(tables
+        .into_iter()
+        .map(|(t, rows)| {
+            (
+                t,
+                rows.into_iter()
+                    .map(|r| r.into_iter().skip(2).collect())
+                    .collect(),
+            )
+        })
+        .collect())
 }
 
 /// The final state a correct engine leaves, per table the finding names:

@@ -128,6 +128,9 @@ pub(super) fn judge(
     });
     let could = |ck: &Checker, rid: i64| could_have_judged(ck, r, &table, rid, &states);
     if let Some(stop) = by_rule_outcome(ck, r, &table, &judged.by_rule, atomic, "skipped", could) {
+        if stop.is_err() {
+            note_missed_writes(ck, r, &table, &judged.by_rule, states.last());
+        }
         return stop;
     }
     let eval = Evaluation {
@@ -358,6 +361,43 @@ pub(super) fn judge_locking_read(
         view: json!({ "resumed_scan_states": reads_per_state.iter().map(|s| s.0).collect::<Vec<_>>() }),
     };
     apply(ck, r, access, pos, &eval, actual)
+}
+
+/// Adds to the violation just recorded about resumed write `r` what it
+/// does to each row it skipped on the last committed state of its run
+/// (`missed_writes`: the row's new values, or `null` for a deletion), for
+/// `txfuzz export`.
+fn note_missed_writes(
+    ck: &mut Checker,
+    r: StmtRef,
+    table: &str,
+    skipped: &BTreeMap<i64, ScanRule>,
+    last: Option<&State>,
+) {
+    let Some(last) = last else {
+        return;
+    };
+    let missed: Vec<serde_json::Value> = skipped
+        .keys()
+        .filter_map(|rid| {
+            let w = last.writes.get(rid)?;
+            let row = match w.after {
+                None => serde_json::Value::Null,
+                Some(_) => {
+                    let (_, row) = last.written_rows.iter().find(|(id, _)| id == rid)?;
+                    json!(row.iter().skip(2).collect::<Vec<_>>())
+                }
+            };
+            Some(json!({ "table": table, "rid": rid, "row": row }))
+        })
+        .collect();
+    if let Some(f) = ck
+        .findings
+        .last_mut()
+        .filter(|f| f.involved.first() == Some(&r))
+    {
+        f.evidence["missed_writes"] = json!(missed);
+    }
 }
 
 /// Adds to the violation just recorded about locking read `r` the rows it
