@@ -127,6 +127,7 @@ fn generated_sqlite_cases_exported_as_observed_pass() {
 mod turso {
     use super::*;
     use txfuzz::engine::turso::TursoEngine;
+    use txfuzz::model::{Expr, Value};
 
     /// The turso known issue `turso-deferred-key-reinsert-repays-other-violations`
     /// (a REPLACE of two parents of a deferred key that inserts one again
@@ -154,6 +155,65 @@ mod turso {
             let (code, out) = run_python(&python, &source);
             assert_eq!(code, Some(1), "mvcc {mvcc}: {out}\n{source}");
             assert!(out.contains("FAILED: FOREIGN KEY"), "mvcc {mvcc}: {out}");
+        }
+    }
+
+    /// The turso bug txfuzz found in issue 33
+    /// (`turso-failed-statement-ends-open-cursors`): a cursor over `t` steps
+    /// 2 of its 4 rows, an INSERT into `u` fails on its second row (after it
+    /// wrote the first), and the cursor's next step returns nothing. The
+    /// exported program expects rows 3 and 4 from that step, so it fails on
+    /// pyturso while the bug lives (WAL mode: in MVCC mode this schedule's
+    /// INSERT fails before it writes, and the cursor steps on).
+    #[test]
+    fn the_turso_cursor_bug_exported_fails_under_pyturso() {
+        let Some(python) = common::pyturso() else {
+            return;
+        };
+        let failing_insert = Stmt::Insert(txfuzz::model::Insert {
+            table: "u".into(),
+            columns: vec!["k".into(), "v".into()],
+            rows: vec![
+                vec![Expr::Lit(Value::Int(7)), Expr::Lit(Value::Int(0))],
+                vec![Expr::Lit(Value::Int(7)), Expr::Lit(Value::Int(0))],
+            ],
+            rids: vec![201, 202],
+            select: None,
+            on_conflict: txfuzz::model::OnConflict::Error,
+        });
+        {
+            let mvcc = false;
+            let mut e = TursoEngine::open(None, mvcc).unwrap();
+            let mut case = txfuzz::testkit::kv_case(
+                &[(1, 10), (2, 20), (3, 30), (4, 40)],
+                vec![
+                    committed(vec![
+                        txfuzz::testkit::open_cursor("t", "c1", 2),
+                        failing_insert.clone(),
+                        txfuzz::testkit::fetch("c1", 5),
+                        Stmt::Close("c1".into()),
+                    ]),
+                    // `view` judges cases of two transactions or more.
+                    txfuzz::testkit::autocommit(vec![txfuzz::testkit::select("u", None)]),
+                ],
+                "1 1 1 1 1 1 2",
+            );
+            case.schema.tables.push(txfuzz::testkit::kv_table("u"));
+            let mut case = txfuzz::testkit::in_default_mode(&case, &e);
+            case.isolation = e.profile().isolations[0];
+            let rec = finding_of(&mut e, &case, "result");
+            assert_eq!(
+                rec.finding.known.as_ref().map(|k| k.id.as_str()),
+                Some("turso-failed-statement-ends-open-cursors"),
+                "mvcc {mvcc}"
+            );
+            let source = program(&rec);
+            let (code, out) = run_python(&python, &source);
+            assert_eq!(code, Some(1), "mvcc {mvcc}: {out}\n{source}");
+            assert!(
+                out.contains("returned []; a correct engine returns [(3, 30), (4, 40)]"),
+                "mvcc {mvcc}: {out}"
+            );
         }
     }
 

@@ -211,6 +211,8 @@ pub fn render(
         );
     }
     let _ = writeln!(s);
+    let mut judged_cursor: std::collections::HashMap<(u32, String), Vec<Vec<Value>>> =
+        Default::default();
     for e in &history.events {
         let Some(cs) = case.stmt(e.stmt) else {
             continue;
@@ -229,10 +231,16 @@ pub fn render(
                 // The open's outcome holds every step's rows
                 // (`model::cursor::settle`); its own step returned the first.
                 let all = super::rows_of(e.stmt, outcome, fix);
+                let n = all.len().min(c.rows as usize);
                 let first = match quiet {
                     true => "None".to_string(),
-                    false => py_rows(&all[..all.len().min(c.rows as usize)]),
+                    false => py_rows(&all[..n]),
                 };
+                // A judged cursor: its later steps expect the next of the
+                // correct rows, not the observed ones.
+                if fix.is_some_and(|f| f.stmt == Some(e.stmt)) {
+                    judged_cursor.insert((e.stmt.txn, c.name.clone()), all[n..].to_vec());
+                }
                 let _ = writeln!(
                     s,
                     "open_cursor({label}, {con}, {}, {}, {}, {first})",
@@ -242,6 +250,13 @@ pub fn render(
                 );
             }
             (EventKind::Submitted, Stmt::Fetch(f)) if !failed => {
+                let rows = match judged_cursor.get_mut(&(e.stmt.txn, f.cursor.clone())) {
+                    Some(rest) => {
+                        let n = rest.len().min(f.rows as usize);
+                        py_rows(&rest.drain(..n).collect::<Vec<_>>())
+                    }
+                    None => rows,
+                };
                 let _ = writeln!(
                     s,
                     "fetch({label}, {con}, {}, {}, {rows})",
