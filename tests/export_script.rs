@@ -267,3 +267,40 @@ fn a_final_state_finding_exports_the_state_sqlite_leaves() {
         assert_eq!(code, Some(0), "{kind}: {out}\n{source}");
     }
 }
+
+#[cfg(feature = "turso")]
+mod turso_panic {
+    use super::*;
+
+    /// The turso known issue `turso-left-join-index-cursor-panic` (a LEFT
+    /// JOIN with a correlated EXISTS panics on the null-extended row), from
+    /// a campaign's finding: the exported program expects the statement to
+    /// run, so it fails on pyturso while the panic lives (the panic aborts
+    /// the interpreter).
+    #[test]
+    fn the_turso_panic_exported_fails_under_pyturso() {
+        let Some(python) = common::pyturso() else {
+            return;
+        };
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/turso-left-join-panic.json");
+        let rec = txfuzz::finding::read_record(&path).unwrap();
+        let source = program(&rec);
+        assert!(
+            source.contains("A correct engine runs it without an error"),
+            "{source}"
+        );
+        // The panic crosses pyturso's FFI boundary and aborts the Python
+        // process: no `FAILED` line, a signal instead of exit code 1.
+        let (code, out) = run_python(&python, &source);
+        assert_ne!(code, Some(0), "{out}\n{source}");
+        assert!(out.contains("index cursor should have a record"), "{out}");
+        // Control: the same program on SQLite, which runs the statement.
+        let Some(sqlite) = common::python3() else {
+            return;
+        };
+        let on_sqlite = source.replace("import turso as db", "import sqlite3 as db");
+        let (code, out) = run_python(&sqlite, &on_sqlite);
+        assert_eq!(code, Some(0), "{out}\n{on_sqlite}");
+    }
+}

@@ -86,9 +86,10 @@ pub fn render(
         case.txns.len() + usize::from(check_session)
     );
     // A correction about the end of the schedule (the final state, the
-    // constraints) says nothing of the reads on the way, which the bug may
-    // have changed: each read runs whole inside a count that prints `t`.
-    let quiet = fix.is_some_and(|f| f.stmt.is_none());
+    // constraints), or about one statement that must run (a crash), says
+    // nothing of the reads on the way, which the bug may have changed: each
+    // read runs whole inside a count that prints `t`.
+    let quiet = fix.is_some_and(|f| f.stmt.is_none() || f.must_succeed);
     if quiet {
         let _ = writeln!(
             spec,
@@ -102,7 +103,11 @@ pub fn render(
         };
         let name = step(e.stmt);
         let text = format!("{};", step_sql(&cs.stmt, quiet));
-        let outcome = history.outcome(e.stmt);
+        // The judged statement of a crash must run: its error is not expected.
+        let outcome = match fix.is_some_and(|f| f.must_succeed && f.stmt == Some(e.stmt)) {
+            true => None,
+            false => history.outcome(e.stmt),
+        };
         let rows = super::rows_of(e.stmt, outcome, fix);
         match &e.kind {
             EventKind::Submitted if waited.contains(&e.stmt) => {

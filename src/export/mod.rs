@@ -87,6 +87,9 @@ pub type TableRows = (String, Vec<Vec<Value>>);
 pub struct Correction {
     /// The judged statement, whose rows are `rows`.
     pub stmt: Option<StmtRef>,
+    /// The judged statement must run without an error, whatever it returns
+    /// (a crash: an internal error, a panic); `rows` is not compared.
+    pub must_succeed: bool,
     pub rows: Vec<Vec<Value>>,
     /// The rows the engine returned, for the test's comment.
     pub observed: Vec<Vec<Value>>,
@@ -107,11 +110,25 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
         format!(
             "an export of a {}:{} finding is not built yet: only findings whose correct \
              output is one result (view:result, a resumed locking read), one final state \
-             (final-state, a resumed write's skipped rows) or a committed state that keeps \
-             its constraints (integrity on the final state) are exported",
+             (final-state, a resumed write's skipped rows), a committed state that keeps \
+             its constraints (integrity on the final state) or a statement that runs \
+             (crash:internal-error) are exported",
             f.oracle, f.kind
         )
     };
+    // An internal error (a panic) of one statement: a correct engine runs it.
+    if f.oracle == "crash" && f.kind == "internal-error" {
+        let stmt = *f.involved.first().ok_or_else(unsupported)?;
+        return Ok(Correction {
+            must_succeed: true,
+            stmt: Some(stmt),
+            rows: Vec::new(),
+            observed: Vec::new(),
+            invariants: Vec::new(),
+            final_state: Vec::new(),
+            why: f.summary.clone(),
+        });
+    }
     if f.oracle == "integrity" {
         let ev: crate::oracle::integrity::Evidence = serde_json::from_value(f.evidence.clone())
             .map_err(|e| format!("the finding's evidence: {e}"))?;
@@ -123,6 +140,7 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
             return Err(unsupported());
         }
         return Ok(Correction {
+            must_succeed: false,
             stmt: None,
             rows: Vec::new(),
             observed: Vec::new(),
@@ -133,6 +151,7 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
     }
     if let Some(missed) = f.evidence.get("missed_writes") {
         return Ok(Correction {
+            must_succeed: false,
             stmt: None,
             rows: Vec::new(),
             observed: Vec::new(),
@@ -144,6 +163,7 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
     if f.kind.ends_with("final-state") {
         let tables = final_state(rec)?;
         return Ok(Correction {
+            must_succeed: false,
             stmt: None,
             rows: Vec::new(),
             observed: Vec::new(),
@@ -186,6 +206,7 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
         );
     }
     Ok(Correction {
+        must_succeed: false,
         stmt: Some(stmt),
         rows: rows_at("expected")?,
         observed: rows_at("actual")?,
@@ -442,6 +463,11 @@ fn header(rec: &FindingRecord) -> Vec<String> {
 /// The sentences that name what is judged, and what a correct engine does.
 pub fn judged_note(fix: &Correction) -> String {
     match fix.stmt {
+        Some(r) if fix.must_succeed => format!(
+            "T{}#{} is judged: {}. A correct engine runs it without an error; the other \
+             statements' outputs are not compared.",
+            r.txn, r.index, fix.why
+        ),
         Some(r) => format!(
             "T{}#{} is judged: {}. Observed rows: {}. A correct engine returns: {}.",
             r.txn,

@@ -88,12 +88,11 @@ pub fn render(
         ));
     }
     // A correction about the end of the schedule (the final state, the
-    // constraints) says nothing of the outputs on the way, which the bug
-    // may have changed: the schedule runs with its outputs not compared.
-    if fix.is_some_and(|f| f.stmt.is_none()) {
-        w.note(
-            "The schedule's outputs are not compared: the finding is about the state it leaves.",
-        );
+    // constraints), or about one statement that must run (a crash), says
+    // nothing of the other outputs, which the bug may have changed: the
+    // schedule runs with its outputs not compared.
+    if fix.is_some_and(|f| f.stmt.is_none() || f.must_succeed) {
+        w.note("The schedule's outputs are not compared: the finding is not about them.");
         w.directive("--disable_result_log");
         w.directive("--disable_abort_on_error");
         w.quiet = true;
@@ -117,6 +116,15 @@ pub fn render(
                 w.send(&text);
                 w.use_connection("default");
                 w.wait_for_lock_wait(&con);
+            }
+            EventKind::Submitted
+                if fix.is_some_and(|f| f.must_succeed && f.stmt == Some(e.stmt)) =>
+            {
+                // The judged statement must run: an error ends the test.
+                w.use_connection(&con);
+                w.directive("--enable_abort_on_error");
+                w.sql(&text);
+                w.directive("--disable_abort_on_error");
             }
             EventKind::Submitted => {
                 w.use_connection(&con);

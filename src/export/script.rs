@@ -201,13 +201,14 @@ pub fn render(
         }
     }
     // A correction about the end of the schedule (the final state, the
-    // constraints) says nothing of the outputs on the way, which the bug
-    // may have changed: they are not checked.
-    let quiet = fix.is_some_and(|f| f.stmt.is_none());
+    // constraints), or about one statement that must run (a crash), says
+    // nothing of the other outputs, which the bug may have changed: they are
+    // not checked.
+    let quiet = fix.is_some_and(|f| f.stmt.is_none() || f.must_succeed);
     if quiet {
         let _ = writeln!(
             s,
-            "# The schedule's outputs are not checked: the finding is about the state it leaves."
+            "# The other outputs are not checked: the finding is not about them."
         );
     }
     let _ = writeln!(s);
@@ -269,7 +270,9 @@ pub fn render(
             }
             (EventKind::Submitted, stmt) => {
                 let text = py_str(&sql::render_stmt(D, stmt));
+                let must_succeed = fix.is_some_and(|f| f.must_succeed && f.stmt == Some(e.stmt));
                 let check = match (failed, stmt) {
+                    _ if must_succeed => String::new(),
                     _ if quiet => ", error=None".to_string(),
                     (true, _) => ", error=True".to_string(),
                     (false, Stmt::Select(_)) => format!(", rows={rows}"),
