@@ -14,56 +14,10 @@ use txfuzz::exec::ExecOptions;
 use txfuzz::export::{export, mtr::render, Format};
 use txfuzz::finding::known::KnownIssues;
 use txfuzz::finding::FindingRecord;
-use txfuzz::model::{Assignment, Expr, Isolation, Stmt, TestCase, Update, Value};
+use txfuzz::model::{Isolation, TestCase, Value};
 use txfuzz::oracle::{CheckStats, OracleKind};
+use txfuzz::testkit::mariadb_bugs;
 use txfuzz::testkit::*;
-
-/// MDEV-26642: T1 opens its read view, T2 sets k=1 to 10, T1 sets every
-/// row to 10 (k=1 unchanged) and reads: it does not see its own update.
-fn mdev_26642() -> TestCase {
-    let set_all = Stmt::Update(Update {
-        table: "t".into(),
-        assignments: vec![Assignment {
-            column: "v".into(),
-            value: Expr::Lit(Value::Int(10)),
-        }],
-        where_: None,
-    });
-    let mut c = kv_case(
-        &[(0, 0), (1, 1)],
-        vec![
-            committed(vec![
-                select("t", None),
-                select("t", None),
-                set_all,
-                select("t", None),
-            ]),
-            autocommit(vec![set("t", 1, 10)]),
-        ],
-        "1 1 2 1 1 1 1",
-    );
-    c.isolation = Isolation::RepeatableRead;
-    c
-}
-
-/// MDEV-32898: T2 moves k=1 to k=5; T1 updates it by value and reads the
-/// old record next to its own.
-fn mdev_32898() -> TestCase {
-    let mut c = kv_case(
-        &[(1, 10), (2, 20)],
-        vec![
-            committed(vec![
-                select("t", None),
-                set_where_v("t", 10, 99),
-                select("t", None),
-            ]),
-            autocommit(vec![rekey("t", 1, 5)]),
-        ],
-        "1 1 2 1 1 1",
-    );
-    c.isolation = Isolation::RepeatableRead;
-    c
-}
 
 /// MDEV-34106 at READ COMMITTED: T1 inserts key 2; T2's `SELECT ... FOR
 /// UPDATE` waits for it; T1 inserts key 1 (behind T2's scan) and commits:
@@ -173,13 +127,13 @@ fn exported_known_bugs_fail_in_mysql_test_run_on_the_judged_rows() {
     for (name, case, kind, known) in [
         (
             "mdev_26642",
-            mdev_26642(),
+            mariadb_bugs::mdev_26642(),
             "result",
             "mariadb-noop-update-invisible-to-own-transaction",
         ),
         (
             "mdev_32898",
-            mdev_32898(),
+            mariadb_bugs::mdev_32898(),
             "result",
             "mariadb-primary-key-change-phantom",
         ),
@@ -322,15 +276,7 @@ fn generated_cases_exported_as_observed_pass_in_mysql_test_run() {
     // of it failed, so an insert that got a duplicate-key error at once in
     // txfuzz's run waits in the replay (seed 29 case 35). So a few may fail;
     // each is shown.
-    eprintln!("{}", shown.join("\n"));
-    assert!(
-        run.failed.len() * 10 <= tests.len(),
-        "{} of {} failed:\n{}\n{}",
-        run.failed.len(),
-        tests.len(),
-        shown.join("\n"),
-        run.log
-    );
+    common::assert_mostly_pass(&shown, tests.len(), &run.log);
 }
 
 /// The README's example (a reduced MDEV-32898 finding of a campaign) is

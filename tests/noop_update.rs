@@ -15,43 +15,16 @@ use txfuzz::engine::{Engine, WaitSignal};
 use txfuzz::exec::ExecOptions;
 use txfuzz::finding::known::KnownIssues;
 use txfuzz::model::{
-    Assignment, Expr, History, Insert, Isolation, OnConflict, Stmt, StmtRef, TestCase, Update,
-    Value,
+    Assignment, Expr, History, Insert, Isolation, OnConflict, Stmt, StmtRef, TestCase, Value,
 };
 use txfuzz::oracle::{CheckStats, Finding, OracleKind, Verdict};
 use txfuzz::sql::{render_stmt, Dialect};
 use txfuzz::testkit::*;
 
-/// `UPDATE t SET v = 10` (every row)
-fn set_all_to_10() -> Stmt {
-    Stmt::Update(Update {
-        table: "t".into(),
-        assignments: vec![Assignment {
-            column: "v".into(),
-            value: Expr::Lit(Value::Int(10)),
-        }],
-        where_: None,
-    })
-}
-
 /// t = {(0,0), (1,1)}; T1: BEGIN, read, [T2: k=1 -> 10, autocommit], read,
 /// UPDATE all to 10, read, COMMIT.
 fn mdev_26642() -> TestCase {
-    let mut c = kv_case(
-        &[(0, 0), (1, 1)],
-        vec![
-            committed(vec![
-                select("t", None),
-                select("t", None),
-                set_all_to_10(),
-                select("t", None),
-            ]),
-            autocommit(vec![set("t", 1, 10)]),
-        ],
-        "1 1 2 1 1 1 1",
-    );
-    c.isolation = Isolation::RepeatableRead;
-    c
+    txfuzz::testkit::mariadb_bugs::mdev_26642()
 }
 
 const UPDATE: StmtRef = StmtRef { txn: 1, index: 3 };
@@ -267,19 +240,7 @@ fn a_write_after_a_concurrent_primary_key_change_leaves_a_phantom() {
     let Some(url) = common::mysql_url() else {
         return;
     };
-    let mut case = kv_case(
-        &[(1, 10), (2, 20)],
-        vec![
-            committed(vec![
-                select("t", None),
-                set_where_v("t", 10, 99),
-                select("t", None),
-            ]),
-            autocommit(vec![rekey("t", 1, 5)]),
-        ],
-        "1 1 2 1 1 1",
-    );
-    case.isolation = Isolation::RepeatableRead;
+    let case = txfuzz::testkit::mariadb_bugs::mdev_32898();
     let mut e = common::open(&url);
     let (h, mut findings, _) = run_all(e.as_mut(), &case);
     let last = StmtRef { txn: 1, index: 3 };

@@ -35,6 +35,21 @@ pub struct Correction {
     pub why: String,
 }
 
+impl Correction {
+    /// A correction without judged rows, for the finding `why`.
+    fn new(why: &str) -> Correction {
+        Correction {
+            stmt: None,
+            must_succeed: false,
+            rows: Vec::new(),
+            observed: Vec::new(),
+            invariants: Vec::new(),
+            final_state: Vec::new(),
+            why: why.to_string(),
+        }
+    }
+}
+
 /// The correction a finding gives (constraint checks written in `d`), or
 /// why it gives none that one test can assert.
 pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correction, String> {
@@ -55,11 +70,7 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
         return Ok(Correction {
             must_succeed: true,
             stmt: Some(stmt),
-            rows: Vec::new(),
-            observed: Vec::new(),
-            invariants: Vec::new(),
-            final_state: Vec::new(),
-            why: f.summary.clone(),
+            ..Correction::new(&f.summary)
         });
     }
     if f.oracle == "integrity" {
@@ -73,36 +84,20 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
             return Err(unsupported());
         }
         return Ok(Correction {
-            must_succeed: false,
-            stmt: None,
-            rows: Vec::new(),
-            observed: Vec::new(),
             invariants: checks,
-            final_state: Vec::new(),
-            why: f.summary.clone(),
+            ..Correction::new(&f.summary)
         });
     }
     if let Some(missed) = f.evidence.get("missed_writes") {
         return Ok(Correction {
-            must_succeed: false,
-            stmt: None,
-            rows: Vec::new(),
-            observed: Vec::new(),
-            invariants: Vec::new(),
             final_state: repaired_state(rec, missed)?,
-            why: f.summary.clone(),
+            ..Correction::new(&f.summary)
         });
     }
     if f.kind.ends_with("final-state") {
-        let tables = final_state(rec)?;
         return Ok(Correction {
-            must_succeed: false,
-            stmt: None,
-            rows: Vec::new(),
-            observed: Vec::new(),
-            invariants: Vec::new(),
-            final_state: tables,
-            why: f.summary.clone(),
+            final_state: final_state(rec)?,
+            ..Correction::new(&f.summary)
         });
     }
     // A view finding whose evidence has the rows a correct engine returns:
@@ -139,13 +134,10 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
         );
     }
     Ok(Correction {
-        must_succeed: false,
         stmt: Some(stmt),
         rows: rows_at("expected")?,
         observed: rows_at("actual")?,
-        invariants: Vec::new(),
-        final_state: Vec::new(),
-        why: f.summary.clone(),
+        ..Correction::new(&f.summary)
     })
 }
 

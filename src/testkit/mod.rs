@@ -349,6 +349,7 @@ pub fn value_of(state: &DbState, t: &str, k: i64) -> Option<Value> {
 
 pub mod constraints;
 pub mod hermitage;
+pub mod mariadb_bugs;
 
 /// `case` with each BEGIN whose mode `engine` does not list in its first
 /// start mode (the mode the generator draws most: a plain BEGIN becomes
