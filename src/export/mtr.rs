@@ -110,6 +110,7 @@ pub fn render(
         let con = session(e.stmt.txn);
         let text = sql::render_stmt(D, &cs.stmt);
         let outcome = history.outcome(e.stmt);
+        let rows = super::rows_of(e.stmt, outcome, fix);
         match &e.kind {
             EventKind::Submitted if waited.contains(&e.stmt) => {
                 w.use_connection(&con);
@@ -128,23 +129,11 @@ pub fn render(
             }
             EventKind::Submitted => {
                 w.use_connection(&con);
-                w.statement(
-                    case,
-                    &cs.stmt,
-                    outcome,
-                    super::rows_of(e.stmt, outcome, fix),
-                    |w| w.sql(&text),
-                );
+                w.statement(case, &cs.stmt, outcome, rows, |w| w.sql(&text));
             }
             EventKind::Completed { .. } if waited.contains(&e.stmt) => {
                 w.use_connection(&con);
-                w.statement(
-                    case,
-                    &cs.stmt,
-                    outcome,
-                    super::rows_of(e.stmt, outcome, fix),
-                    Mtr::reap,
-                );
+                w.statement(case, &cs.stmt, outcome, rows, Mtr::reap);
             }
             EventKind::Aborted => {
                 w.use_connection(&con);
