@@ -248,6 +248,52 @@ fn an_update_keeps_the_plan_of_the_plain_table() {
     }
 }
 
+/// The DELETE form of case 812: T3's `DELETE FROM t0 WHERE c0 = 20` waits
+/// for T1, which deleted the row and inserted the key again. On the plain
+/// table InnoDB runs the DELETE on the PRIMARY KEY and deletes the new row.
+/// MariaDB's single-table DELETE takes no index hint, so the instrumented
+/// table must not move the plan: fixed-length hidden columns (a `BIGINT`
+/// `rid`, a single-byte `CHAR(255)` `wl`) raised InnoDB's minimum record
+/// length, lowered its estimate of the table's rows, and the optimizer chose
+/// the `(c0, c1)` index, where the new entry sorts before the one it waited
+/// on (the DELETE then deletes nothing). Hidden columns stored as
+/// variable-length (`CHAR` in `utf8mb4`, `sql::Layout`) keep the plain plan.
+#[test]
+fn a_delete_keeps_the_plan_of_the_plain_table() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/replays/read-committed-case812-update-plan-reinserted-row.json");
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut case = file["case"].clone();
+    let update = case["txns"][1]["stmts"][1]["stmt"]["update"].clone();
+    case["txns"][1]["stmts"][1]["stmt"] =
+        serde_json::json!({"delete": {"table": "t0", "where_": update["where_"]}});
+    let case: TestCase = serde_json::from_value(case).unwrap();
+    let mut engine = common::open(&url);
+    for oracle in [OracleKind::Fidelity, OracleKind::View] {
+        let mut stats = CheckStats::default();
+        let (h, findings) = run_case(
+            engine.as_mut(),
+            &case,
+            &[oracle],
+            &ExecOptions::default(),
+            &mut stats,
+        )
+        .unwrap();
+        let delete = h.outcome(StmtRef { txn: 3, index: 1 }).unwrap();
+        assert_eq!(delete.affected, 1, "{oracle}: {delete:#?}");
+        assert!(findings.is_empty(), "{oracle}: {findings:#?}");
+        assert_eq!(
+            stats.per_oracle[&oracle.to_string()].checked,
+            1,
+            "{stats:?}"
+        );
+    }
+}
+
 /// Fidelity regression (20-minute READ COMMITTED and UNCOMMITTED campaigns,
 /// case 513, reduced): T2's failed key change, T1's share-mode read waiting
 /// for T2, T2's `UPDATE t0 SET c1 = c1 + 3 WHERE c0 = 10` and a full-table

@@ -10,13 +10,22 @@ use crate::model::{ColType, Column, Deferral, FkAction, ForeignKey, Index, Row, 
 /// which executes the case as a user would and compares what users see).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Layout {
-    /// `rid` and `wl`. On MariaDB `wl` is `CHAR(255)` in a single-byte
-    /// character set: a fixed-size column, so an UPDATE that appends to it
-    /// changes no record's size and InnoDB updates the record in place, as it
-    /// does the plain row (a record that grows is moved within its page with
-    /// its locks, and InnoDB then weighs transactions differently when it
-    /// picks a deadlock victim). A case writes at most a few dozen statements,
-    /// so a row's write list stays well under 255 characters.
+    /// `rid` and `wl`. On MariaDB `wl` is `CHAR(255)`: a fixed-size value,
+    /// so an UPDATE that appends to it changes no record's size and InnoDB
+    /// updates the record in place, as it does the plain row (a record that
+    /// grows is moved within its page with its locks, and InnoDB then weighs
+    /// transactions differently when it picks a deadlock victim). A case
+    /// writes at most a few dozen statements, so a row's write list stays
+    /// well under 255 characters.
+    ///
+    /// Both hidden columns are `CHAR` in `utf8mb4`, which InnoDB stores as
+    /// variable-length (N to 4N bytes; N for the ASCII they hold, padded):
+    /// a fixed-length column (`BIGINT`, a single-byte `CHAR`) adds its width
+    /// to the minimum record length from which InnoDB estimates a table's
+    /// rows, and that estimate moves the optimizer's choice between the
+    /// primary key and a secondary index (docs/engine-facts.md, "Plans of
+    /// the instrumented tables"). Values come back as text and are read as
+    /// numbers where they are numbers ([`crate::model::Value::from_db_text`]).
     #[default]
     Instrumented,
     /// `rid` and `wl`, `wl` of unbounded length everywhere (`txfuzz stress`:
@@ -35,8 +44,25 @@ impl Layout {
 /// The SQL type of the `wl` column.
 fn wl_type(d: Dialect, layout: Layout) -> &'static str {
     match (d, layout) {
-        (Dialect::Mysql, Layout::Instrumented) => "CHAR(255) CHARACTER SET latin1",
+        (Dialect::Mysql, Layout::Instrumented) => "CHAR(255) CHARACTER SET utf8mb4",
         _ => "TEXT",
+    }
+}
+
+/// The SQL type of the `rid` column ([`Layout::Instrumented`] says why
+/// MariaDB's is text).
+fn rid_type(d: Dialect) -> &'static str {
+    match d {
+        Dialect::Mysql => "CHAR(20) CHARACTER SET utf8mb4",
+        _ => "BIGINT",
+    }
+}
+
+/// `rid` as a number in ORDER BY (MariaDB's is text, see [`rid_type`]).
+fn rid_order(d: Dialect) -> String {
+    match d {
+        Dialect::Mysql => format!("{RID} + 0"),
+        _ => RID.to_string(),
     }
 }
 
@@ -53,7 +79,7 @@ pub fn create_table(d: Dialect, t: &Table) -> Vec<String> {
 pub fn create_table_as(d: Dialect, t: &Table, layout: Layout) -> Vec<String> {
     let mut parts = if layout.instrumented() {
         vec![
-            format!("{RID} BIGINT NOT NULL"),
+            format!("{RID} {} NOT NULL", rid_type(d)),
             format!("{WL} {} NOT NULL", wl_type(d, layout)),
         ]
     } else {
@@ -231,12 +257,13 @@ pub fn select_state(d: Dialect, t: &Table) -> String {
 
 /// [`select_state`] in the given layout (`Plain`: the case's columns, no
 /// order: callers sort).
-pub fn select_state_as(_d: Dialect, t: &Table, layout: Layout) -> String {
+pub fn select_state_as(d: Dialect, t: &Table, layout: Layout) -> String {
     if layout.instrumented() {
         format!(
-            "SELECT {} FROM {} ORDER BY {RID}",
+            "SELECT {} FROM {} ORDER BY {}",
             columns(t, layout),
-            t.name
+            t.name,
+            rid_order(d)
         )
     } else {
         format!("SELECT {} FROM {}", columns(t, layout), t.name)
@@ -279,7 +306,10 @@ mod tests {
         let t = crate::testkit::kv_table("t");
         let ddl = |d, l| create_table_as(d, &t, l)[0].clone();
         assert!(ddl(Dialect::Mysql, Layout::Instrumented)
-            .contains("wl CHAR(255) CHARACTER SET latin1 NOT NULL"));
+            .contains("wl CHAR(255) CHARACTER SET utf8mb4 NOT NULL"));
+        assert!(ddl(Dialect::Mysql, Layout::Instrumented)
+            .contains("rid CHAR(20) CHARACTER SET utf8mb4 NOT NULL"));
+        assert!(ddl(Dialect::Postgres, Layout::Instrumented).contains("rid BIGINT NOT NULL"));
         assert!(ddl(Dialect::Mysql, Layout::InstrumentedLong).contains("wl TEXT NOT NULL"));
         assert!(ddl(Dialect::Postgres, Layout::Instrumented).contains("wl TEXT NOT NULL"));
         assert!(ddl(Dialect::Sqlite, Layout::Instrumented).contains("wl TEXT NOT NULL"));

@@ -16,7 +16,10 @@
 //!   case's columns, keys and indexes, its initial rows); where the plain
 //!   plan's index differs, the instrumented UPDATE gets an index hint
 //!   (`FORCE INDEX`, or `IGNORE INDEX` for a plain full scan). Single-table
-//!   DELETE takes no index hint in MariaDB: not covered.
+//!   DELETE takes no index hint in MariaDB: the hidden columns are stored
+//!   so that InnoDB's row estimate hardly moves (`sql::Layout::Instrumented`),
+//!   which leaves a few DELETEs in a thousand cases on another plan
+//!   (docs/engine-facts.md, "Plans of the instrumented tables").
 
 use super::link::Link;
 use super::setup;
