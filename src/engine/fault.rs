@@ -105,7 +105,8 @@ struct Shared {
     /// The level of the loaded case (`orphan` opens a session at it).
     isolation: Option<Isolation>,
     uncommitted: reads::Uncommitted,
-    /// The layout of the last load: faults act on `Instrumented` runs only.
+    /// The layout of the last load, `Plain` for a run the fault sits out
+    /// ([`FaultyEngine::first_runs`]): faults act on `Instrumented` runs only.
     layout: Layout,
 }
 
@@ -114,6 +115,8 @@ pub struct FaultyEngine {
     fault: Fault,
     info: EngineInfo,
     shared: Arc<Mutex<Shared>>,
+    /// Instrumented runs the fault still acts on (`None`: every one).
+    runs_left: Option<usize>,
 }
 
 impl FaultyEngine {
@@ -125,7 +128,15 @@ impl FaultyEngine {
             fault,
             info,
             shared: Arc::default(),
+            runs_left: None,
         }
+    }
+
+    /// The fault acts on the first `n` instrumented runs only (a one-off
+    /// misbehaviour, which a second run does not show).
+    pub fn first_runs(mut self, n: usize) -> FaultyEngine {
+        self.runs_left = Some(n);
+        self
     }
 
     fn rearm(&self) {
@@ -153,10 +164,17 @@ impl Engine for FaultyEngine {
     }
     fn load_as(&mut self, case: &TestCase, layout: Layout) -> Result<(), EngineError> {
         self.inner.load_as(case, layout)?;
+        let mut faulted = layout;
+        if let (true, Some(left)) = (layout.instrumented(), self.runs_left.as_mut()) {
+            if *left == 0 {
+                faulted = Layout::Plain;
+            }
+            *left = left.saturating_sub(1);
+        }
         if let Ok(mut s) = self.shared.lock() {
             s.schema = case.schema.clone();
             s.isolation = Some(case.isolation);
-            s.layout = layout;
+            s.layout = faulted;
         }
         self.rearm();
         Ok(())

@@ -72,6 +72,42 @@ fn an_extra_lock_taken_by_the_instrumentation_is_a_fidelity_finding() {
     assert!(whats.contains(&"wait"), "{}", findings[0].evidence);
 }
 
+/// The same extra lock in the judged run alone, not when the case runs
+/// again: a difference that does not reproduce is no finding, and the case
+/// is undecided (`not-reproduced`), counted.
+#[test]
+fn a_difference_that_does_not_reproduce_is_undecided() {
+    let case = kv_case(
+        &[(1, 10), (2, 20)],
+        vec![
+            committed(vec![set("t", 1, 11)]),
+            committed(vec![select("t", None)]),
+        ],
+        "1 1 2 2 1 2",
+    );
+    let mut e = FaultyEngine::new(
+        Box::new(SqliteEngine::open(None).unwrap()),
+        Fault::ExtraLock,
+    )
+    .first_runs(1);
+    let (h, findings, stats) = run(&mut e, &case);
+    assert!(
+        h.blocked_events() > 0,
+        "the judged run waited: {:?}",
+        h.events
+    );
+    assert!(findings.is_empty(), "{findings:?}");
+    let counts = &stats.per_oracle[NAME];
+    assert_eq!(counts.checked, 0, "{stats:?}");
+    assert_eq!(
+        counts.undecided_by.get("not-reproduced"),
+        Some(&1),
+        "{stats:?}"
+    );
+    // The shadow, the judged run again and its shadow.
+    assert_eq!(stats.replays, 3, "{stats:?}");
+}
+
 /// SQLite writes nothing for an UPDATE that leaves a row as it was, so T2's
 /// no-op commit does not make T1's snapshot stale; an instrumented UPDATE
 /// that appended to `wl` anyway once did (T1's UPDATE then failed with
