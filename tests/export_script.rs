@@ -217,6 +217,191 @@ mod turso {
         }
     }
 
+    /// A column of type `ty` (txfuzz's case format).
+    fn col(name: &str, ty: &str, not_null: bool) -> serde_json::Value {
+        serde_json::json!({"name": name, "ty": ty, "not_null": not_null})
+    }
+
+    fn int(v: i64) -> serde_json::Value {
+        serde_json::json!({"lit": {"int": v}})
+    }
+
+    /// A case of one table pair and transactions (`txns`, `order`), read
+    /// from txfuzz's case format.
+    fn case_of(
+        tables: serde_json::Value,
+        data: serde_json::Value,
+        txns: serde_json::Value,
+        order: &[(u32, u32)],
+    ) -> TestCase {
+        let submit: Vec<_> = order
+            .iter()
+            .map(|&(txn, index)| serde_json::json!({"txn": txn, "index": index}))
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "format": 1, "seed": 0, "index": 0, "isolation": "serializable",
+            "schema": {"tables": tables}, "data": data, "txns": txns,
+            "submit_order": submit,
+        }))
+        .unwrap()
+    }
+
+    /// One transaction: BEGIN, `stmts`, COMMIT, submitted in order.
+    fn one_txn(stmts: Vec<serde_json::Value>) -> (serde_json::Value, Vec<(u32, u32)>) {
+        let mut all = vec![serde_json::json!({"op": 1, "stmt": "begin"})];
+        for (i, s) in stmts.into_iter().enumerate() {
+            all.push(serde_json::json!({"op": i + 2, "stmt": s}));
+        }
+        let n = all.len() as u32;
+        all.push(serde_json::json!({"op": n + 1, "stmt": "commit"}));
+        let order = (0..=n).map(|i| (1, i)).collect();
+        (
+            serde_json::json!([{"id": 1, "autocommit": false, "stmts": all}]),
+            order,
+        )
+    }
+
+    /// The reduced cases of the four turso integrity known issues, in
+    /// txfuzz's case format (docs/bugs.md; the standalone tests in
+    /// tests/turso_bugs.rs), with the mode each needs (`true`: MVCC).
+    fn integrity_bug_cases() -> Vec<(&'static str, bool, TestCase)> {
+        let p = serde_json::json!({"name": "p", "columns": [col("k", "int", true)],
+            "primary_key": ["k"]});
+        let deferred_child = |action: serde_json::Value| {
+            let mut fk = serde_json::json!({"columns": ["pk"], "ref_table": "p",
+                "ref_columns": ["k"], "deferrable": "initially-deferred"});
+            fk.as_object_mut()
+                .unwrap()
+                .extend(action.as_object().unwrap().clone());
+            serde_json::json!({"name": "c", "columns": [col("k", "int", true), col("pk", "int", false)],
+                "primary_key": ["k"], "foreign_keys": [fk]})
+        };
+        let insert = |table: &str, cols: &[&str], vals: &[i64], rid: i64| {
+            serde_json::json!({"insert": {"table": table, "columns": cols,
+                "rows": [vals.iter().map(|&v| int(v)).collect::<Vec<_>>()],
+                "rids": [rid], "on_conflict": "error"}})
+        };
+        let rows = |table: &str, rows: &[&[i64]], first_rid: i64| {
+            serde_json::json!({"table": table, "rows": rows.iter().enumerate().map(|(i, r)|
+                serde_json::json!({"rid": first_rid + i as i64,
+                    "values": r.iter().map(|&v| serde_json::json!({"int": v})).collect::<Vec<_>>()}))
+                .collect::<Vec<_>>()})
+        };
+        let mut out = Vec::new();
+
+        // A child of a missing parent, then a parent key update cascaded
+        // to another child: COMMIT succeeds.
+        let (txns, order) = one_txn(vec![
+            insert("c", &["k", "pk"], &[2, 3], 201),
+            serde_json::json!({"update": {"table": "p", "assignments": [{"column": "k",
+                "value": {"bin": {"op": "sub", "left": {"col": {"name": "k"}}, "right": int(2)}}}]}}),
+        ]);
+        out.push((
+            "turso-deferred-key-cascade-clears-violation",
+            false,
+            case_of(
+                serde_json::json!([
+                    p,
+                    deferred_child(serde_json::json!({"on_update": "cascade"}))
+                ]),
+                serde_json::json!([rows("p", &[&[-3]], 1), rows("c", &[&[1, -3]], 101)]),
+                txns,
+                &order,
+            ),
+        ));
+
+        // A child of a missing parent, then a parent delete whose action
+        // sets another child's key to NULL: COMMIT succeeds.
+        let (txns, order) = one_txn(vec![
+            insert("c", &["k", "pk"], &[2, 14], 201),
+            serde_json::json!({"delete": {"table": "p"}}),
+        ]);
+        out.push((
+            "turso-deferred-key-delete-action-clears-violation",
+            false,
+            case_of(
+                serde_json::json!([
+                    p,
+                    deferred_child(serde_json::json!({"on_delete": "set-null"}))
+                ]),
+                serde_json::json!([rows("p", &[&[20]], 1), rows("c", &[&[1, 20]], 101)]),
+                txns,
+                &order,
+            ),
+        ));
+
+        // A REPLACE into the parent that deletes a row (UNIQUE conflict)
+        // whose children reference it through an indexed column.
+        let t0 = serde_json::json!({"name": "t0", "columns": [col("c0", "bigint", true),
+            col("c1", "decimal", false)], "primary_key": ["c0"], "uniques": [["c1"]]});
+        let t1 = serde_json::json!({"name": "t1", "columns": [
+            {"name": "c0", "ty": "int", "not_null": true, "auto_key": true},
+            col("c1", "bigint", false)], "primary_key": ["c0"],
+            "indexes": [{"name": "i_t1_0", "columns": ["c1"], "unique": false}],
+            "foreign_keys": [{"columns": ["c1"], "ref_table": "t0", "ref_columns": ["c0"]}]});
+        let replace = serde_json::json!({"insert": {"table": "t0", "columns": ["c0", "c1"],
+            "rows": [[int(9), {"lit": {"real": "6.25"}}]], "rids": [201], "on_conflict": "replace"}});
+        let (txns, order) = one_txn(vec![replace]);
+        let t0_rows = serde_json::json!({"table": "t0", "rows": [
+            {"rid": 1, "values": [{"int": 1}, {"real": "6.25"}]},
+            {"rid": 2, "values": [{"int": 9}, "null"]}]});
+        out.push((
+            "turso-replace-orphans-an-indexed-child",
+            false,
+            case_of(
+                serde_json::json!([t0, t1]),
+                serde_json::json!([t0_rows, rows("t1", &[&[14, 9], &[-1, 9], &[19, 1]], 101)]),
+                txns,
+                &order,
+            ),
+        ));
+
+        // MVCC: T1 deletes parent 1 while T2 inserts a child of it; both
+        // commit.
+        let c = serde_json::json!({"name": "c", "columns": [col("k", "int", true), col("pk", "int", false)],
+            "primary_key": ["k"], "foreign_keys": [{"columns": ["pk"], "ref_table": "p", "ref_columns": ["k"]}]});
+        let txns = serde_json::json!([
+            {"id": 1, "autocommit": false, "stmts": [{"op": 1, "stmt": "begin"},
+                {"op": 2, "stmt": {"delete": {"table": "p", "where_": {"bin": {"op": "eq",
+                    "left": {"col": {"name": "k"}}, "right": int(1)}}}}},
+                {"op": 3, "stmt": "commit"}]},
+            {"id": 2, "autocommit": false, "stmts": [{"op": 4, "stmt": "begin"},
+                {"op": 5, "stmt": insert("c", &["k", "pk"], &[6, 1], 201)},
+                {"op": 6, "stmt": "commit"}]}]);
+        out.push((
+            "turso-mvcc-foreign-key-across-concurrent-transactions",
+            true,
+            case_of(
+                serde_json::json!([p, c]),
+                serde_json::json!([rows("p", &[&[1], &[2]], 1), rows("c", &[&[5, 2]], 101)]),
+                txns,
+                &[(1, 0), (2, 0), (1, 1), (2, 1), (1, 2), (2, 2)],
+            ),
+        ));
+        out
+    }
+
+    /// The four turso integrity known issues, each as a txfuzz case: the
+    /// case gives its `integrity:foreign-key` finding, marked with the
+    /// issue, whose export counts the orphan on pyturso and fails.
+    #[test]
+    fn the_turso_integrity_bugs_exported_fail_under_pyturso() {
+        let Some(python) = common::pyturso() else {
+            return;
+        };
+        for (id, mvcc, case) in integrity_bug_cases() {
+            let mut e = TursoEngine::open(None, mvcc).unwrap();
+            let mut case = txfuzz::testkit::in_default_mode(&case, &e);
+            case.isolation = e.profile().isolations[0];
+            let rec = finding_of(&mut e, &case, "foreign-key");
+            assert_eq!(rec.finding.known.as_ref().map(|k| k.id.as_str()), Some(id));
+            let source = program(&rec);
+            let (code, out) = run_python(&python, &source);
+            assert_eq!(code, Some(1), "{id}: {out}\n{source}");
+            assert!(out.contains("FAILED: FOREIGN KEY"), "{id}: {out}");
+        }
+    }
+
     /// Generated turso cases (WAL and MVCC), exported with their observed
     /// outputs, pass under pyturso: the Python module runs the same engine.
     #[test]
