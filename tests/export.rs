@@ -69,6 +69,22 @@ fn update_misses_moved_row() -> TestCase {
     c
 }
 
+/// The locking-read form of [`update_misses_moved_row`] (docs/bugs.md):
+/// T1 locks row 99 and moves it to key 37; T2's locking read waits for it
+/// and returns key 1 alone.
+fn locking_read_misses_moved_row() -> TestCase {
+    let mut c = kv_case(
+        &[(1, 0), (99, 0)],
+        vec![
+            committed(vec![set("t", 99, 0), rekey("t", 99, 37)]),
+            autocommit(vec![lock_where_v("t", 0)]),
+        ],
+        "1 1 2 1 1",
+    );
+    c.isolation = Isolation::ReadCommitted;
+    c
+}
+
 /// The `view` finding of `kind` of `case` on `e`, with its known issue, as
 /// a finding record.
 fn finding_of(e: &mut dyn Engine, case: &TestCase, kind: &str, known: &str) -> FindingRecord {
@@ -111,7 +127,7 @@ fn line_diff(a: &str, b: &str) -> (Vec<String>, Vec<String>) {
     (common::lines_only_in(a, b), common::lines_only_in(b, a))
 }
 
-/// Five live known bugs: each exported test fails in mysql-test-run, and
+/// Six live known bugs: each exported test fails in mysql-test-run, and
 /// its output differs from the expected one in the judged rows alone (the
 /// final state's, for a write that skipped a row); the
 /// same schedules with their observed outputs pass.
@@ -155,6 +171,12 @@ fn exported_known_bugs_fail_in_mysql_test_run_on_the_judged_rows() {
             "resumed-missed-moved-row",
             "innodb-read-committed-write-misses-row-moved-behind-scan",
         ),
+        (
+            "read_misses_moved_row",
+            locking_read_misses_moved_row(),
+            "resumed-missed-moved-row",
+            "innodb-read-committed-locking-read-misses-row-moved-behind-scan",
+        ),
     ] {
         let rec = finding_of(e.as_mut(), &case, kind, known);
         tests.push(as_mtr(name, export(&rec, Format::Mtr, name).unwrap()));
@@ -174,7 +196,8 @@ fn exported_known_bugs_fail_in_mysql_test_run_on_the_judged_rows() {
             "mdev_32898_observed",
             "mdev_34106_observed",
             "write_misses_insert_observed",
-            "mysql_119801_observed"
+            "mysql_119801_observed",
+            "read_misses_moved_row_observed"
         ],
         "{}",
         run.log

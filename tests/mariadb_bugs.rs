@@ -262,3 +262,54 @@ fn a_snapshot_isolation_locking_read_through_the_primary_key_fails_after_a_wait(
     let r = locking_read_after_a_change(&url, "");
     assert!(r.as_ref().is_err_and(|code| code.contains("1020")), "{r:?}");
 }
+
+/// `t(k INT PRIMARY KEY, v INT)` holding `(1, 0), (99, 0)`. Session 1 locks
+/// row 99; session 2's autocommit `SELECT k FROM t WHERE v = 0 LOCK IN
+/// SHARE MODE` waits for it; session 1 moves the row to `new_key` and
+/// commits. Returns the keys session 2 read.
+fn locking_read_after_key_change(url: &str, new_key: i64) -> Vec<i64> {
+    let mut e = common::open(url);
+    let signal = WaitSignal::new();
+    let mut s1 = session(e.as_mut(), WaitSignal::new());
+    let mut s2 = session(e.as_mut(), signal.clone());
+    s1.query("CREATE TABLE t (k INT PRIMARY KEY, v INT) ENGINE=InnoDB")
+        .unwrap();
+    s1.query("INSERT INTO t VALUES (1, 0), (99, 0)").unwrap();
+    s1.query("START TRANSACTION").unwrap();
+    s1.query("SELECT k FROM t WHERE k = 99 FOR UPDATE").unwrap();
+    let waiter = std::thread::spawn(move || {
+        let r = s2
+            .query("SELECT k FROM t WHERE v = 0 ORDER BY k LOCK IN SHARE MODE")
+            .unwrap();
+        r.rows.iter().map(|r| int(&r[0])).collect::<Vec<_>>()
+    });
+    until_waiting(&signal);
+    s1.query(&format!("UPDATE t SET k = {new_key} WHERE k = 99"))
+        .unwrap();
+    s1.query("COMMIT").unwrap();
+    waiter.join().unwrap()
+}
+
+/// The locking read waits for row 99, which moves to key 37 (behind the
+/// scan, which has passed key 1) and commits: the read returns key 1 alone.
+/// Correct: both rows (every committed state of its run holds two rows with
+/// v = 0). The locking-read form of MySQL Bug #119801 (found by a txfuzz
+/// campaign; docs/bugs.md).
+#[test]
+#[should_panic(expected = "the locking read missed a committed row")]
+fn a_locking_read_that_waited_returns_a_row_moved_behind_its_scan() {
+    let Some(url) = common::mysql_url() else {
+        panic!("the locking read missed a committed row (skipped: no server)");
+    };
+    let keys = locking_read_after_key_change(&url, 37);
+    assert_eq!(keys, [1, 37], "the locking read missed a committed row");
+}
+
+/// Control: moved ahead of the scan (key 150), the row is met.
+#[test]
+fn a_locking_read_that_waited_returns_a_row_moved_ahead_of_its_scan() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    assert_eq!(locking_read_after_key_change(&url, 150), [1, 150]);
+}

@@ -433,6 +433,50 @@ fn an_update_misses_a_row_whose_key_moved_behind_its_scan() {
     }
 }
 
+/// The locking-read form of MySQL Bug #119801 (found by a 12-minute
+/// MariaDB campaign, case 776; reduced by hand): T1 locks row 99 and moves
+/// it to key 37, behind T2's scan once T2 has passed key 1; T2's
+/// `SELECT ... FOR SHARE` waits for row 99 and, after T1's commit, returns
+/// key 1 alone, though row 37 matched in every committed state of its run.
+/// Known (`innodb-read-committed-locking-read-misses-row-moved-behind-scan`,
+/// docs/bugs.md); the control: moved ahead of the scan, the row is met.
+#[test]
+fn a_locking_read_misses_a_row_whose_key_moved_behind_its_scan() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let case = |new_key| {
+        kv_case(
+            &[(1, 0), (99, 0)],
+            vec![
+                committed(vec![set("t", 99, 0), rekey("t", 99, new_key)]),
+                autocommit(vec![lock_where_v("t", 0)]),
+            ],
+            "1 1 2 1 1",
+        )
+    };
+    for level in [Isolation::ReadCommitted, Isolation::ReadUncommitted] {
+        let (e, c, h, mut findings) = run_judged(&url, &case(37), level);
+        assert!(blocked(&h, T2_STMT), "{level}: {h:#?}");
+        assert_eq!(h.outcome(T2_STMT).unwrap().rows.len(), 1, "{level}: {h:#?}");
+        known_violation(
+            e.as_ref(),
+            &c,
+            &h,
+            &mut findings,
+            "resumed-missed-moved-row",
+            "innodb-read-committed-locking-read-misses-row-moved-behind-scan",
+        );
+        let (_, _, h, findings) = run_judged(&url, &case(150), level);
+        assert!(blocked(&h, T2_STMT), "{level}: {h:#?}");
+        assert_eq!(h.outcome(T2_STMT).unwrap().rows.len(), 2, "{level}: {h:#?}");
+        assert!(
+            findings.iter().all(|f| f.verdict == Verdict::Permitted),
+            "{level}: {findings:#?}"
+        );
+    }
+}
+
 /// MDEV-34106's schedule: T1 inserts key 2; T2's `SELECT ... FOR UPDATE`
 /// waits for it; T1 inserts key 1 (behind T2's scan position) and commits:
 /// T2 returns key 2 only, a set of rows that never existed together in a
