@@ -14,7 +14,7 @@ use txfuzz::exec::ExecOptions;
 use txfuzz::export::{export, mtr::render, Format};
 use txfuzz::finding::known::KnownIssues;
 use txfuzz::finding::FindingRecord;
-use txfuzz::model::{Isolation, TestCase, Value};
+use txfuzz::model::{Isolation, StmtRef, TestCase, Value};
 use txfuzz::oracle::{CheckStats, OracleKind};
 use txfuzz::testkit::mariadb_bugs;
 use txfuzz::testkit::*;
@@ -417,4 +417,238 @@ fn a_final_state_finding_exports_the_state_mariadb_leaves() {
     assert!(test.test.contains("the final state of"), "{}", test.test);
     let run = mtr::run(std::slice::from_ref(&test));
     assert_eq!(run.passed, ["lost_write"], "{}", run.log);
+}
+
+/// `innodb_snapshot_isolation=ON` for every session of `case`.
+fn with_snapshot_isolation(mut case: TestCase) -> TestCase {
+    for t in &mut case.txns {
+        t.settings
+            .insert("innodb_snapshot_isolation".into(), "ON".into());
+    }
+    case
+}
+
+/// The known issue `mariadb-read-uncommitted-snapshot-isolation-update-skips-on-uncommitted-version`:
+/// T1 changes row 1 (v 2 -> 0) and rolls back; T2's READ UNCOMMITTED
+/// `UPDATE t SET v = 7 WHERE v = 2` with snapshot isolation ON judges the
+/// row on T1's uncommitted version and skips it, where it must wait (its
+/// latest committed version matches).
+fn read_uncommitted_si_update_skips() -> TestCase {
+    let mut c = kv_case(
+        &[(1, 2)],
+        vec![
+            (
+                false,
+                vec![
+                    txfuzz::model::Stmt::begin(),
+                    set("t", 1, 0),
+                    txfuzz::model::Stmt::Rollback,
+                ],
+            ),
+            autocommit(vec![set_where_v("t", 2, 7)]),
+        ],
+        "1 1 2 1",
+    );
+    c.isolation = Isolation::ReadUncommitted;
+    with_snapshot_isolation(c)
+}
+
+/// The known issue `mariadb-snapshot-isolation-locking-read-through-secondary-index-after-wait`:
+/// at REPEATABLE READ with snapshot isolation ON, T1 takes its read view
+/// (`WITH CONSISTENT SNAPSHOT`); T2 changes row 2; T1's `SELECT k, v FROM t
+/// LOCK IN SHARE MODE` waits for it (through the covering index `(k, v)`)
+/// and, after T2's commit, returns the new version where it must fail with
+/// 1020 (the record changed since its read view).
+fn snapshot_isolation_locking_read_after_wait() -> TestCase {
+    use txfuzz::model::{Begin, Index, LockMode, StartMode, Stmt};
+    let Stmt::Select(mut read) = select("t", None) else {
+        unreachable!()
+    };
+    read.lock = Some(LockMode::ForShare);
+    let begin = Stmt::Begin(Begin {
+        mode: StartMode::ConsistentSnapshot,
+        ..Begin::default()
+    });
+    let mut c = kv_case(
+        &[(1, 10), (2, 20)],
+        vec![
+            (false, vec![begin, Stmt::Select(read), Stmt::Rollback]),
+            committed(vec![set("t", 2, 21)]),
+        ],
+        "1 2 2 1 2 1",
+    );
+    c.schema.tables[0].indexes.push(Index {
+        name: "i_t_kv".into(),
+        columns: vec!["k".into(), "v".into()],
+        unique: false,
+    });
+    c.isolation = Isolation::RepeatableRead;
+    with_snapshot_isolation(c)
+}
+
+/// T1 changes row 1; T2's autocommit UPDATE of it waits until T1 commits.
+fn waiting_update() -> TestCase {
+    let mut c = kv_case(
+        &[(1, 0)],
+        vec![
+            committed(vec![set("t", 1, 5)]),
+            autocommit(vec![set("t", 1, 7)]),
+        ],
+        "1 1 2 1",
+    );
+    c.isolation = Isolation::ReadCommitted;
+    c
+}
+
+/// Snapshot isolation at REPEATABLE READ: T1 takes its read view, T2
+/// changes row 1, and T1's UPDATE of row 1 fails at once with 1020.
+fn snapshot_conflict() -> TestCase {
+    use txfuzz::model::{Begin, StartMode, Stmt};
+    let begin = Stmt::Begin(Begin {
+        mode: StartMode::ConsistentSnapshot,
+        ..Begin::default()
+    });
+    let mut c = kv_case(
+        &[(1, 0)],
+        vec![
+            (
+                false,
+                vec![begin, select("t", None), set("t", 1, 5), Stmt::Rollback],
+            ),
+            autocommit(vec![set("t", 1, 7)]),
+        ],
+        "1 1 2 1 1",
+    );
+    c.isolation = Isolation::RepeatableRead;
+    with_snapshot_isolation(c)
+}
+
+/// Three live known bugs whose finding is a statement that must wait for a
+/// lock (`missed-block`) or fail (`missed-abort`): each exported test checks
+/// that alone, and fails in mysql-test-run (the wait never comes; the
+/// statement succeeds); the same schedules exported as observed pass.
+#[test]
+fn exported_missed_blocks_and_aborts_fail_in_mysql_test_run() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let Some(()) = mtr::available() else { return };
+    let mut e = common::open(&url);
+    let savepoint = txfuzz::finding::load_case_file(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/findings/read-uncommitted-0005-case3474-view-missed-block.json"),
+    )
+    .unwrap()
+    .case()
+    .clone();
+    let mut tests = Vec::new();
+    let mut names = Vec::new();
+    for (name, case, kind, known) in [
+        (
+            "savepoint_lock",
+            savepoint,
+            "missed-block",
+            "mariadb-savepoint-before-first-statement",
+        ),
+        (
+            "ru_si_update",
+            read_uncommitted_si_update_skips(),
+            "missed-block",
+            "mariadb-read-uncommitted-snapshot-isolation-update-skips-on-uncommitted-version",
+        ),
+        (
+            "si_locking_read",
+            snapshot_isolation_locking_read_after_wait(),
+            "missed-abort",
+            "mariadb-snapshot-isolation-locking-read-through-secondary-index-after-wait",
+        ),
+    ] {
+        let rec = finding_of(e.as_mut(), &case, kind, known);
+        let files = export(&rec, Format::Mtr, name).unwrap();
+        let test = &files[0].contents;
+        let check = if kind == "missed-block" {
+            "wait_condition.inc"
+        } else {
+            "--error 1020,1205,1213"
+        };
+        assert!(test.contains(check), "{name}: {test}");
+        assert!(
+            export(&rec, Format::Script, name).is_err(),
+            "{name}: only mtr"
+        );
+        tests.push(as_mtr(name, files));
+        let (test, result) = render(&rec.case, &rec.history, None, &[]).unwrap();
+        tests.push(MtrTest {
+            name: format!("{name}_observed"),
+            test,
+            result,
+        });
+        names.push(name);
+    }
+    // Controls: the same checks on schedules where MariaDB does wait and
+    // does fail pass, so the expected output is a correct engine's.
+    for (name, case, stmt, wait, fail) in [
+        (
+            "waits_correct",
+            waiting_update(),
+            StmtRef { txn: 2, index: 0 },
+            Some(1),
+            None,
+        ),
+        (
+            "fails_correct",
+            snapshot_conflict(),
+            StmtRef { txn: 1, index: 2 },
+            None,
+            Some(txfuzz::model::ErrorClass::SnapshotConflict),
+        ),
+    ] {
+        let mut stats = CheckStats::default();
+        let (h, _) = run_case(e.as_mut(), &case, &[], &ExecOptions::default(), &mut stats).unwrap();
+        let fix = txfuzz::export::Correction {
+            stmt: Some(stmt),
+            must_succeed: false,
+            must_wait_for: wait,
+            must_fail: fail,
+            rows: Vec::new(),
+            observed: Vec::new(),
+            invariants: Vec::new(),
+            final_state: Vec::new(),
+            why: "a control".into(),
+        };
+        let (test, result) = render(&case, &h, Some(&fix), &[]).unwrap();
+        tests.push(MtrTest {
+            name: name.into(),
+            test,
+            result,
+        });
+    }
+    let run = mtr::run(&tests);
+    assert_eq!(
+        run.log.matches("Timeout in wait_condition.inc").count(),
+        2,
+        "{}",
+        run.log
+    );
+    assert!(
+        run.log
+            .contains("query 'reap' succeeded - should have failed with error ER_CHECKREAD (1020)"),
+        "{}",
+        run.log
+    );
+    for control in ["waits_correct", "fails_correct"] {
+        assert!(run.passed.contains(&control.to_string()), "{}", run.log);
+    }
+    for name in names {
+        assert!(
+            run.failed.contains(&name.to_string()),
+            "{name}: {}",
+            run.log
+        );
+        assert!(
+            run.passed.contains(&format!("{name}_observed")),
+            "{name}: {}",
+            run.log
+        );
+    }
 }

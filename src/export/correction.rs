@@ -23,6 +23,13 @@ pub struct Correction {
     /// The judged statement must run without an error, whatever it returns
     /// (a crash: an internal error, a panic); `rows` is not compared.
     pub must_succeed: bool,
+    /// The judged statement must wait for this transaction's lock
+    /// (`view:missed-block`): the test checks that it waits, and the
+    /// schedule ends there.
+    pub must_wait_for: Option<u32>,
+    /// The judged statement must fail with an error of this class
+    /// (`view:missed-abort`); the schedule ends there.
+    pub must_fail: Option<crate::model::ErrorClass>,
     pub rows: Vec<Vec<Value>>,
     /// The rows the engine returned, for the test's comment.
     pub observed: Vec<Vec<Value>>,
@@ -41,6 +48,8 @@ impl Correction {
         Correction {
             stmt: None,
             must_succeed: false,
+            must_wait_for: None,
+            must_fail: None,
             rows: Vec::new(),
             observed: Vec::new(),
             invariants: Vec::new(),
@@ -59,8 +68,9 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
             "an export of a {}:{} finding is not built yet: only findings whose correct \
              output is one result (view:result, a resumed locking read), one final state \
              (final-state, a resumed write's skipped rows), a committed state that keeps \
-             its constraints (integrity on the final state) or a statement that runs \
-             (crash:internal-error) are exported",
+             its constraints (integrity on the final state), a statement that runs \
+             (crash:internal-error), waits (view:missed-block) or fails \
+             (view:missed-abort) are exported",
             f.oracle, f.kind
         )
     };
@@ -99,6 +109,26 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
             final_state: final_state(rec)?,
             ..Correction::new(&f.summary)
         });
+    }
+    // A statement that must wait for a lock, or fail: that alone.
+    if f.oracle == "view" && (f.kind == "missed-block" || f.kind == "missed-abort") {
+        let stmt = *f.involved.first().ok_or_else(unsupported)?;
+        let detail = |key: &str| f.evidence.pointer(&format!("/details/{key}")).cloned();
+        let mut fix = Correction {
+            stmt: Some(stmt),
+            ..Correction::new(&f.summary)
+        };
+        if f.kind == "missed-block" {
+            let holder = detail("holder").and_then(|h| h.as_u64());
+            fix.must_wait_for = Some(holder.ok_or_else(unsupported)? as u32);
+        } else {
+            let class = detail("expected_error").ok_or_else(unsupported)?;
+            fix.must_fail = Some(
+                serde_json::from_value(class)
+                    .map_err(|e| format!("the finding's expected error: {e}"))?,
+            );
+        }
+        return Ok(fix);
     }
     // A view finding whose evidence has the rows a correct engine returns:
     // `result`, and a resumed locking read (`view::statement::resumed`).
@@ -263,6 +293,17 @@ fn final_state(rec: &FindingRecord) -> Result<Vec<TableRows>, String> {
 /// The sentences that name what is judged, and what a correct engine does.
 pub fn judged_note(fix: &Correction) -> String {
     match fix.stmt {
+        Some(r) if fix.must_wait_for.is_some() || fix.must_fail.is_some() => {
+            let correct = match (fix.must_wait_for, fix.must_fail) {
+                (Some(h), _) => format!("makes it wait for T{h}'s lock"),
+                (_, Some(class)) => format!("fails it ({class:?})"),
+                _ => unreachable!(),
+            };
+            format!(
+                "T{}#{} is judged: {}. A correct engine {correct}; the schedule ends there.",
+                r.txn, r.index, fix.why
+            )
+        }
         Some(r) if fix.must_succeed => format!(
             "T{}#{} is judged: {}. A correct engine runs it without an error; the other \
              statements' outputs are not compared.",

@@ -109,6 +109,13 @@ pub fn export(rec: &FindingRecord, format: Format, stem: &str) -> Result<Vec<Exp
         ));
     }
     let fix = correction(rec, d)?;
+    if format != Format::Mtr && (fix.must_wait_for.is_some() || fix.must_fail.is_some()) {
+        return Err(format!(
+            "a statement that must wait for a lock or fail ({}:{}) is exported for \
+             mysql-test-run only",
+            rec.finding.oracle, rec.finding.kind
+        ));
+    }
     let header = header(rec);
     let (test, expected) = match format {
         Format::Mtr => mtr::render(&rec.case, &rec.history, Some(&fix), &header)?,

@@ -13,7 +13,7 @@
 
 use super::columns::{result_columns, value_text};
 use super::Correction;
-use crate::model::{EventKind, History, Stmt, StmtRef, TestCase, Value};
+use crate::model::{ErrorClass, EventKind, History, Stmt, StmtRef, TestCase, Value};
 use crate::sql::{self, Dialect, Layout};
 use std::collections::HashSet;
 use std::fmt::Write;
@@ -103,6 +103,13 @@ pub fn render(
         .filter(|e| matches!(e.kind, EventKind::Blocked { .. }))
         .map(|e| e.stmt)
         .collect();
+    // The judged statement that must wait for a lock or fail: the schedule
+    // ends with it.
+    let ends_at = fix
+        .filter(|f| f.must_wait_for.is_some() || f.must_fail.is_some())
+        .and_then(|f| f.stmt);
+    // Connections with a statement sent and not reaped yet.
+    let mut pending: Vec<String> = Vec::new();
     for e in &history.events {
         let Some(cs) = case.stmt(e.stmt) else {
             continue;
@@ -111,8 +118,48 @@ pub fn render(
         let text = sql::render_stmt(D, &cs.stmt);
         let outcome = history.outcome(e.stmt);
         let rows = super::rows_of(e.stmt, outcome, fix);
+        let fix_here = fix.filter(|_| ends_at == Some(e.stmt));
         match &e.kind {
+            EventKind::Submitted if fix_here.is_some_and(|f| f.must_wait_for.is_some()) => {
+                let holder = fix_here.and_then(|f| f.must_wait_for).unwrap_or_default();
+                w.note(&format!(
+                    "A correct engine makes this statement wait for {}'s lock.",
+                    session(holder)
+                ));
+                w.use_connection(&con);
+                w.send(&text);
+                pending.push(con.clone());
+                w.use_connection("default");
+                w.directive("let $wait_timeout= 10;");
+                w.wait_for_lock_wait(&con);
+                break;
+            }
+            EventKind::Submitted | EventKind::Completed { .. }
+                if fix_here.is_some_and(|f| f.must_fail.is_some())
+                    && (waited.contains(&e.stmt)
+                        == matches!(e.kind, EventKind::Completed { .. })) =>
+            {
+                let class = fix_here
+                    .and_then(|f| f.must_fail)
+                    .unwrap_or(ErrorClass::Other);
+                w.note(&format!(
+                    "A correct engine fails this statement ({class:?}): any of these errors."
+                ));
+                w.use_connection(&con);
+                // Several codes: mysqltest prints which one in no error
+                // line, and fails the test if the statement succeeds.
+                w.directive(&format!("--error {}", concurrency_errors(class)));
+                if waited.contains(&e.stmt) {
+                    w.reap();
+                    pending.retain(|c| *c != con);
+                } else {
+                    w.sql(&text);
+                }
+                let _ = writeln!(w.result, "Got one of the listed errors");
+                break;
+            }
             EventKind::Submitted if waited.contains(&e.stmt) => {
+                pending.push(con.clone());
                 w.use_connection(&con);
                 w.send(&text);
                 w.use_connection("default");
@@ -132,6 +179,7 @@ pub fn render(
                 w.statement(case, &cs.stmt, outcome, rows, |w| w.sql(&text));
             }
             EventKind::Completed { .. } if waited.contains(&e.stmt) => {
+                pending.retain(|c| *c != con);
                 w.use_connection(&con);
                 w.statement(case, &cs.stmt, outcome, rows, Mtr::reap);
             }
@@ -147,6 +195,9 @@ pub fn render(
             }
             EventKind::Blocked { .. } | EventKind::Completed { .. } | EventKind::Skipped => {}
         }
+    }
+    if ends_at.is_some() {
+        end_schedule(&mut w, case, &pending);
     }
     w.use_connection("default");
     if w.quiet {
@@ -183,6 +234,48 @@ pub fn render(
         w.sql(&format!("DROP TABLE {}", names.join(", ")));
     }
     Ok((w.test, w.result))
+}
+
+/// Ends the schedule after the judged statement, its outputs not compared:
+/// every session without a statement in flight rolls back, then those with
+/// one reap it (no lock holds them any more) and roll back.
+fn end_schedule(w: &mut Mtr, case: &TestCase, pending: &[String]) {
+    w.note("The rest of the schedule is not the finding's: every transaction rolls back.");
+    if !w.quiet {
+        w.directive("--disable_result_log");
+        w.directive("--disable_abort_on_error");
+        w.quiet = true;
+    }
+    for t in &case.txns {
+        let con = session(t.id);
+        if !pending.contains(&con) {
+            w.use_connection(&con);
+            w.sql("ROLLBACK");
+        }
+    }
+    for con in pending {
+        w.use_connection(con);
+        w.reap();
+        w.sql("ROLLBACK");
+    }
+}
+
+/// The MariaDB error codes of `class` and of the other errors that end a
+/// transaction on a conflict (deadlock, lock wait timeout, snapshot
+/// conflict), `class`'s first.
+fn concurrency_errors(class: ErrorClass) -> String {
+    let own = match class {
+        ErrorClass::Deadlock => 1213,
+        ErrorClass::LockWaitTimeout => 1205,
+        _ => 1020,
+    };
+    let mut codes = vec![own];
+    codes.extend([1020, 1205, 1213].into_iter().filter(|c| *c != own));
+    codes
+        .iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Every connection txfuzz opens runs with this (`engine/mysql/connect.rs`).
