@@ -294,6 +294,26 @@ fn a_delete_keeps_the_plan_of_the_plain_table() {
     }
 }
 
+/// Fidelity regression (a 12-minute campaign at every level, every case
+/// shadowed, case 1411, reduced by `txfuzz reduce`): at SERIALIZABLE, T1's
+/// `SELECT a0.c1 FROM t1 AS a0` is a locking read. On the plain table
+/// InnoDB scans the PRIMARY KEY and locks the clustered records, so T3's
+/// `UPDATE t1 SET c0 = 'ab'` waits for T1; on the instrumented table (wider
+/// clustered records) it scans the covering index on `c0` and locks only
+/// its entries, and T3's UPDATE, which changes no `c0`, went through. The
+/// judged read now carries the plain twin's plan (`FORCE INDEX (PRIMARY)`).
+#[test]
+fn a_serializable_read_locks_what_the_plain_read_locks() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    fixture_is_clean(
+        &url,
+        "serializable-case1411-fidelity-covering-index-lock.json",
+        OracleKind::Fidelity,
+    );
+}
+
 /// Fidelity regression (20-minute READ COMMITTED and UNCOMMITTED campaigns,
 /// case 513, reduced): T2's failed key change, T1's share-mode read waiting
 /// for T2, T2's `UPDATE t0 SET c1 = c1 + 3 WHERE c0 = 10` and a full-table

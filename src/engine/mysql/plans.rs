@@ -10,11 +10,13 @@
 //!   SERIALIZABLE, every SELECT at READ UNCOMMITTED) and whose plain and
 //!   instrumented `EXPLAIN`s differ runs as written instead, unobserved;
 //! - the table: the hidden columns widen the clustered records, and the cost
-//!   model then prefers a secondary index for the same statement. Each
-//!   UPDATE is explained on plain twin tables (TEMPORARY tables of the same
+//!   model then prefers a secondary index for the same statement (for a
+//!   locking read, a covering secondary index whose entries alone it then
+//!   locks). Each UPDATE, and each single-table SELECT whose plan decides
+//!   its locks or visibility, is explained on plain twin tables (TEMPORARY tables of the same
 //!   names, which shadow the base tables on the admin connection: the
 //!   case's columns, keys and indexes, its initial rows); where the plain
-//!   plan's index differs, the instrumented UPDATE gets an index hint
+//!   plan's index differs, the judged statement gets an index hint
 //!   (`FORCE INDEX`, or `IGNORE INDEX` for a plain full scan). Single-table
 //!   DELETE takes no index hint in MariaDB: the hidden columns are stored
 //!   so that InnoDB's row estimate hardly moves (`sql::Layout::Instrumented`),
@@ -70,7 +72,19 @@ pub(super) fn keep_plans(
     prepared: &mut HashMap<StmtRef, Prepared>,
 ) -> Result<(), EngineError> {
     run_reads_as_written(admin, case, prepared)?;
-    hint_updates(admin, case, prepared)
+    hint_plans(admin, case, prepared)
+}
+
+/// Whether `stmt`'s plan decides the locks it takes or what it sees of
+/// writes under way (a SELECT): locking reads, every SELECT in a
+/// transaction at SERIALIZABLE, every SELECT at READ UNCOMMITTED.
+fn plan_decides(case: &TestCase, r: StmtRef, stmt: &Stmt) -> bool {
+    let Stmt::Select(s) = stmt else { return false };
+    // At SERIALIZABLE InnoDB turns plain SELECTs into locking reads,
+    // except with autocommit (consistent reads then).
+    let in_txn = case.txn(r.txn).is_some_and(|t| !t.autocommit);
+    let locking = s.lock.is_some() || (case.isolation == Isolation::Serializable && in_txn);
+    locking || case.isolation == Isolation::ReadUncommitted
 }
 
 fn run_reads_as_written(
@@ -79,13 +93,7 @@ fn run_reads_as_written(
     prepared: &mut HashMap<StmtRef, Prepared>,
 ) -> Result<(), EngineError> {
     for p in prepared.values_mut() {
-        let Stmt::Select(s) = &p.ir else { continue };
-        // At SERIALIZABLE InnoDB turns plain SELECTs into locking reads,
-        // except with autocommit (consistent reads then).
-        let in_txn = case.txn(p.stmt.txn).is_some_and(|t| !t.autocommit);
-        let locking = s.lock.is_some() || (case.isolation == Isolation::Serializable && in_txn);
-        let plan_decides = locking || case.isolation == Isolation::ReadUncommitted;
-        if !plan_decides || p.sql == p.plain {
+        if !plan_decides(case, p.stmt, &p.ir) || p.sql == p.plain {
             continue;
         }
         if explain(admin, &p.sql)? != explain(admin, &p.plain)? {
@@ -117,24 +125,44 @@ fn twin(t: &Table) -> Table {
     twin
 }
 
-/// Explains each UPDATE on plain twin tables and hints the instrumented one
-/// where the plain plan uses another index.
-fn hint_updates(
+/// Where a statement's hint goes: after `UPDATE t ` or `FROM t AS a`.
+fn hint_anchor(stmt: &Stmt) -> Option<String> {
+    match stmt {
+        Stmt::Update(u) => Some(format!("UPDATE {} ", u.table)),
+        Stmt::Select(s) => match s.from.as_slice() {
+            [f] => Some(format!("FROM {} AS {}", f.table, f.alias)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Explains each UPDATE, and each single-table SELECT whose plan decides
+/// its locks ([`plan_decides`]), on plain twin tables, and hints the judged
+/// statement where the plain plan uses another index: the hidden columns
+/// widen the clustered records, and InnoDB may then scan a covering
+/// secondary index, whose records alone it locks.
+fn hint_plans(
     admin: &mut Link,
     case: &TestCase,
     prepared: &mut HashMap<StmtRef, Prepared>,
 ) -> Result<(), EngineError> {
-    let mut updates: Vec<(StmtRef, String, Option<String>, Vec<String>)> = Vec::new();
+    let mut hinted: Vec<(StmtRef, String, Option<String>, Vec<String>)> = Vec::new();
     for (r, p) in prepared.iter() {
-        let Stmt::Update(u) = &p.ir else { continue };
+        let candidate = matches!(p.ir, Stmt::Update(_)) || plan_decides(case, *r, &p.ir);
+        let Some(anchor) = hint_anchor(&p.ir).filter(|_| candidate) else {
+            continue;
+        };
         let Some((key, possible)) = explain(admin, &p.sql)?.as_deref().and_then(key_of) else {
             continue;
         };
-        if !possible.is_empty() {
-            updates.push((*r, u.table.clone(), key, possible));
+        // A scan with no usable index (no WHERE on an index) can still use
+        // a covering one: only a SELECT is hinted then.
+        if !possible.is_empty() || matches!(p.ir, Stmt::Select(_)) {
+            hinted.push((*r, anchor, key, possible));
         }
     }
-    if updates.is_empty() {
+    if hinted.is_empty() {
         return Ok(());
     }
     let mut created = Vec::new();
@@ -173,7 +201,7 @@ fn hint_updates(
     }
     let mut plain_keys = HashMap::new();
     if twins_ok {
-        for (r, ..) in &updates {
+        for (r, ..) in &hinted {
             let plan = explain(admin, &prepared[r].plain)?;
             if let Some((key, _)) = plan.as_deref().and_then(key_of) {
                 plain_keys.insert(*r, key);
@@ -185,20 +213,23 @@ fn hint_updates(
             .query(&format!("DROP TEMPORARY TABLE {name}"))
             .map_err(|e| setup("plain twin tables", e))?;
     }
-    for (r, table, key, possible) in updates {
+    for (r, anchor, key, possible) in hinted {
         let Some(plain) = plain_keys.get(&r) else {
             continue;
         };
         let hint = match (plain, &key) {
             (a, b) if a == b => continue,
-            (Some(k), _) if possible.contains(k) => format!("FORCE INDEX ({k})"),
+            (Some(k), _) if possible.contains(k) || possible.is_empty() => {
+                format!("FORCE INDEX ({k})")
+            }
             (None, Some(k)) => format!("IGNORE INDEX ({k})"),
             _ => continue,
         };
         let p = prepared.get_mut(&r).expect("an explained statement");
-        let head = format!("UPDATE {table} ");
-        if p.sql.starts_with(&head) {
-            p.sql = format!("{head}{hint} {}", &p.sql[head.len()..]);
+        if let Some(at) = p.sql.find(&anchor) {
+            let end = at + anchor.len();
+            let sep = if anchor.ends_with(' ') { "" } else { " " };
+            p.sql = format!("{}{sep}{hint} {}", &p.sql[..end], p.sql[end..].trim_start());
         }
     }
     Ok(())
