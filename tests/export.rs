@@ -88,20 +88,25 @@ fn locking_read_misses_moved_row() -> TestCase {
 /// The `view` finding of `kind` of `case` on `e`, with its known issue, as
 /// a finding record.
 fn finding_of(e: &mut dyn Engine, case: &TestCase, kind: &str, known: &str) -> FindingRecord {
+    finding_of_oracle(e, case, OracleKind::View, kind, known)
+}
+
+/// The finding of `oracle:kind` of `case` on `e`, with its known issue.
+fn finding_of_oracle(
+    e: &mut dyn Engine,
+    case: &TestCase,
+    oracle: OracleKind,
+    kind: &str,
+    known: &str,
+) -> FindingRecord {
     let mut stats = CheckStats::default();
-    let (h, mut findings) = run_case(
-        e,
-        case,
-        &[OracleKind::View],
-        &ExecOptions::default(),
-        &mut stats,
-    )
-    .unwrap();
+    let (h, mut findings) =
+        run_case(e, case, &[oracle], &ExecOptions::default(), &mut stats).unwrap();
     KnownIssues::builtin().mark(&mut findings, case, &h, e.info());
     let f = findings
         .into_iter()
         .find(|f| f.kind == kind)
-        .unwrap_or_else(|| panic!("no view:{kind} finding"));
+        .unwrap_or_else(|| panic!("no {oracle}:{kind} finding"));
     assert_eq!(f.known.as_ref().map(|k| k.id.as_str()), Some(known));
     FindingRecord::new(f, e.info().clone(), case.clone(), h)
 }
@@ -127,7 +132,7 @@ fn line_diff(a: &str, b: &str) -> (Vec<String>, Vec<String>) {
     (common::lines_only_in(a, b), common::lines_only_in(b, a))
 }
 
-/// Six live known bugs: each exported test fails in mysql-test-run, and
+/// Seven live known bugs: each exported test fails in mysql-test-run, and
 /// its output differs from the expected one in the judged rows alone (the
 /// final state's, for a write that skipped a row); the
 /// same schedules with their observed outputs pass.
@@ -141,6 +146,12 @@ fn exported_known_bugs_fail_in_mysql_test_run_on_the_judged_rows() {
     let mut tests = Vec::new();
     let mut judged = Vec::new();
     for (name, case, kind, known) in [
+        (
+            "locking_read_subquery",
+            mariadb_bugs::locking_read_subquery_read_view(),
+            "tx-read-result",
+            "innodb-locking-read-subquery-read-view",
+        ),
         (
             "mdev_26642",
             mariadb_bugs::mdev_26642(),
@@ -178,7 +189,11 @@ fn exported_known_bugs_fail_in_mysql_test_run_on_the_judged_rows() {
             "innodb-read-committed-locking-read-misses-row-moved-behind-scan",
         ),
     ] {
-        let rec = finding_of(e.as_mut(), &case, kind, known);
+        let oracle = match kind {
+            "tx-read-result" => OracleKind::Wss,
+            _ => OracleKind::View,
+        };
+        let rec = finding_of_oracle(e.as_mut(), &case, oracle, kind, known);
         tests.push(as_mtr(name, export(&rec, Format::Mtr, name).unwrap()));
         let (test, result) = render(&rec.case, &rec.history, None, &[]).unwrap();
         tests.push(MtrTest {
@@ -192,6 +207,7 @@ fn exported_known_bugs_fail_in_mysql_test_run_on_the_judged_rows() {
     assert_eq!(
         run.passed,
         [
+            "locking_read_subquery_observed",
             "mdev_26642_observed",
             "mdev_32898_observed",
             "mdev_34106_observed",

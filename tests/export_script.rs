@@ -217,6 +217,48 @@ mod turso {
         }
     }
 
+    /// The turso known issue `turso-savepoint-takes-the-read-snapshot`: T1
+    /// begins (DEFERRED), sets a savepoint, T2 commits a change, T1 reads
+    /// the row: the SAVEPOINT took the snapshot, so T1 reads the old value.
+    /// In WAL and MVCC mode the exported program expects the new one, and
+    /// fails on pyturso.
+    #[test]
+    fn the_turso_savepoint_bug_exported_fails_under_pyturso() {
+        use txfuzz::model::{Begin, StartMode};
+        let Some(python) = common::pyturso() else {
+            return;
+        };
+        for mvcc in [false, true] {
+            let mut e = TursoEngine::open(None, mvcc).unwrap();
+            let mut case = txfuzz::testkit::kv_case(
+                &[(1, 10)],
+                vec![
+                    committed(vec![
+                        Stmt::Savepoint("sp1".into()),
+                        txfuzz::testkit::select("t", Some(1)),
+                    ]),
+                    txfuzz::testkit::autocommit(vec![txfuzz::testkit::set("t", 1, 20)]),
+                ],
+                "1 1 2 1 1",
+            );
+            case.txns[0].stmts[0].stmt = Stmt::Begin(Begin::with_mode(StartMode::Deferred));
+            case.isolation = e.profile().isolations[0];
+            let rec = finding_of(&mut e, &case, "result");
+            assert_eq!(
+                rec.finding.known.as_ref().map(|k| k.id.as_str()),
+                Some("turso-savepoint-takes-the-read-snapshot"),
+                "mvcc {mvcc}"
+            );
+            let source = program(&rec);
+            let (code, out) = run_python(&python, &source);
+            assert_eq!(code, Some(1), "mvcc {mvcc}: {out}\n{source}");
+            assert!(
+                out.contains("returned [(1, 10)]; a correct engine returns [(1, 20)]"),
+                "mvcc {mvcc}: {out}"
+            );
+        }
+    }
+
     /// A column of type `ty` (txfuzz's case format).
     fn col(name: &str, ty: &str, not_null: bool) -> serde_json::Value {
         serde_json::json!({"name": name, "ty": ty, "not_null": not_null})

@@ -556,42 +556,6 @@ fn rollback_to_savepoint_releases_the_locks_taken_after_it() {
         .any(|i| i.id == "mariadb-savepoint-before-first-statement"));
 }
 
-/// `SELECT a.k, a.v FROM t AS a WHERE a.v IN (SELECT s.v FROM t AS s WHERE s.v = a.v AND s.k >= 1) FOR UPDATE`
-fn locking_read_with_subquery() -> Stmt {
-    use txfuzz::model::{BinOp, Expr, LockMode, SelectItem, Value};
-    let Stmt::Select(mut outer) = select("t", None) else {
-        unreachable!()
-    };
-    let Stmt::Select(mut sub) = select("t", None) else {
-        unreachable!()
-    };
-    outer.from[0].alias = "a".into();
-    sub.from[0].alias = "s".into();
-    sub.items = vec![SelectItem {
-        expr: Expr::qcol("s", "v"),
-        alias: None,
-    }];
-    sub.where_ = Some(Expr::bin(
-        BinOp::And,
-        Expr::eq(Expr::qcol("s", "v"), Expr::qcol("a", "v")),
-        Expr::bin(BinOp::Ge, Expr::qcol("s", "k"), Expr::Lit(Value::Int(1))),
-    ));
-    outer.items = ["k", "v"]
-        .iter()
-        .map(|c| SelectItem {
-            expr: Expr::qcol("a", c),
-            alias: None,
-        })
-        .collect();
-    outer.where_ = Some(Expr::InSubquery {
-        expr: Box::new(Expr::qcol("a", "v")),
-        query: Box::new(sub),
-        negated: false,
-    });
-    outer.lock = Some(LockMode::ForUpdate);
-    Stmt::Select(outer)
-}
-
 #[test]
 fn autocommit_locking_read_evaluates_its_subquery_in_an_earlier_read_view() {
     let Some(url) = common::mysql_url() else {
@@ -602,17 +566,7 @@ fn autocommit_locking_read_evaluates_its_subquery_in_an_earlier_read_view() {
     // lock, then reads the outer rows current but evaluates the subquery in a
     // read view from before T1 committed. Serial results: {(1,10)} (T2 first)
     // or {(0,7),(1,7),(2,7)} (T1 first).
-    let case = with_iso(
-        kv_case(
-            &[(0, 7), (1, 10)],
-            vec![
-                committed(vec![set("t", 1, 7), insert("t", 3, 2, 7)]),
-                autocommit(vec![locking_read_with_subquery()]),
-            ],
-            "1 1 1 2 1",
-        ),
-        Isolation::Serializable,
-    );
+    let case = txfuzz::testkit::mariadb_bugs::locking_read_subquery_read_view();
     let h = run(&url, &case);
     assert!(
         event_at(&h, at(2, 0), |k| matches!(k, EventKind::Blocked { .. })).is_some(),

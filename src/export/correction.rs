@@ -70,7 +70,8 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
              (final-state, a resumed write's skipped rows), a committed state that keeps \
              its constraints (integrity on the final state), a statement that runs \
              (crash:internal-error), waits (view:missed-block) or fails \
-             (view:missed-abort) are exported",
+             (view:missed-abort), or one read of a serial replay (wss read-result) \
+             are exported",
             f.oracle, f.kind
         )
     };
@@ -109,6 +110,12 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
             final_state: final_state(rec)?,
             ..Correction::new(&f.summary)
         });
+    }
+    // `wss`: a read whose rows differ from the serial replay in commit
+    // order, the order a locking engine serialises in (a statement that
+    // waited follows the holder): the replay's rows.
+    if f.oracle == "wss" && f.kind.ends_with("read-result") {
+        return serial_read(rec).ok_or_else(unsupported);
     }
     // A statement that must wait for a lock, or fail: that alone.
     if f.oracle == "view" && (f.kind == "missed-block" || f.kind == "missed-abort") {
@@ -168,6 +175,42 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
         rows: rows_at("expected")?,
         observed: rows_at("actual")?,
         ..Correction::new(&f.summary)
+    })
+}
+
+/// One read of a `wss` read-result finding, as its evidence gives it.
+#[derive(serde::Deserialize)]
+struct SerialRead {
+    stmt: StmtRef,
+    actual: Vec<Vec<Value>>,
+    serial: Vec<Vec<Value>>,
+    actual_error: Option<serde_json::Value>,
+    serial_error: Option<serde_json::Value>,
+}
+
+/// The correction of a `wss` read-result finding about one SELECT without
+/// an error on either side: the serial replay's rows.
+fn serial_read(rec: &FindingRecord) -> Option<Correction> {
+    let f = &rec.finding;
+    let reads: Vec<SerialRead> = serde_json::from_value(f.evidence.get("reads")?.clone()).ok()?;
+    let [read] = reads.as_slice() else {
+        return None;
+    };
+    let select = matches!(
+        rec.case.stmt(read.stmt).map(|c| &c.stmt),
+        Some(crate::model::Stmt::Select(_))
+    );
+    if !select || read.actual_error.is_some() || read.serial_error.is_some() {
+        return None;
+    }
+    Some(Correction {
+        stmt: Some(read.stmt),
+        rows: read.serial.clone(),
+        observed: read.actual.clone(),
+        ..Correction::new(&format!(
+            "{}; a correct engine returns the rows of the serial run in commit order",
+            f.summary
+        ))
     })
 }
 
