@@ -303,7 +303,7 @@ mod turso {
         )
     }
 
-    /// The reduced cases of the four turso integrity known issues, in
+    /// The reduced cases of the turso integrity bugs of docs/bugs.md, in
     /// txfuzz's case format (docs/bugs.md; the standalone tests in
     /// tests/turso_bugs.rs), with the mode each needs (`true`: MVCC).
     fn integrity_bug_cases() -> Vec<(&'static str, bool, TestCase)> {
@@ -398,6 +398,63 @@ mod turso {
             ),
         ));
 
+        // A REPLACE into the parent that deletes the parent of a child (the
+        // UNIQUE conflict) under an ON UPDATE CASCADE deferred key.
+        let t1 = serde_json::json!({"name": "t1", "columns": [col("c0", "int", false),
+            col("c1", "int", true)], "primary_key": ["c1"], "uniques": [["c0"]]});
+        let t2 = serde_json::json!({"name": "t2", "columns": [col("c0", "int", true),
+            col("c1", "int", true)], "primary_key": ["c1", "c0"],
+            "indexes": [{"name": "i_t2_0", "columns": ["c1"], "unique": false}],
+            "foreign_keys": [{"columns": ["c1"], "ref_table": "t1", "ref_columns": ["c1"],
+                "on_update": "cascade", "deferrable": "initially-deferred"}]});
+        let replace = serde_json::json!({"insert": {"table": "t1", "columns": ["c0", "c1"],
+            "rows": [[int(1), int(18)]], "rids": [201], "on_conflict": "replace"}});
+        let (txns, order) = one_txn(vec![replace]);
+        out.push((
+            "turso-deferred-key-cascade-clears-violation",
+            false,
+            case_of(
+                serde_json::json!([t1, t2]),
+                serde_json::json!([
+                    rows("t1", &[&[1, 2], &[-2, 18]], 1),
+                    rows("t2", &[&[16, 18], &[0, 18], &[-4, 2]], 101)
+                ]),
+                txns,
+                &order,
+            ),
+        ));
+
+        // DELETE of two parents, INSERT OR IGNORE of one again: the other's
+        // child is an orphan.
+        let dec = |v: &str| serde_json::json!({"real": v});
+        let t0 = serde_json::json!({"name": "t0", "columns": [col("c0", "decimal", true),
+            col("c1", "bool", false)], "primary_key": ["c0"]});
+        let t1 = serde_json::json!({"name": "t1", "columns": [col("c0", "decimal", false),
+            col("c1", "bigint", true), col("c3", "decimal", true)], "primary_key": ["c3", "c1"],
+            "indexes": [{"name": "i_t1_0", "columns": ["c3"], "unique": false}],
+            "foreign_keys": [{"columns": ["c3"], "ref_table": "t0", "ref_columns": ["c0"],
+                "on_update": "restrict", "deferrable": "initially-deferred"}]});
+        let reinsert = serde_json::json!({"insert": {"table": "t0", "columns": ["c0", "c1"],
+            "rows": [[{"lit": dec("9.25")}, {"lit": {"bool": true}}]], "rids": [201],
+            "on_conflict": "ignore"}});
+        let (txns, order) = one_txn(vec![
+            serde_json::json!({"delete": {"table": "t0"}}),
+            reinsert,
+        ]);
+        let data = serde_json::json!([
+            {"table": "t0", "rows": [
+                {"rid": 1, "values": [dec("10.75"), "null"]},
+                {"rid": 2, "values": [dec("9.25"), {"bool": true}]}]},
+            {"table": "t1", "rows": [
+                {"rid": 101, "values": [dec("12.25"), {"int": 7}, dec("10.75")]},
+                {"rid": 102, "values": [dec("19.75"), {"int": 1}, dec("9.25")]},
+                {"rid": 103, "values": [dec("20.75"), {"int": 4}, dec("9.25")]}]}]);
+        out.push((
+            "turso-deferred-key-reinsert-repays-other-violations",
+            false,
+            case_of(serde_json::json!([t0, t1]), data, txns, &order),
+        ));
+
         // MVCC: T1 deletes parent 1 while T2 inserts a child of it; both
         // commit.
         let c = serde_json::json!({"name": "c", "columns": [col("k", "int", true), col("pk", "int", false)],
@@ -423,7 +480,7 @@ mod turso {
         out
     }
 
-    /// The four turso integrity known issues, each as a txfuzz case: the
+    /// The turso integrity bugs of docs/bugs.md, each as a txfuzz case: the
     /// case gives its `integrity:foreign-key` finding, marked with the
     /// issue, whose export counts the orphan on pyturso and fails.
     #[test]
