@@ -56,6 +56,14 @@ fn sqlite_campaign_of_2000_cases_has_no_violation() {
         })
         .count();
     assert_eq!(written as u64, s.known_violations, "{}", s.render());
+    // The SQLite bug needs no instrumentation: each script shows the plain
+    // tables (its shadow run agreed).
+    let scripts = sql_scripts(out.path());
+    assert!(!scripts.is_empty(), "{}", s.render());
+    for script in &scripts {
+        assert!(script.contains("-- The plain tables"), "{script}");
+        assert!(!script.contains("rid BIGINT"), "{script}");
+    }
     // The campaign really exercised concurrency control.
     assert!(s.blocked_events > 50, "{}", s.render());
     assert!(s.aborts > 10, "{}", s.render());
@@ -68,6 +76,22 @@ fn lose_write_campaign_is_caught() {
     assert!(s.violations > 0, "{}", s.render());
     assert!(s.findings["wss"].keys().any(|k| k.ends_with("final-state")));
     assert!(out.path().join("findings").read_dir().unwrap().count() >= 2);
+    // The fault acts on the instrumented run alone: no shadow agrees, and
+    // the scripts keep the hidden columns.
+    for script in sql_scripts(out.path()) {
+        assert!(script.contains("rid BIGINT"), "{script}");
+        assert!(!script.contains("-- The plain tables"), "{script}");
+    }
+}
+
+/// The `.sql` scripts a campaign wrote next to its findings.
+fn sql_scripts(out: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(out.join("findings"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sql"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect()
 }
 
 #[test]

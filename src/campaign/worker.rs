@@ -5,11 +5,13 @@
 
 use super::{run_case, CampaignConfig, CampaignError, Limit};
 use crate::engine::Engine;
-use crate::finding::{render_script, FindingRecord};
+use crate::exec::ExecOptions;
+use crate::finding::{render_script_in, FindingRecord};
 use crate::gen::pattern::Generation;
 use crate::gen::GenConfig;
 use crate::model::{History, TestCase};
 use crate::oracle::{self, CheckStats, Finding, OracleKind};
+use crate::sql::Layout;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::Mutex;
@@ -177,7 +179,9 @@ fn run_index(
         blocked = history.blocked_events(),
         "case done"
     );
-    let findings = records(engine, &case, &history, findings);
+    let plain = !findings.is_empty()
+        && plain_reproduces(engine, &case, &history, &findings, &cfg.exec, &mut stats);
+    let findings = records(engine, &case, &history, findings, plain);
     Ok(CaseDone {
         case,
         history,
@@ -187,18 +191,52 @@ fn run_index(
     })
 }
 
-/// The finding records of a case, each with its `.sql` script.
+/// Whether the case's findings reproduce without the hidden columns: its
+/// shadow run (the campaign's, or one run now for a case with findings)
+/// agrees with the judged run. Then its `.sql` scripts show the plain
+/// tables, as the person wrote them.
+fn plain_reproduces(
+    engine: &mut dyn Engine,
+    case: &TestCase,
+    history: &History,
+    findings: &[Finding],
+    opts: &ExecOptions,
+    stats: &mut CheckStats,
+) -> bool {
+    let fidelity = OracleKind::Fidelity;
+    if history.lost_connection() || findings.iter().any(|f| f.oracle == fidelity) {
+        return false;
+    }
+    if let Some(counts) = stats.per_oracle.get(&fidelity.to_string()) {
+        return counts.checked == 1;
+    }
+    stats.replays += 1;
+    matches!(
+        oracle::fidelity::shadow(engine, case, history, opts),
+        Ok(oracle::fidelity::Comparison::Agree)
+    )
+}
+
+/// The finding records of a case, each with its `.sql` script (`plain`:
+/// on the case's own tables, see [`plain_reproduces`]).
 fn records(
     engine: &dyn Engine,
     case: &TestCase,
     history: &History,
     findings: Vec<Finding>,
+    plain: bool,
 ) -> Vec<(FindingRecord, String)> {
+    let layout = if plain {
+        Layout::Plain
+    } else {
+        Layout::Instrumented
+    };
     findings
         .into_iter()
         .map(|f| {
             let rec = FindingRecord::new(f, engine.info().clone(), case.clone(), history.clone());
-            let script = render_script(engine.dialect(), case, Some(history), &rec.script_header());
+            let header = rec.script_header();
+            let script = render_script_in(engine.dialect(), case, Some(history), &header, layout);
             (rec, script)
         })
         .collect()
