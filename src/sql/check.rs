@@ -147,7 +147,7 @@ fn mysql_limit_in_subquery(q: &Select) -> Option<String> {
 }
 
 /// Every SELECT in a statement: the statement itself and all subqueries.
-fn selects_of(s: &Stmt) -> Vec<&Select> {
+pub fn selects_of(s: &Stmt) -> Vec<&Select> {
     let mut out = Vec::new();
     match s {
         Stmt::Select(q) => collect_select(q, &mut out),

@@ -52,18 +52,22 @@ fn explain(admin: &mut Link, sql: &str) -> Result<Option<Vec<Vec<Value>>>, Engin
     }
 }
 
-/// The index a single-table plan uses (`EXPLAIN`'s `key`; `None`: a full
-/// scan) and the indexes it could use (`possible_keys`).
-fn key_of(plan: &[Vec<Value>]) -> Option<(Option<String>, Vec<String>)> {
-    let [row] = plan else { return None };
+/// Each table's index in a plan, by `EXPLAIN`'s `table` (a SELECT's alias):
+/// the index used (`key`; `None`: a full scan) and the indexes it could use
+/// (`possible_keys`).
+fn keys_of(plan: &[Vec<Value>]) -> HashMap<String, (Option<String>, Vec<String>)> {
     let text = |v: Option<&Value>| match v {
         Some(Value::Text(s)) => Some(s.clone()),
         _ => None,
     };
-    let possible = text(row.get(4))
-        .map(|s| s.split(',').map(str::to_string).collect())
-        .unwrap_or_default();
-    Some((text(row.get(5)), possible))
+    plan.iter()
+        .filter_map(|row| {
+            let possible = text(row.get(4))
+                .map(|s| s.split(',').map(str::to_string).collect())
+                .unwrap_or_default();
+            Some((text(row.get(2))?, (text(row.get(5)), possible)))
+        })
+        .collect()
 }
 
 pub(super) fn keep_plans(
@@ -125,21 +129,28 @@ fn twin(t: &Table) -> Table {
     twin
 }
 
-/// Where a statement's hint goes: after `UPDATE t ` or `FROM t AS a`.
-fn hint_anchor(stmt: &Stmt) -> Option<String> {
+/// The tables of a statement that can take an index hint, each with
+/// `EXPLAIN`'s name for it and the text the hint goes after: an UPDATE's
+/// table (`UPDATE t `), and the table of each single-table SELECT in a
+/// SELECT, the statement's and its subqueries' (`FROM t AS a`).
+fn hint_anchors(stmt: &Stmt) -> Vec<(String, String)> {
     match stmt {
-        Stmt::Update(u) => Some(format!("UPDATE {} ", u.table)),
-        Stmt::Select(s) => match s.from.as_slice() {
-            [f] => Some(format!("FROM {} AS {}", f.table, f.alias)),
-            _ => None,
-        },
-        _ => None,
+        Stmt::Update(u) => vec![(u.table.clone(), format!("UPDATE {} ", u.table))],
+        Stmt::Select(_) => sql::selects_of(stmt)
+            .into_iter()
+            .filter_map(|q| match q.from.as_slice() {
+                [f] => Some((f.alias.clone(), format!("FROM {} AS {}", f.table, f.alias))),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
-/// Explains each UPDATE, and each single-table SELECT whose plan decides
-/// its locks ([`plan_decides`]), on plain twin tables, and hints the judged
-/// statement where the plain plan uses another index: the hidden columns
+/// Explains each UPDATE, and each SELECT whose plan decides its locks
+/// ([`plan_decides`]), on plain twin tables, and hints the judged statement
+/// where the plain plan uses another index for one of its tables
+/// ([`hint_anchors`]): the hidden columns
 /// widen the clustered records, and InnoDB may then scan a covering
 /// secondary index, whose records alone it locks.
 fn hint_plans(
@@ -147,19 +158,31 @@ fn hint_plans(
     case: &TestCase,
     prepared: &mut HashMap<StmtRef, Prepared>,
 ) -> Result<(), EngineError> {
-    let mut hinted: Vec<(StmtRef, String, Option<String>, Vec<String>)> = Vec::new();
+    // (statement, EXPLAIN's table name, the hint's anchor, key, possible keys)
+    let mut hinted: Vec<(StmtRef, String, String, Option<String>, Vec<String>)> = Vec::new();
     for (r, p) in prepared.iter() {
         let candidate = matches!(p.ir, Stmt::Update(_)) || plan_decides(case, *r, &p.ir);
-        let Some(anchor) = hint_anchor(&p.ir).filter(|_| candidate) else {
+        let anchors = hint_anchors(&p.ir);
+        if !candidate || anchors.is_empty() {
+            continue;
+        }
+        let Some(plan) = explain(admin, &p.sql)? else {
             continue;
         };
-        let Some((key, possible)) = explain(admin, &p.sql)?.as_deref().and_then(key_of) else {
-            continue;
-        };
-        // A scan with no usable index (no WHERE on an index) can still use
-        // a covering one: only a SELECT is hinted then.
-        if !possible.is_empty() || matches!(p.ir, Stmt::Select(_)) {
-            hinted.push((*r, anchor, key, possible));
+        let keys = keys_of(&plan);
+        for (name, anchor) in anchors {
+            // One anchor per hint: an alias met twice is left alone.
+            if p.sql.matches(&anchor).count() != 1 {
+                continue;
+            }
+            let Some((key, possible)) = keys.get(&name).cloned() else {
+                continue;
+            };
+            // A scan with no usable index (no WHERE on an index) can still
+            // use a covering one: only a SELECT is hinted then.
+            if !possible.is_empty() || matches!(p.ir, Stmt::Select(_)) {
+                hinted.push((*r, name, anchor, key, possible));
+            }
         }
     }
     if hinted.is_empty() {
@@ -202,10 +225,11 @@ fn hint_plans(
     let mut plain_keys = HashMap::new();
     if twins_ok {
         for (r, ..) in &hinted {
-            let plan = explain(admin, &prepared[r].plain)?;
-            if let Some((key, _)) = plan.as_deref().and_then(key_of) {
-                plain_keys.insert(*r, key);
+            if plain_keys.contains_key(r) {
+                continue;
             }
+            let plan = explain(admin, &prepared[r].plain)?;
+            plain_keys.insert(*r, plan.as_deref().map(keys_of).unwrap_or_default());
         }
     }
     for name in created {
@@ -213,8 +237,8 @@ fn hint_plans(
             .query(&format!("DROP TEMPORARY TABLE {name}"))
             .map_err(|e| setup("plain twin tables", e))?;
     }
-    for (r, anchor, key, possible) in hinted {
-        let Some(plain) = plain_keys.get(&r) else {
+    for (r, name, anchor, key, possible) in hinted {
+        let Some((plain, _)) = plain_keys.get(&r).and_then(|k| k.get(&name)) else {
             continue;
         };
         let hint = match (plain, &key) {
