@@ -147,6 +147,17 @@ fn hint_anchors(stmt: &Stmt) -> Vec<(String, String)> {
     }
 }
 
+/// A table of a statement that may take an index hint: `EXPLAIN`'s name
+/// for it, the text the hint goes after, and the instrumented plan's index
+/// and possible indexes.
+struct Hintable {
+    stmt: StmtRef,
+    name: String,
+    anchor: String,
+    key: Option<String>,
+    possible: Vec<String>,
+}
+
 /// Explains each UPDATE, and each SELECT whose plan decides its locks
 /// ([`plan_decides`]), on plain twin tables, and hints the judged statement
 /// where the plain plan uses another index for one of its tables
@@ -158,8 +169,7 @@ fn hint_plans(
     case: &TestCase,
     prepared: &mut HashMap<StmtRef, Prepared>,
 ) -> Result<(), EngineError> {
-    // (statement, EXPLAIN's table name, the hint's anchor, key, possible keys)
-    let mut hinted: Vec<(StmtRef, String, String, Option<String>, Vec<String>)> = Vec::new();
+    let mut hinted: Vec<Hintable> = Vec::new();
     for (r, p) in prepared.iter() {
         let candidate = matches!(p.ir, Stmt::Update(_)) || plan_decides(case, *r, &p.ir);
         let anchors = hint_anchors(&p.ir);
@@ -181,7 +191,13 @@ fn hint_plans(
             // A scan with no usable index (no WHERE on an index) can still
             // use a covering one: only a SELECT is hinted then.
             if !possible.is_empty() || matches!(p.ir, Stmt::Select(_)) {
-                hinted.push((*r, name, anchor, key, possible));
+                hinted.push(Hintable {
+                    stmt: *r,
+                    name,
+                    anchor,
+                    key,
+                    possible,
+                });
             }
         }
     }
@@ -224,12 +240,12 @@ fn hint_plans(
     }
     let mut plain_keys = HashMap::new();
     if twins_ok {
-        for (r, ..) in &hinted {
-            if plain_keys.contains_key(r) {
+        for h in &hinted {
+            if plain_keys.contains_key(&h.stmt) {
                 continue;
             }
-            let plan = explain(admin, &prepared[r].plain)?;
-            plain_keys.insert(*r, plan.as_deref().map(keys_of).unwrap_or_default());
+            let plan = explain(admin, &prepared[&h.stmt].plain)?;
+            plain_keys.insert(h.stmt, plan.as_deref().map(keys_of).unwrap_or_default());
         }
     }
     for name in created {
@@ -237,7 +253,14 @@ fn hint_plans(
             .query(&format!("DROP TEMPORARY TABLE {name}"))
             .map_err(|e| setup("plain twin tables", e))?;
     }
-    for (r, name, anchor, key, possible) in hinted {
+    for Hintable {
+        stmt: r,
+        name,
+        anchor,
+        key,
+        possible,
+    } in hinted
+    {
         let Some((plain, _)) = plain_keys.get(&r).and_then(|k| k.get(&name)) else {
             continue;
         };
