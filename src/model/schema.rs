@@ -171,6 +171,19 @@ impl Table {
         }
         None
     }
+    /// The columns of the clustered index InnoDB keys the rows by: the
+    /// primary key, else the first UNIQUE key whose columns are all NOT NULL
+    /// (MySQL 17.6.2.1 "Clustered and Secondary Indexes"); `None`: a hidden
+    /// row id (every row its own record).
+    pub fn clustered_key(&self) -> Option<&[String]> {
+        if !self.primary_key.is_empty() {
+            return Some(&self.primary_key);
+        }
+        let not_null = |c: &String| self.columns.iter().any(|x| &x.name == c && x.not_null);
+        self.unique_keys()
+            .into_iter()
+            .find(|k| !k.is_empty() && k.iter().all(not_null))
+    }
     /// Every set of columns whose values must be unique (primary key first).
     pub fn unique_keys(&self) -> Vec<&[String]> {
         let mut keys: Vec<&[String]> = Vec::new();
@@ -227,4 +240,43 @@ pub struct Row {
 pub struct TableData {
     pub table: String,
     pub rows: Vec<Row>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn col(name: &str, not_null: bool) -> Column {
+        Column {
+            name: name.into(),
+            ty: ColType::Int,
+            not_null,
+            default: None,
+            auto_key: false,
+        }
+    }
+
+    #[test]
+    fn the_clustered_key_is_the_primary_key_else_the_first_unique_not_null_key() {
+        let mut t = Table {
+            name: "t".into(),
+            columns: vec![col("a", false), col("b", true), col("c", true)],
+            primary_key: vec![],
+            uniques: vec![vec!["a".into()]],
+            checks: vec![],
+            indexes: vec![Index {
+                name: "i".into(),
+                columns: vec!["b".into()],
+                unique: true,
+            }],
+            foreign_keys: vec![],
+        };
+        // `a` may be NULL: the unique index on `b` is the clustered one.
+        assert_eq!(t.clustered_key(), Some(&["b".to_string()][..]));
+        t.primary_key = vec!["c".into()];
+        assert_eq!(t.clustered_key(), Some(&["c".to_string()][..]));
+        t.primary_key.clear();
+        t.indexes.clear();
+        assert_eq!(t.clustered_key(), None);
+    }
 }

@@ -52,7 +52,8 @@ impl Checker<'_> {
             .then(|| self.case.schema.table(table))
             .flatten()
             .map(|t| {
-                t.primary_key
+                t.clustered_key()
+                    .unwrap_or_default()
                     .iter()
                     .filter_map(|k| t.columns.iter().position(|c| &c.name == k))
                     .map(|i| i + 2)

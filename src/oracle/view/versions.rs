@@ -118,8 +118,8 @@ impl VersionStore {
     }
 
     /// The view of `table` for `reader`: the visible, not deleted versions.
-    /// With `records` (the positions of the primary key's columns in a
-    /// row), a row is one record per key value for a reader that wrote it
+    /// With `records` (the positions of the clustered key's columns in a
+    /// row, `model::Table::clustered_key`), a row is one record per key value for a reader that wrote it
     /// (profile `own_writes_hide_same_key`): the reader's own versions hide
     /// every other row's version with a key the reader wrote, deleted or
     /// moved away from.
