@@ -318,6 +318,29 @@ fn a_serializable_read_locks_what_the_plain_read_locks() {
     }
 }
 
+/// Executor regression (a 20-minute campaign at every level, case 7893, a
+/// `wss:tx-final-state` at SERIALIZABLE, reduced by `txfuzz reduce`): T1's
+/// UPDATE closes a deadlock with T4, and InnoDB rolls T4 back inside it;
+/// T2's autocommit DELETE, waiting on T4's lock, resumes and commits before
+/// T1's UPDATE finishes. The executor re-checked waiting statements only
+/// after a COMMIT, ROLLBACK or abort it submitted, so it recorded the
+/// DELETE after T1's COMMIT and `wss` serialised T1 first (1 run in 2 to 7
+/// found it). Now waiters are settled after any statement that takes locks.
+#[test]
+fn a_deadlock_resolved_inside_a_statement_settles_the_waiters() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    for _ in 0..7 {
+        let (findings, _) = replay_fixture(
+            &url,
+            "serializable-case7893-wss-deadlock-resolved-inside-a-statement.json",
+            OracleKind::Wss,
+        );
+        assert!(findings.is_empty(), "{findings:#?}");
+    }
+}
+
 /// Fidelity regression (20-minute READ COMMITTED and UNCOMMITTED campaigns,
 /// case 513, reduced): T2's failed key change, T1's share-mode read waiting
 /// for T2, T2's `UPDATE t0 SET c1 = c1 + 3 WHERE c0 = 10` and a full-table

@@ -6,8 +6,8 @@ use super::ExecOptions;
 use crate::engine::{Cancel, Engine, EngineError, EngineProfile, ErrorScope, WaitSignal};
 use crate::instrument::Prepared;
 use crate::model::{
-    ErrorClass, Event, EventKind, History, Outcome, StmtError, StmtKind, StmtOutcome, StmtRef,
-    TestCase, TxnEnd, TxnOutcome,
+    ErrorClass, Event, EventKind, History, Isolation, Outcome, Stmt, StmtError, StmtKind,
+    StmtOutcome, StmtRef, TestCase, TxnEnd, TxnOutcome,
 };
 use crate::sql;
 use std::collections::HashMap;
@@ -369,7 +369,13 @@ impl<'a> Driver<'a> {
                 kind,
                 Some(StmtKind::Commit | StmtKind::Rollback | StmtKind::RollbackTo)
             );
-        self.need_settle |= releases;
+        // A statement that takes locks can close a deadlock cycle: the engine
+        // then rolls back a waiting victim inside it, and the victim's locks
+        // let other waiters go. Their completions belong before the next
+        // statement (a waiting autocommit write committed then).
+        let may_resolve_deadlock =
+            self.any(|s| matches!(s, State::Blocked { .. })) && self.takes_locks(stmt);
+        self.need_settle |= releases || may_resolve_deadlock;
         let next_state = match (error_class, kind) {
             _ if autocommit => State::Idle,
             (None, Some(StmtKind::Commit)) => self.end(txn, TxnEnd::Committed),
@@ -384,6 +390,23 @@ impl<'a> Driver<'a> {
             _ => State::Idle,
         };
         self.state.insert(txn, next_state);
+    }
+
+    /// Whether `stmt` takes row locks: a write, or a locking read (every
+    /// read in a transaction at SERIALIZABLE on a locking engine is one).
+    fn takes_locks(&self, stmt: StmtRef) -> bool {
+        match self.case.stmt(stmt).map(|c| &c.stmt) {
+            Some(Stmt::Select(q)) => {
+                let level = self
+                    .case
+                    .txn(stmt.txn)
+                    .and_then(|t| t.isolation)
+                    .unwrap_or(self.case.isolation);
+                q.lock.is_some() || level == Isolation::Serializable
+            }
+            Some(Stmt::Insert(_) | Stmt::Update(_) | Stmt::Delete(_)) => true,
+            _ => false,
+        }
     }
 
     fn end(&mut self, txn: u32, how: TxnEnd) -> State {
