@@ -325,7 +325,8 @@ fn a_serializable_read_locks_what_the_plain_read_locks() {
 /// T1's UPDATE finishes. The executor re-checked waiting statements only
 /// after a COMMIT, ROLLBACK or abort it submitted, so it recorded the
 /// DELETE after T1's COMMIT and `wss` serialised T1 first (1 run in 2 to 7
-/// found it). Now waiters are settled after any statement that takes locks.
+/// found it). After a lock-taking statement of a transaction that another
+/// waits for, the executor now takes the waiters' replies in flight first.
 #[test]
 fn a_deadlock_resolved_inside_a_statement_settles_the_waiters() {
     let Some(url) = common::mysql_url() else {

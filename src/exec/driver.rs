@@ -15,6 +15,8 @@ use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 const POLL: Duration = Duration::from_millis(1);
+/// How long [`Driver::grace`] takes replies in flight.
+const GRACE: Duration = Duration::from_millis(2);
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum State {
@@ -62,6 +64,8 @@ pub(super) struct Driver<'a> {
     ends: HashMap<u32, TxnEnd>,
     pending_rollback: Vec<u32>,
     need_settle: bool,
+    /// Replies of waiting statements may be in flight (`grace`).
+    need_grace: bool,
     /// Completions of resumed statements that arrived while another statement
     /// was still running (see [`Driver::pump`]).
     deferred: Vec<(u32, Outcome)>,
@@ -106,6 +110,7 @@ impl<'a> Driver<'a> {
             ends: HashMap::new(),
             pending_rollback: Vec::new(),
             need_settle: false,
+            need_grace: false,
             deferred: Vec::new(),
             server_unreachable: false,
         })
@@ -121,8 +126,13 @@ impl<'a> Driver<'a> {
                 self.rollback(txn);
                 continue;
             }
+            if self.need_grace && !self.need_settle {
+                self.need_grace = false;
+                self.grace();
+            }
             if self.need_settle {
                 self.need_settle = false;
+                self.need_grace = false;
                 self.settle();
                 continue;
             }
@@ -369,13 +379,14 @@ impl<'a> Driver<'a> {
                 kind,
                 Some(StmtKind::Commit | StmtKind::Rollback | StmtKind::RollbackTo)
             );
-        // A statement that takes locks can close a deadlock cycle: the engine
-        // then rolls back a waiting victim inside it, and the victim's locks
-        // let other waiters go. Their completions belong before the next
-        // statement (a waiting autocommit write committed then).
-        let may_resolve_deadlock =
-            self.any(|s| matches!(s, State::Blocked { .. })) && self.takes_locks(stmt);
-        self.need_settle |= releases || may_resolve_deadlock;
+        // A statement that takes locks can close a deadlock cycle with a
+        // transaction that waits for its own: the engine then rolls back a
+        // waiting victim inside it, and the victim's locks let other waiters
+        // go, which finished before this statement did. Their replies are on
+        // their way: they belong before the next statement (a waiting
+        // autocommit write committed then).
+        self.need_grace |= !releases && self.waited_for(txn) && self.takes_locks(stmt);
+        self.need_settle |= releases;
         let next_state = match (error_class, kind) {
             _ if autocommit => State::Idle,
             (None, Some(StmtKind::Commit)) => self.end(txn, TxnEnd::Committed),
@@ -390,6 +401,19 @@ impl<'a> Driver<'a> {
             _ => State::Idle,
         };
         self.state.insert(txn, next_state);
+    }
+
+    /// Whether a blocked statement waits for `txn`'s lock (the engine's
+    /// last report).
+    fn waited_for(&self, txn: u32) -> bool {
+        self.state.iter().any(|(t, s)| {
+            matches!(s, State::Blocked { .. })
+                && self
+                    .workers
+                    .get(t)
+                    .and_then(|w| w.signal.blocker())
+                    .is_some_and(|b| b == txn)
+        })
     }
 
     /// Whether `stmt` takes row locks: a write, or a locking read (every
@@ -443,6 +467,21 @@ impl<'a> Driver<'a> {
         let s = self.end(txn, TxnEnd::Aborted);
         self.state.insert(txn, s);
         self.need_settle = true;
+    }
+
+    /// After a statement that may have resolved a deadlock inside it: the
+    /// replies of waiters it let go are on their way (they finished before
+    /// it did); take those that come within a short grace, without waiting
+    /// for the engine to re-confirm every wait (`settle`, which costs a
+    /// third of a MariaDB campaign's throughput when done this often).
+    fn grace(&mut self) {
+        let start = Instant::now();
+        while let Some(left) = GRACE.checked_sub(start.elapsed()) {
+            if !self.any(|s| matches!(s, State::Blocked { .. })) {
+                return;
+            }
+            self.pump(left.min(POLL));
+        }
     }
 
     /// After locks may have been released: wait until each blocked statement has
