@@ -45,22 +45,30 @@ fn the_plain_run_of_sqlite_agrees_with_the_instrumented_one() {
     assert_eq!(state["t"][0].len(), 2, "{state:?}");
 }
 
-#[test]
-fn an_extra_lock_taken_by_the_instrumentation_is_a_fidelity_finding() {
-    // T2 reads while T1 holds SQLite's write lock: a plain read does not wait.
-    let case = kv_case(
+/// T2 reads while T1 holds SQLite's write lock: a plain read does not wait.
+fn read_beside_a_writer() -> TestCase {
+    kv_case(
         &[(1, 10), (2, 20)],
         vec![
             committed(vec![set("t", 1, 11)]),
             committed(vec![select("t", None)]),
         ],
         "1 1 2 2 1 2",
-    );
-    let mut e = FaultyEngine::new(
+    )
+}
+
+/// SQLite under the fault `extra-lock`: each instrumented read takes the
+/// write lock.
+fn extra_lock() -> FaultyEngine {
+    FaultyEngine::new(
         Box::new(SqliteEngine::open(None).unwrap()),
         Fault::ExtraLock,
-    );
-    let (_, findings, _) = run(&mut e, &case);
+    )
+}
+
+#[test]
+fn an_extra_lock_taken_by_the_instrumentation_is_a_fidelity_finding() {
+    let (_, findings, _) = run(&mut extra_lock(), &read_beside_a_writer());
     assert_eq!(findings.len(), 1, "{findings:?}");
     assert_eq!(findings[0].oracle, NAME);
     let whats: Vec<&str> = findings[0].evidence["differences"]
@@ -77,20 +85,8 @@ fn an_extra_lock_taken_by_the_instrumentation_is_a_fidelity_finding() {
 /// is undecided (`not-reproduced`), counted.
 #[test]
 fn a_difference_that_does_not_reproduce_is_undecided() {
-    let case = kv_case(
-        &[(1, 10), (2, 20)],
-        vec![
-            committed(vec![set("t", 1, 11)]),
-            committed(vec![select("t", None)]),
-        ],
-        "1 1 2 2 1 2",
-    );
-    let mut e = FaultyEngine::new(
-        Box::new(SqliteEngine::open(None).unwrap()),
-        Fault::ExtraLock,
-    )
-    .first_runs(1);
-    let (h, findings, stats) = run(&mut e, &case);
+    let mut e = extra_lock().first_runs(1);
+    let (h, findings, stats) = run(&mut e, &read_beside_a_writer());
     assert!(
         h.blocked_events() > 0,
         "the judged run waited: {:?}",
