@@ -3,11 +3,12 @@
 use super::deadline::Deadline;
 use super::worker::{Cmd, Reply, Worker};
 use super::ExecOptions;
+use crate::engine::profile::rules::Access;
 use crate::engine::{Cancel, Engine, EngineError, EngineProfile, ErrorScope, WaitSignal};
 use crate::instrument::Prepared;
 use crate::model::{
-    ErrorClass, Event, EventKind, History, Isolation, Outcome, Stmt, StmtError, StmtKind,
-    StmtOutcome, StmtRef, TestCase, TxnEnd, TxnOutcome,
+    ErrorClass, Event, EventKind, History, Outcome, StmtError, StmtKind, StmtOutcome, StmtRef,
+    TestCase, TxnEnd, TxnOutcome,
 };
 use crate::sql;
 use std::collections::HashMap;
@@ -416,21 +417,18 @@ impl<'a> Driver<'a> {
         })
     }
 
-    /// Whether `stmt` takes row locks: a write, or a locking read (every
-    /// read in a transaction at SERIALIZABLE on a locking engine is one).
+    /// Whether `stmt` takes row locks, by its transaction's profile rule: a
+    /// write, or a locking read (a plain read in a transaction too where the
+    /// level makes it one).
     fn takes_locks(&self, stmt: StmtRef) -> bool {
-        match self.case.stmt(stmt).map(|c| &c.stmt) {
-            Some(Stmt::Select(q)) => {
-                let level = self
-                    .case
-                    .txn(stmt.txn)
-                    .and_then(|t| t.isolation)
-                    .unwrap_or(self.case.isolation);
-                q.lock.is_some() || level == Isolation::Serializable
-            }
-            Some(Stmt::Insert(_) | Stmt::Update(_) | Stmt::Delete(_)) => true,
-            _ => false,
-        }
+        let (Some(cs), Some(rule)) = (
+            self.case.stmt(stmt),
+            self.profile.rule_of(self.case, stmt.txn),
+        ) else {
+            return false;
+        };
+        let in_txn = self.case.txn(stmt.txn).is_some_and(|t| !t.autocommit);
+        Access::of(&cs.stmt).is_some_and(|a| rule.lock_of(a, in_txn).is_some())
     }
 
     fn end(&mut self, txn: u32, how: TxnEnd) -> State {

@@ -12,9 +12,9 @@
 //! - the table: the hidden columns widen the clustered records, and the cost
 //!   model then prefers a secondary index for the same statement (for a
 //!   locking read, a covering secondary index whose entries alone it then
-//!   locks). Each UPDATE, and each single-table SELECT whose plan decides
-//!   its locks or visibility, is explained on plain twin tables (TEMPORARY tables of the same
-//!   names, which shadow the base tables on the admin connection: the
+//!   locks). Each UPDATE, and each SELECT whose plan decides its locks or
+//!   visibility, is explained on plain twin tables (TEMPORARY tables of the
+//!   same names, which shadow the base tables on the admin connection: the
 //!   case's columns, keys and indexes, its initial rows); where the plain
 //!   plan's index differs, the judged statement gets an index hint
 //!   (`FORCE INDEX`, or `IGNORE INDEX` for a plain full scan). Single-table
@@ -161,9 +161,9 @@ struct Hintable {
 /// Explains each UPDATE, and each SELECT whose plan decides its locks
 /// ([`plan_decides`]), on plain twin tables, and hints the judged statement
 /// where the plain plan uses another index for one of its tables
-/// ([`hint_anchors`]): the hidden columns
-/// widen the clustered records, and InnoDB may then scan a covering
-/// secondary index, whose records alone it locks.
+/// ([`hint_anchors`]): the hidden columns widen the clustered records, and
+/// InnoDB may then scan a covering secondary index, whose records alone it
+/// locks.
 fn hint_plans(
     admin: &mut Link,
     case: &TestCase,
