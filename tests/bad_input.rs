@@ -147,6 +147,33 @@ fn inconsistent_case_files_are_refused_by_replay() {
     }
 }
 
+/// A finding's case alone (the current case format, 2) replays; a bare
+/// case of a format this txfuzz does not know is refused with a sentence.
+#[test]
+fn a_bare_case_replays_and_an_unknown_case_format_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let finding = edited_finding(tmp.path(), |_| {});
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&finding).unwrap()).unwrap();
+    let mut case = v["case"].clone();
+    assert_eq!(case["format"], 2);
+    let path = tmp.path().join("case.json");
+    std::fs::write(&path, serde_json::to_vec(&case).unwrap()).unwrap();
+    let o = txfuzz(&["replay", path.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("replayed case"),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    case["format"] = 3.into();
+    std::fs::write(&path, serde_json::to_vec(&case).unwrap()).unwrap();
+    refused(
+        &txfuzz(&["replay", path.to_str().unwrap()]),
+        "unsupported case format 3",
+    );
+}
+
 #[test]
 fn output_paths_that_cannot_be_used_are_named_before_any_work() {
     let tmp = tempfile::tempdir().unwrap();

@@ -143,10 +143,19 @@ pub fn load_case_file(path: &Path) -> Result<CaseFile, String> {
         finding: Option<serde::de::IgnoredAny>,
     }
     let probe: Probe = read_json(path, CASE_FILE_LIMIT, "a JSON object")?;
+    // A finding record's format, or a bare case's own (older case formats
+    // are upgraded when they load).
+    let (what, newest) = match probe.finding {
+        Some(_) => ("finding", FINDING_FORMAT),
+        None => ("case", crate::model::CASE_FORMAT),
+    };
     if let Some(v) = probe.format {
-        if v.as_u64() != Some(u64::from(FINDING_FORMAT)) {
+        if !v
+            .as_u64()
+            .is_some_and(|f| (1..=u64::from(newest)).contains(&f))
+        {
             return Err(format!(
-                "{}: unsupported format {v} (this txfuzz reads format {FINDING_FORMAT})",
+                "{}: unsupported {what} format {v} (this txfuzz reads {what} formats 1 to {newest})",
                 path.display()
             ));
         }

@@ -189,7 +189,8 @@ fn select_items(d: Dialect, items: &[SelectItem]) -> String {
     parts.join(", ")
 }
 
-fn from_clause(d: Dialect, from: &[FromItem]) -> String {
+/// A SELECT's FROM list as rendered after `FROM`.
+pub fn from_clause(d: Dialect, from: &[FromItem]) -> String {
     let mut sql = String::new();
     for (i, item) in from.iter().enumerate() {
         let name = table_ref(item);

@@ -33,7 +33,7 @@ pub use ddl::{
     empty_table, foreign_key_switch, insert_rows, insert_rows_as, select_state, select_state_as,
     Layout,
 };
-pub use expr::{render_expr, render_select, render_value};
+pub use expr::{from_clause, render_expr, render_select, render_value};
 pub use render::{render_stmt, session_settings, session_setup};
 
 use serde::{Deserialize, Serialize};

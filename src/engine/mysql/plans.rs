@@ -17,7 +17,12 @@
 //!   same names, which shadow the base tables on the admin connection: the
 //!   case's columns, keys and indexes, its initial rows); where the plain
 //!   plan's index differs, the judged statement gets an index hint
-//!   (`FORCE INDEX`, or `IGNORE INDEX` for a plain full scan). Single-table
+//!   (`FORCE INDEX`, or `IGNORE INDEX` for a plain full scan), on each
+//!   table of a join too; an inner join keeps the plain plan's order
+//!   (`SELECT STRAIGHT_JOIN`, the FROM rewritten in that order where it was
+//!   written in another). The run's tables and the twins are analyzed once
+//!   filled (`analyze_sql`): InnoDB's statistics of fresh tables are
+//!   otherwise whatever its background thread last computed. Single-table
 //!   DELETE takes no index hint in MariaDB: the hidden columns are stored
 //!   so that InnoDB's row estimate hardly moves (`sql::Layout::Instrumented`),
 //!   which leaves a few DELETEs in a thousand cases on another plan
@@ -27,7 +32,9 @@ use super::link::Link;
 use super::setup;
 use crate::engine::EngineError;
 use crate::instrument::Prepared;
-use crate::model::{ErrorClass, Index, Isolation, Stmt, StmtRef, Table, TestCase, Value};
+use crate::model::{
+    ErrorClass, FromItem, Index, Isolation, JoinKind, Stmt, StmtRef, Table, TestCase, Value,
+};
 use crate::sql::{self, Dialect, Layout};
 use std::collections::HashMap;
 
@@ -131,20 +138,42 @@ fn twin(t: &Table) -> Table {
 
 /// The tables of a statement that can take an index hint, each with
 /// `EXPLAIN`'s name for it and the text the hint goes after: an UPDATE's
-/// table (`UPDATE t `), and the table of each single-table SELECT in a
-/// SELECT, the statement's and its subqueries' (`FROM t AS a`).
+/// table (`UPDATE t `), and each table of each SELECT in a SELECT, the
+/// statement's and its subqueries', joined ones too (`t AS a`).
 fn hint_anchors(stmt: &Stmt) -> Vec<(String, String)> {
     match stmt {
         Stmt::Update(u) => vec![(u.table.clone(), format!("UPDATE {} ", u.table))],
         Stmt::Select(_) => sql::selects_of(stmt)
             .into_iter()
-            .filter_map(|q| match q.from.as_slice() {
-                [f] => Some((f.alias.clone(), format!("FROM {} AS {}", f.table, f.alias))),
-                _ => None,
-            })
+            .flat_map(|q| &q.from)
+            .filter(|f| f.alias != f.table && !f.alias.is_empty())
+            .map(|f| (f.alias.clone(), format!("{} AS {}", f.table, f.alias)))
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// The aliases of a SELECT's inner join in the order `plan` reads them,
+/// when the statement's own FROM lists more than one table and joins them
+/// all with inner joins (`STRAIGHT_JOIN` then keeps the FROM order).
+fn join_order(stmt: &Stmt, plan: &[Vec<Value>]) -> Option<Vec<String>> {
+    let Stmt::Select(s) = stmt else { return None };
+    let inner = s.from.len() > 1
+        && s.from
+            .iter()
+            .all(|f| f.join.as_ref().is_none_or(|j| j.kind == JoinKind::Inner));
+    if !inner {
+        return None;
+    }
+    let aliases: Vec<&str> = s.from.iter().map(|f| f.alias.as_str()).collect();
+    Some(
+        plan.iter()
+            .filter_map(|row| match row.get(2) {
+                Some(Value::Text(t)) if aliases.contains(&t.as_str()) => Some(t.clone()),
+                _ => None,
+            })
+            .collect(),
+    )
 }
 
 /// A table of a statement that may take an index hint: `EXPLAIN`'s name
@@ -170,6 +199,8 @@ fn hint_plans(
     prepared: &mut HashMap<StmtRef, Prepared>,
 ) -> Result<(), EngineError> {
     let mut hinted: Vec<Hintable> = Vec::new();
+    // Inner joins and the order their instrumented plan reads the tables.
+    let mut joins: Vec<(StmtRef, Vec<String>)> = Vec::new();
     for (r, p) in prepared.iter() {
         let candidate = matches!(p.ir, Stmt::Update(_)) || plan_decides(case, *r, &p.ir);
         let anchors = hint_anchors(&p.ir);
@@ -179,6 +210,9 @@ fn hint_plans(
         let Some(plan) = explain(admin, &p.sql)? else {
             continue;
         };
+        if let Some(order) = join_order(&p.ir, &plan) {
+            joins.push((*r, order));
+        }
         let keys = keys_of(&plan);
         for (name, anchor) in anchors {
             // One anchor per hint: an alias met twice is left alone.
@@ -201,7 +235,7 @@ fn hint_plans(
             }
         }
     }
-    if hinted.is_empty() {
+    if hinted.is_empty() && joins.is_empty() {
         return Ok(());
     }
     let mut created = Vec::new();
@@ -238,40 +272,69 @@ fn hint_plans(
             }
         }
     }
-    let mut plain_keys = HashMap::new();
-    if twins_ok {
-        for h in &hinted {
-            if plain_keys.contains_key(&h.stmt) {
-                continue;
+    if twins_ok && !created.is_empty() {
+        // The statistics the plain tables of a run get (`analyze_sql`).
+        if let Err(e) = admin.query(&super::analyze_sql(&case.schema)) {
+            if e.class == ErrorClass::ConnectionLost {
+                return Err(setup("plain twin tables", e));
             }
-            let plan = explain(admin, &prepared[&h.stmt].plain)?;
-            plain_keys.insert(h.stmt, plan.as_deref().map(keys_of).unwrap_or_default());
+            twins_ok = false;
         }
     }
+    let mut plain_plans = HashMap::new();
+    if twins_ok {
+        let stmts = hinted
+            .iter()
+            .map(|h| h.stmt)
+            .chain(joins.iter().map(|j| j.0));
+        for r in stmts {
+            if let std::collections::hash_map::Entry::Vacant(slot) = plain_plans.entry(r) {
+                slot.insert(explain(admin, &prepared[&r].plain)?.unwrap_or_default());
+            }
+        }
+    }
+    let plain_keys: HashMap<StmtRef, _> = plain_plans
+        .iter()
+        .map(|(r, plan)| (*r, keys_of(plan)))
+        .collect();
     for name in created {
         admin
             .query(&format!("DROP TEMPORARY TABLE {name}"))
             .map_err(|e| setup("plain twin tables", e))?;
     }
-    for Hintable {
-        stmt: r,
-        name,
-        anchor,
-        key,
-        possible,
-    } in hinted
-    {
-        let Some((plain, _)) = plain_keys.get(&r).and_then(|k| k.get(&name)) else {
+    // The hints, decided before any is written: a join that gets one also
+    // keeps its plain order (a hint can move the optimizer's order).
+    let mut hints: Vec<(StmtRef, String, String)> = Vec::new();
+    for h in hinted {
+        let Some((plain, _)) = plain_keys.get(&h.stmt).and_then(|k| k.get(&h.name)) else {
             continue;
         };
-        let hint = match (plain, &key) {
+        let hint = match (plain, &h.key) {
             (a, b) if a == b => continue,
-            (Some(k), _) if possible.contains(k) || possible.is_empty() => {
+            // The primary key is the clustered index: forcing it scans
+            // the records themselves, as the plain plan does.
+            (Some(k), _) if h.possible.contains(k) || h.possible.is_empty() || k == "PRIMARY" => {
                 format!("FORCE INDEX ({k})")
             }
             (None, Some(k)) => format!("IGNORE INDEX ({k})"),
             _ => continue,
         };
+        hints.push((h.stmt, h.anchor, hint));
+    }
+    for (r, order) in joins {
+        let p = prepared.get_mut(&r).expect("an explained statement");
+        let Some(plain) = plain_plans.get(&r).and_then(|plan| join_order(&p.ir, plan)) else {
+            continue;
+        };
+        // STRAIGHT_JOIN also turns off semi-join flattening of subqueries:
+        // a read with one keeps its plan unless the order itself differs.
+        let subquery = sql::selects_of(&p.ir).len() > 1;
+        if plain == order && (subquery || !hints.iter().any(|h| h.0 == r)) {
+            continue;
+        }
+        keep_join_order(p, &plain);
+    }
+    for (r, anchor, hint) in hints {
         let p = prepared.get_mut(&r).expect("an explained statement");
         if let Some(at) = p.sql.find(&anchor) {
             let end = at + anchor.len();
@@ -280,4 +343,86 @@ fn hint_plans(
         }
     }
     Ok(())
+}
+
+/// Makes the judged inner join read its tables in `order`, the plain
+/// plan's: `SELECT STRAIGHT_JOIN` keeps the FROM order, and a FROM written
+/// in another order is rewritten in `order` where that keeps each ON
+/// condition after the tables it names (comma joins, or two tables).
+fn keep_join_order(p: &mut Prepared, order: &[String]) {
+    let Stmt::Select(s) = &p.ir else { return };
+    let written: Vec<&String> = s.from.iter().map(|f| &f.alias).collect();
+    if written != order.iter().collect::<Vec<_>>() {
+        let comma = s.from.iter().all(|f| f.join.is_none());
+        if order.len() != s.from.len() || !(comma || s.from.len() == 2) {
+            return;
+        }
+        let Some(mut items) = order
+            .iter()
+            .map(|a| s.from.iter().find(|f| &f.alias == a).cloned())
+            .collect::<Option<Vec<FromItem>>>()
+        else {
+            return;
+        };
+        if !comma {
+            items[1].join = s.from[1].join.clone();
+            items[0].join = None;
+        }
+        let from = format!("FROM {}", sql::from_clause(Dialect::Mysql, &s.from));
+        if p.sql.matches(&from).count() != 1 {
+            return;
+        }
+        let reordered = format!("FROM {}", sql::from_clause(Dialect::Mysql, &items));
+        p.sql = p.sql.replacen(&from, &reordered, 1);
+    }
+    if let Some(rest) = p.sql.strip_prefix("SELECT ") {
+        p.sql = format!("SELECT STRAIGHT_JOIN {rest}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::instrument::prepare_case;
+
+    /// Case 337's `SELECT a1.c0 FROM t0 AS a0 INNER JOIN t0 AS a1 ON ...`.
+    fn join() -> Prepared {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/replays/serializable-case337-join-plan.json");
+        let file = crate::finding::load_case_file(&path).unwrap();
+        let r = StmtRef { txn: 1, index: 1 };
+        prepare_case(Dialect::Mysql, file.case())
+            .remove(&r)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_join_keeps_the_plain_order_as_written_or_reordered() {
+        let order = |o: [&str; 2]| {
+            let mut p = join();
+            keep_join_order(&mut p, &o.map(String::from));
+            p.sql
+        };
+        let written = order(["a0", "a1"]);
+        assert!(
+            written.starts_with("SELECT STRAIGHT_JOIN a1.c0, "),
+            "{written}"
+        );
+        assert!(
+            written.contains(" FROM t0 AS a0 INNER JOIN t0 AS a1 ON (a0.c1 = a1.c1)"),
+            "{written}"
+        );
+        let reordered = order(["a1", "a0"]);
+        assert!(
+            reordered.starts_with("SELECT STRAIGHT_JOIN a1.c0, "),
+            "{reordered}"
+        );
+        assert!(
+            reordered.contains(" FROM t0 AS a1 INNER JOIN t0 AS a0 ON (a0.c1 = a1.c1)"),
+            "{reordered}"
+        );
+        // The instrumented columns keep their places: the result reads the same.
+        let items = |s: &str| s[..s.find(" FROM ").unwrap()].to_string();
+        assert_eq!(items(&written), items(&reordered));
+    }
 }

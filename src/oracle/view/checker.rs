@@ -501,6 +501,9 @@ impl Checker<'_> {
                 "the final state differs from the one the version history predicts".into(),
                 json!({ "diff": diff, "expected": expected }),
             ));
+            // A violation of this order: another order of statements
+            // resumed together may still predict the state.
+            return Err(Stop::Violation);
         }
         Ok(())
     }
