@@ -557,3 +557,31 @@ fn a_join_reads_the_indexes_of_the_plain_plan() {
     );
     assert_eq!(judged, plain, "{}", prepared[&read].sql);
 }
+
+/// An open fidelity class, named (a 20-minute campaign at every level,
+/// case 336, READ UNCOMMITTED, reduced by `txfuzz reduce`): T1's REPLACE of
+/// a row identical to the stored one changes nothing in the plain run (no
+/// undo record) and changes `rid` and `wl` in the instrumented one; when T1
+/// and T2 then deadlock, InnoDB rolls back the lighter transaction, T1
+/// without the instrumentation and T2 with it. The finding says so
+/// (`fidelity:deadlock-victim`, both victims in its evidence).
+#[test]
+fn a_no_op_replace_moves_the_deadlock_victim_and_the_finding_names_it() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let (findings, _) = replay_fixture(
+        &url,
+        "read-uncommitted-case336-fidelity-deadlock-victim-noop-replace.json",
+        OracleKind::Fidelity,
+    );
+    let f = findings
+        .iter()
+        .find(|f| f.kind == "deadlock-victim")
+        .unwrap_or_else(|| panic!("{findings:#?}"));
+    assert_eq!(
+        f.evidence["deadlock_victims"],
+        serde_json::json!({ "plain": 1, "instrumented": 2 }),
+        "{f:#?}"
+    );
+}

@@ -353,24 +353,52 @@ fn state_json(state: &BTreeMap<String, Vec<Vec<Value>>>) -> serde_json::Value {
     json!(state)
 }
 
+/// The transactions each run rolled back as a deadlock victim, when the
+/// two runs chose different ones (`(plain, instrumented)`): InnoDB rolls
+/// back the transaction of least weight, its undo records and locks
+/// (MySQL 17.7.5.2 "Deadlock Detection": "InnoDB tries to pick small
+/// transactions to roll back, where the size of a transaction is
+/// determined by the number of rows inserted, updated, or deleted"), and an
+/// instrumented write always changes `wl` where the plain one may change
+/// nothing (a REPLACE of an identical row writes no undo record).
+fn deadlock_victims(diffs: &[Difference]) -> Option<(u32, u32)> {
+    let deadlock =
+        |v: &serde_json::Value| v.get("class").and_then(|c| c.as_str()) == Some("deadlock");
+    let victim = |plain: bool| {
+        diffs.iter().find_map(|d| {
+            let (mine, other) = if plain {
+                (&d.plain, &d.instrumented)
+            } else {
+                (&d.instrumented, &d.plain)
+            };
+            (d.what == "error" && deadlock(mine) && !deadlock(other)).then_some(d.stmt?.txn)
+        })
+    };
+    match (victim(true), victim(false)) {
+        (Some(p), Some(i)) if p != i => Some((p, i)),
+        _ => None,
+    }
+}
+
 fn finding(case: &TestCase, diffs: &[Difference]) -> Finding {
     let first = &diffs[0];
     let op = |r: StmtRef| case.stmt(r).map(|cs| cs.op);
     let statements: BTreeSet<StmtRef> = diffs.iter().filter_map(|d| d.stmt).collect();
-    let summary = match first.stmt {
-        Some(r) => format!(
-            "instrumentation changed what the engine did: op {} {} differs without it ({} difference(s))",
-            op(r).map_or("?".into(), |o| o.to_string()),
-            describe(first.what),
+    let victims = deadlock_victims(diffs);
+    let summary = match (victims, first.stmt) {
+        (Some((plain, inst)), _) => format!(
+            "instrumentation changed which transaction a deadlock rolled back: T{plain} without it, \
+             T{inst} with it ({} difference(s))",
             diffs.len()
         ),
-        None => format!(
-            "instrumentation changed what the engine did: the {} differs without it ({} difference(s))",
-            describe(first.what),
-            diffs.len()
-        ),
+        (None, r) => fallback_summary(case, first, r, diffs.len()),
     };
-    let evidence = json!({
+    let kind = if victims.is_some() {
+        "deadlock-victim"
+    } else {
+        first.what
+    };
+    let mut evidence = json!({
         "statements": statements,
         "differences": diffs.iter().map(|d| json!({
             "what": d.what,
@@ -380,13 +408,30 @@ fn finding(case: &TestCase, diffs: &[Difference]) -> Finding {
             "plain": d.plain,
         })).collect::<Vec<_>>(),
     });
-    Finding::new(
-        crate::oracle::OracleKind::Fidelity,
-        first.what,
-        summary,
-        evidence,
-    )
-    .about(statements)
+    if let Some((plain, inst)) = victims {
+        evidence["deadlock_victims"] = json!({ "plain": plain, "instrumented": inst });
+    }
+    Finding::new(crate::oracle::OracleKind::Fidelity, kind, summary, evidence).about(statements)
+}
+
+fn fallback_summary(
+    case: &TestCase,
+    first: &Difference,
+    stmt: Option<StmtRef>,
+    n: usize,
+) -> String {
+    let op = |r: StmtRef| case.stmt(r).map(|cs| cs.op);
+    match stmt {
+        Some(r) => format!(
+            "instrumentation changed what the engine did: op {} {} differs without it ({n} difference(s))",
+            op(r).map_or("?".into(), |o| o.to_string()),
+            describe(first.what),
+        ),
+        None => format!(
+            "instrumentation changed what the engine did: the {} differs without it ({n} difference(s))",
+            describe(first.what),
+        ),
+    }
 }
 
 fn describe(what: &str) -> &'static str {

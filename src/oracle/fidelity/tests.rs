@@ -275,3 +275,37 @@ fn sampling_is_reproducible_and_near_the_rate() {
     assert!(!(0..100).any(|i| sampled(7, i, 0.0)));
     assert!((0..100).all(|i| sampled(7, i, 1.0)));
 }
+
+/// Two runs that rolled back different deadlock victims give a finding of
+/// its own kind, naming both victims; a deadlock in one run only stays an
+/// `error` difference.
+#[test]
+fn a_different_deadlock_victim_is_named() {
+    let case = conflicting();
+    let deadlock = json!({ "class": "deadlock", "code": "1213 (40001)" });
+    let error = |txn: u32, instrumented: serde_json::Value, plain: serde_json::Value| Difference {
+        what: "error",
+        stmt: Some(StmtRef { txn, index: 0 }),
+        instrumented,
+        plain,
+    };
+    let swapped = [
+        error(1, serde_json::Value::Null, deadlock.clone()),
+        error(2, deadlock.clone(), serde_json::Value::Null),
+    ];
+    let f = finding(&case, &swapped);
+    assert_eq!(f.kind, "deadlock-victim");
+    assert!(
+        f.summary.contains("T1 without it, T2 with it"),
+        "{}",
+        f.summary
+    );
+    assert_eq!(
+        f.evidence["deadlock_victims"],
+        json!({ "plain": 1, "instrumented": 2 })
+    );
+    let one_run_only = [error(1, serde_json::Value::Null, deadlock)];
+    let f = finding(&case, &one_run_only);
+    assert_eq!(f.kind, "error");
+    assert!(f.evidence.get("deadlock_victims").is_none());
+}
