@@ -585,3 +585,34 @@ fn a_no_op_replace_moves_the_deadlock_victim_and_the_finding_names_it() {
         "{f:#?}"
     );
 }
+
+/// Purge during a run (a 20-minute campaign at every level, case 2272,
+/// SERIALIZABLE, a `fidelity:wait` reduced by `txfuzz reduce`): T3 deletes
+/// row 13 and commits while T2's UPDATE of every row waits for it; T2 then
+/// locks the delete-marked record, and T1's locking read of the table
+/// waits for T2 while the record is there. Once InnoDB's purge removed it,
+/// the lock is on a gap and the read goes through, so whether T1 waited
+/// depended on the purge threads (the old engine: 3 of 8 runs did not
+/// wait). The engine's purge guard keeps the record for the run: T1 waits
+/// in every run.
+#[test]
+fn a_locking_read_meets_the_delete_marked_record_in_every_run() {
+    use txfuzz::exec::execute;
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/replays/serializable-case2272-fidelity-purge-delete-marked.json");
+    let file = txfuzz::finding::load_case_file(&path).unwrap();
+    let case = file.case();
+    let read = StmtRef { txn: 1, index: 1 };
+    let mut e = common::open(&url);
+    for run in 0..8 {
+        e.load(case).unwrap();
+        let h = execute(e.as_mut(), case, &ExecOptions::default()).unwrap();
+        let waited = h.events.iter().any(|ev| {
+            ev.stmt == read && matches!(ev.kind, txfuzz::model::EventKind::Blocked { .. })
+        });
+        assert!(waited, "run {run}: {h:#?}");
+    }
+}

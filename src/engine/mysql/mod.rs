@@ -66,6 +66,9 @@ pub struct MysqlEngine {
     /// A recovery failed: the server is gone or frozen, so the exit does not
     /// wait on it (the next run removes what is left, [`super::leftover`]).
     gave_up: bool,
+    /// A connection whose read view, opened after each fill, keeps InnoDB's
+    /// purge from removing the records a run delete-marks ([`Self::hold_purge`]).
+    purge_guard: Option<Link>,
 }
 
 /// An admin-connection failure: a lost connection (the server went away) is
@@ -192,6 +195,7 @@ impl MysqlEngine {
             stale: Vec::new(),
             local,
             gave_up: false,
+            purge_guard: None,
         };
         engine.start_monitor();
         Ok(engine)
@@ -266,7 +270,36 @@ impl MysqlEngine {
         self.admin.batch(sql).map_err(|e| {
             let _ = self.admin.batch("ROLLBACK; SET FOREIGN_KEY_CHECKS=1");
             setup("initial rows", e)
-        })
+        })?;
+        self.hold_purge()
+    }
+
+    /// Opens a read view on the purge guard's connection, closing the one
+    /// it held. InnoDB removes a delete-marked record only once no read view
+    /// can see it (MySQL 17.3 "InnoDB Multi-Versioning": purge, and "a
+    /// consistent read view prevents purging"), and whether the record is
+    /// still there decides locks: a locking scan waits for the lock another
+    /// transaction holds on it, and does not once purge has moved the lock
+    /// to the next record's gap. Purge runs on its own threads, so without
+    /// the guard two runs of one case could lock differently (a shadow-run
+    /// difference of case 2272, docs/engine-facts.md "Purge during a run").
+    /// The view is taken after the fill, so the initial rows' own
+    /// delete-marks (a reset's DELETE) are purged as before.
+    fn hold_purge(&mut self) -> Result<(), EngineError> {
+        const VIEW: &str = "COMMIT; START TRANSACTION WITH CONSISTENT SNAPSHOT";
+        if let Some(guard) = self.purge_guard.as_mut() {
+            guard.set_deadline(Some(self.deadline));
+            if guard.batch(VIEW).is_ok() {
+                return Ok(());
+            }
+        }
+        // No guard yet, or its connection is gone (a recovered server).
+        self.purge_guard = None;
+        let mut link = Link::connect(&self.opts).map_err(|e| self.connect_err(e))?;
+        link.set_deadline(Some(self.deadline));
+        link.batch(VIEW).map_err(|e| setup("purge guard", e))?;
+        self.purge_guard = Some(link);
+        Ok(())
     }
 }
 
