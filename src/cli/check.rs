@@ -380,10 +380,15 @@ pub fn synthetic(n: usize, seed: u64) -> CheckHistory {
 
 /// Peak resident memory (VmHWM) in MiB.
 pub fn peak_mib() -> f64 {
+    status_mib("VmHWM:")
+}
+
+/// A memory figure of `/proc/self/status` (`VmHWM:`, `VmRSS:`) in MiB.
+fn status_mib(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
+            s.lines().find(|l| l.starts_with(field)).and_then(|l| {
                 l.split_whitespace()
                     .nth(1)
                     .and_then(|k| k.parse::<f64>().ok())
@@ -397,6 +402,7 @@ pub fn bench_check(args: BenchCheckArgs) -> Result<ExitCode, UsageError> {
     let t0 = Instant::now();
     let mut h = synthetic(args.txns, 0x9e37_79b9_7f4a_7c15);
     let gen_s = t0.elapsed().as_secs_f64();
+    let history_mib = status_mib("VmRSS:");
     let mut json_s = None;
     if args.json {
         let t = Instant::now();
@@ -410,7 +416,7 @@ pub fn bench_check(args: BenchCheckArgs) -> Result<ExitCode, UsageError> {
     let check_s = t.elapsed().as_secs_f64();
     let found = a.anomalies.len();
     println!(
-        "bench-check: {} txns, {} rows, {} reads, {} writes, {} edges: check {:.3} s (generate {:.3} s{}), peak RSS {:.0} MiB, {} anomalies",
+        "bench-check: {} txns, {} rows, {} reads, {} writes, {} edges: check {:.3} s (generate {:.3} s{}), peak RSS {:.0} MiB (history {:.0} MiB), {} anomalies",
         a.stats.txns,
         a.stats.rows,
         a.stats.reads,
@@ -422,6 +428,7 @@ pub fn bench_check(args: BenchCheckArgs) -> Result<ExitCode, UsageError> {
             .map(|(b, s)| format!(", JSON {:.0} MB serialise+parse {s:.3} s", b as f64 / 1e6))
             .unwrap_or_default(),
         peak_mib(),
+        history_mib,
         found
     );
     Ok(if found > 0 {

@@ -8,11 +8,14 @@
 use super::Value;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
+use std::sync::Arc;
 
 /// A valid write list. Ordered and compared by its text (`"0,3"`), as the
-/// histories and finding files store it.
+/// histories and finding files store it. The text is shared: a version read
+/// many times, and written over, is one allocation however often it is
+/// cloned (a history of 10M transactions holds tens of millions of them).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct WriteList(String);
+pub struct WriteList(Arc<str>);
 
 impl WriteList {
     /// Parses `0,3,7` (blanks around entries allowed); every entry must be
@@ -29,7 +32,7 @@ impl WriteList {
             }
             canonical.push_str(&op.to_string());
         }
-        Ok(WriteList(canonical))
+        Ok(WriteList(canonical.into()))
     }
 
     /// The write list in a value the engine returned: text, or a number
@@ -51,12 +54,12 @@ impl WriteList {
 
     /// The list of one operation (a row it inserted).
     pub fn of(op: u32) -> WriteList {
-        WriteList(op.to_string())
+        WriteList(op.to_string().into())
     }
 
     /// The list with `op` appended (the version `op` writes over this one).
     pub fn then(&self, op: u32) -> WriteList {
-        WriteList(format!("{},{op}", self.0))
+        WriteList(format!("{},{op}", self.0).into())
     }
 
     /// The operation ids, oldest first.
@@ -84,13 +87,14 @@ impl WriteList {
     pub fn previous(&self) -> Option<WriteList> {
         self.0
             .rsplit_once(',')
-            .map(|(prev, _)| WriteList(prev.to_string()))
+            .map(|(prev, _)| WriteList(prev.into()))
     }
 
     /// Whether `other` descends from this version (or is it).
     pub fn is_prefix_of(&self, other: &WriteList) -> bool {
-        other.0 == self.0
-            || (other.0.starts_with(&self.0) && other.0.as_bytes().get(self.0.len()) == Some(&b','))
+        *other.0 == *self.0
+            || (other.0.starts_with(&*self.0)
+                && other.0.as_bytes().get(self.0.len()) == Some(&b','))
     }
 
     pub fn as_str(&self) -> &str {
@@ -113,13 +117,13 @@ impl std::str::FromStr for WriteList {
 
 impl PartialEq<str> for WriteList {
     fn eq(&self, other: &str) -> bool {
-        self.0 == other
+        *self.0 == *other
     }
 }
 
 impl PartialEq<&str> for WriteList {
     fn eq(&self, other: &&str) -> bool {
-        self.0 == *other
+        *self.0 == **other
     }
 }
 

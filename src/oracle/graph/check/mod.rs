@@ -154,6 +154,9 @@ struct Checker<'a> {
     /// observed (`Op::UnobservedWrite`).
     partial: FxMap<u64, u8>,
     chains: Vec<Vec<u32>>,
+    /// Each row's chain as a write list, once one was observed whole
+    /// (`observe`'s fast path for versions already on the chain).
+    chain_text: Vec<Option<WriteList>>,
     /// Deleting op per row (0: not deleted).
     deleted: Vec<u32>,
     reads: Vec<ReadRec>,
@@ -241,6 +244,7 @@ impl<'a> Checker<'a> {
             wrote: FxMap::default(),
             partial: FxMap::default(),
             chains: Vec::new(),
+            chain_text: Vec::new(),
             deleted: Vec::new(),
             reads: Vec::new(),
             read_off: vec![0],
@@ -281,6 +285,7 @@ impl<'a> Checker<'a> {
         if r == next {
             self.row_key.push((t, rid));
             self.chains.push(Vec::new());
+            self.chain_text.push(None);
             self.deleted.push(0);
             self.incompatible_rows.push(false);
         }

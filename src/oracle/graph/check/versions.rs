@@ -10,6 +10,14 @@ impl<'a> Checker<'a> {
     /// Places `wl` of `row` on the row's chain: Some(version length), or None
     /// (anomaly recorded) when it names an unknown/aborted write or diverges.
     pub(super) fn observe(&mut self, txn: u32, row: u32, wl: &WriteList, src: Src) -> Option<u32> {
+        // A version already on the row's chain (most reads and every
+        // `before`): its text is a prefix of the chain's, so it is valid and
+        // its position is its length; no entry needs parsing.
+        if let Some(known) = &self.chain_text[row as usize] {
+            if wl.is_prefix_of(known) {
+                return Some(wl.len() as u32);
+            }
+        }
         let mut buf = std::mem::take(&mut self.scratch);
         let r = self.observe_parsed(txn, row, wl, src, &mut buf);
         self.scratch = buf;
@@ -64,6 +72,8 @@ impl<'a> Checker<'a> {
             return None;
         }
         self.chains[row as usize].extend_from_slice(&buf[common..]);
+        // The chain is now exactly `wl`'s entries.
+        self.chain_text[row as usize] = Some(wl.clone());
         Some(buf.len() as u32)
     }
 
