@@ -191,13 +191,11 @@ fn a_unique_not_null_key_without_a_primary_key_is_the_record_identity() {
     let Some(url) = common::mysql_url() else {
         return;
     };
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/replays/repeatable-read-case2836-view-unique-clustered-key.json");
-    let file = txfuzz::finding::load_case_file(&path).unwrap();
+    let case = common::replay_case("repeatable-read-case2836-view-unique-clustered-key.json");
     let mut stats = CheckStats::default();
     let (_, findings) = run_case(
         common::open(&url).as_mut(),
-        file.case(),
+        &case,
         &[OracleKind::View],
         &ExecOptions::default(),
         &mut stats,

@@ -30,14 +30,11 @@ fn shadowed(e: &mut dyn Engine, case: &TestCase) -> (History, Vec<Finding>, Chec
 /// The case of a finding kept in `tests/fixtures/replays/`, run on MariaDB
 /// with one oracle.
 fn replay_fixture(url: &str, name: &str, oracle: OracleKind) -> (Vec<Finding>, CheckStats) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/replays")
-        .join(name);
-    let file = txfuzz::finding::load_case_file(&path).unwrap();
+    let case = common::replay_case(name);
     let mut stats = CheckStats::default();
     let (_, findings) = run_case(
         common::open(url).as_mut(),
-        file.case(),
+        &case,
         &[oracle],
         &ExecOptions::default(),
         &mut stats,
@@ -538,10 +535,7 @@ fn a_join_reads_the_indexes_of_the_plain_plan() {
     let Some(url) = common::mysql_url() else {
         return;
     };
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/replays/serializable-case337-join-plan.json");
-    let file = txfuzz::finding::load_case_file(&path).unwrap();
-    let case = file.case();
+    let case = &common::replay_case("serializable-case337-join-plan.json");
     let read = StmtRef { txn: 1, index: 1 };
     let mut e = common::open(&url);
     e.load(case).unwrap();
@@ -592,7 +586,7 @@ fn a_no_op_replace_moves_the_deadlock_victim_and_the_finding_names_it() {
 /// locks the delete-marked record, and T1's locking read of the table
 /// waits for T2 while the record is there. Once InnoDB's purge removed it,
 /// the lock is on a gap and the read goes through, so whether T1 waited
-/// depended on the purge threads (the old engine: 3 of 8 runs did not
+/// depended on the purge threads (the old engine: 4 of 8 runs did not
 /// wait). The engine's purge guard keeps the record for the run: T1 waits
 /// in every run.
 #[test]
@@ -601,10 +595,7 @@ fn a_locking_read_meets_the_delete_marked_record_in_every_run() {
     let Some(url) = common::mysql_url() else {
         return;
     };
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/replays/serializable-case2272-fidelity-purge-delete-marked.json");
-    let file = txfuzz::finding::load_case_file(&path).unwrap();
-    let case = file.case();
+    let case = &common::replay_case("serializable-case2272-fidelity-purge-delete-marked.json");
     let read = StmtRef { txn: 1, index: 1 };
     let mut e = common::open(&url);
     for run in 0..8 {

@@ -492,10 +492,7 @@ fn mariadb_statements_resumed_together_are_judged_in_either_order() {
     let Some(url) = common::mysql_url() else {
         return;
     };
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/replays/serializable-case1702-view-resumed-replace-upsert.json");
-    let file = txfuzz::finding::load_case_file(&path).unwrap();
-    let case = file.case();
+    let case = &common::replay_case("serializable-case1702-view-resumed-replace-upsert.json");
     let together = [at(1, 1), at(3, 0)];
     for _ in 0..30 {
         let mut e = common::open(&url);

@@ -294,3 +294,15 @@ pub fn assert_mostly_pass(shown: &[String], total: usize, log: &str) {
         shown.join("\n")
     );
 }
+
+/// The case of a file kept in `tests/fixtures/replays/` (a finding, a
+/// reduced finding or a bare case).
+pub fn replay_case(name: &str) -> txfuzz::model::TestCase {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/replays")
+        .join(name);
+    txfuzz::finding::load_case_file(&path)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .case()
+        .clone()
+}
