@@ -18,8 +18,7 @@
 //!   case's columns, keys and indexes, its initial rows); where the plain
 //!   plan's index differs, the judged statement gets an index hint
 //!   (`FORCE INDEX`, or `IGNORE INDEX` for a plain full scan), on each
-//!   table of a join too, and a read keeps an index both plans agree on at
-//!   load (the optimizer decides again on the live row counts); an inner join keeps the plain plan's order
+//!   table of a join too; an inner join keeps the plain plan's order
 //!   (`SELECT STRAIGHT_JOIN`, the FROM rewritten in that order where it was
 //!   written in another). The run's tables and the twins are analyzed once
 //!   filled (`analyze_sql`): InnoDB's statistics of fresh tables are
