@@ -607,24 +607,3 @@ fn a_locking_read_meets_the_delete_marked_record_in_every_run() {
         assert!(waited, "run {run}: {h:#?}");
     }
 }
-
-/// Fidelity regression (a 20-minute campaign at every level, case 10258,
-/// REPEATABLE READ, reduced by `txfuzz reduce`): T4 deletes every row of
-/// `t0`, T3's share-mode join of `t0` and the empty `t1` stays open, and
-/// T2's `UPDATE t0 SET c1 = 1` waits for it on the plain tables. The
-/// twins' plans at load agree (`a0` by PRIMARY), so no hint was given; on
-/// the live row count after the DELETE the optimizer read `a0` from the
-/// covering secondary index `i_t0_1` of the wider table, share-locked only
-/// its entries, and T2 did not wait. An index the plans agree on at load is
-/// now kept for the run (`FORCE INDEX`).
-#[test]
-fn a_read_keeps_the_index_its_plans_agree_on_at_load() {
-    let Some(url) = common::mysql_url() else {
-        return;
-    };
-    fixture_is_clean(
-        &url,
-        "repeatable-read-case10258-fidelity-covering-index-live-rows.json",
-        OracleKind::Fidelity,
-    );
-}

@@ -305,20 +305,11 @@ fn hint_plans(
     // The hints, decided before any is written: a join that gets one also
     // keeps its plain order (a hint can move the optimizer's order).
     let mut hints: Vec<(StmtRef, String, String)> = Vec::new();
-    // Indexes a read's plain and instrumented plans agree on at load, kept
-    // for the run: on the live row counts the optimizer may later prefer a
-    // covering secondary index of the wider table (case 10258).
-    let mut pins: Vec<(StmtRef, String, String)> = Vec::new();
     for h in hinted {
         let Some((plain, _)) = plain_keys.get(&h.stmt).and_then(|k| k.get(&h.name)) else {
             continue;
         };
-        let select = matches!(prepared[&h.stmt].ir, Stmt::Select(_));
         let hint = match (plain, &h.key) {
-            (Some(k), Some(_)) if plain == &h.key && select => {
-                pins.push((h.stmt, h.anchor, format!("FORCE INDEX ({k})")));
-                continue;
-            }
             (a, b) if a == b => continue,
             // The primary key is the clustered index: forcing it scans
             // the records themselves, as the plain plan does.
@@ -343,7 +334,7 @@ fn hint_plans(
         }
         keep_join_order(p, &plain);
     }
-    for (r, anchor, hint) in hints.into_iter().chain(pins) {
+    for (r, anchor, hint) in hints {
         let p = prepared.get_mut(&r).expect("an explained statement");
         if let Some(at) = p.sql.find(&anchor) {
             let end = at + anchor.len();
