@@ -385,13 +385,13 @@ fn finding(case: &TestCase, diffs: &[Difference]) -> Finding {
     let op = |r: StmtRef| case.stmt(r).map(|cs| cs.op);
     let statements: BTreeSet<StmtRef> = diffs.iter().filter_map(|d| d.stmt).collect();
     let victims = deadlock_victims(diffs);
-    let summary = match (victims, first.stmt) {
-        (Some((plain, inst)), _) => format!(
+    let summary = match victims {
+        Some((plain, inst)) => format!(
             "instrumentation changed which transaction a deadlock rolled back: T{plain} without it, \
              T{inst} with it ({} difference(s))",
             diffs.len()
         ),
-        (None, r) => fallback_summary(case, first, r, diffs.len()),
+        None => difference_summary(first, first.stmt.and_then(op), diffs.len()),
     };
     let kind = if victims.is_some() {
         "deadlock-victim"
@@ -414,20 +414,16 @@ fn finding(case: &TestCase, diffs: &[Difference]) -> Finding {
     Finding::new(crate::oracle::OracleKind::Fidelity, kind, summary, evidence).about(statements)
 }
 
-fn fallback_summary(
-    case: &TestCase,
-    first: &Difference,
-    stmt: Option<StmtRef>,
-    n: usize,
-) -> String {
-    let op = |r: StmtRef| case.stmt(r).map(|cs| cs.op);
-    match stmt {
-        Some(r) => format!(
+/// The summary of a finding led by the difference `first` (of operation
+/// `op`, when it is about a statement).
+fn difference_summary(first: &Difference, op: Option<u32>, n: usize) -> String {
+    match (first.stmt, op) {
+        (Some(_), op) => format!(
             "instrumentation changed what the engine did: op {} {} differs without it ({n} difference(s))",
-            op(r).map_or("?".into(), |o| o.to_string()),
+            op.map_or("?".into(), |o| o.to_string()),
             describe(first.what),
         ),
-        None => format!(
+        (None, _) => format!(
             "instrumentation changed what the engine did: the {} differs without it ({n} difference(s))",
             describe(first.what),
         ),
