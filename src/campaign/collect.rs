@@ -7,6 +7,7 @@ use super::worker::{CaseDone, Report};
 use super::{say, write_summary, CampaignConfig, CampaignError, Summary};
 use crate::finding::FindingStore;
 use crate::oracle::{OracleKind, Verdict};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -20,6 +21,9 @@ pub(super) struct Collector<'a> {
     pub hits: &'a mut Hits,
     pub progress: &'a indicatif::ProgressBar,
     pub start: Instant,
+    /// Set when every `--until-known` issue was found: the workers claim no
+    /// more cases.
+    pub stop: &'a AtomicBool,
 }
 
 impl Collector<'_> {
@@ -89,6 +93,9 @@ impl Collector<'_> {
                 );
             }
             summary.note_finding(&rec.finding, &path);
+            if let (Verdict::Violation, Some(k)) = (rec.finding.verdict, &rec.finding.known) {
+                summary.note_known_first(&k.id, rec.case.index, self.start.elapsed().as_secs_f64());
+            }
             crate::finding::note_distinct(
                 &mut summary.distinct,
                 &rec.finding,
@@ -98,6 +105,15 @@ impl Collector<'_> {
             );
         }
         summary.note_phase("record", recording.elapsed().as_secs_f64());
+        if summary.found_every_target() && !self.stop.swap(true, Ordering::SeqCst) {
+            say(
+                self.progress,
+                format!(
+                    "found every --until-known issue after {} case(s): stopping",
+                    summary.cases
+                ),
+            );
+        }
         self.progress.set_position(summary.cases);
         self.progress.set_message(format!(
             "{} violation(s), {} query bug(s), {} known, {} permitted, {} fidelity",

@@ -176,6 +176,18 @@ fn add_counts(s: &mut Summary, p: &Summary) {
         }
     };
     add(&mut s.known_by, &p.known_by);
+    // Shards ran side by side: the earliest shard's time, and its own cases.
+    for (id, f) in &p.known_first {
+        let earlier = s.known_first.get(id).is_some_and(|e| e.seconds <= f.seconds);
+        if !earlier {
+            s.known_first.insert(id.clone(), f.clone());
+        }
+    }
+    for id in &p.until_known {
+        if !s.until_known.contains(id) {
+            s.until_known.push(id.clone());
+        }
+    }
     add(&mut s.permitted_by, &p.permitted_by);
     add(&mut s.cases_per_isolation, &p.cases_per_isolation);
     add(&mut s.cases_with, &p.cases_with);

@@ -14,7 +14,7 @@ mod summary;
 mod worker;
 
 pub use shard::Shard;
-pub use summary::{Incomplete, Summary};
+pub use summary::{FirstFound, Incomplete, Summary};
 
 use crate::engine::{Engine, EngineError};
 use crate::exec::{execute_checked, ExecOptions};
@@ -47,6 +47,8 @@ pub struct CampaignConfig {
     pub mixed: bool,
     /// `--setting`: per-session settings each session draws a value of.
     pub settings: Vec<crate::gen::SettingChoice>,
+    /// `--until-known`: stop once each of these known issues was found.
+    pub until_known: Option<UntilKnown>,
     pub oracles: Vec<OracleKind>,
     pub out: PathBuf,
     pub exec: ExecOptions,
@@ -66,6 +68,69 @@ pub struct CampaignConfig {
     pub pin: bool,
 }
 
+/// `--until-known`: the known issues a campaign runs until it has found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UntilKnown {
+    /// Every entry that covers the engine and its version and whose settings
+    /// the engine has or the campaign's sessions draw.
+    All,
+    Ids(Vec<String>),
+}
+
+impl std::str::FromStr for UntilKnown {
+    type Err = String;
+    fn from_str(s: &str) -> Result<UntilKnown, String> {
+        if s == "all" {
+            return Ok(UntilKnown::All);
+        }
+        let ids: Vec<String> = s.split(',').map(|id| id.trim().to_string()).collect();
+        if ids.iter().any(String::is_empty) {
+            return Err(format!("'{s}': `all` or a comma list of known-issue ids"));
+        }
+        Ok(UntilKnown::Ids(ids))
+    }
+}
+
+impl UntilKnown {
+    /// The ids this campaign looks for, or why it cannot look for them.
+    pub fn resolve(
+        &self,
+        known: &KnownIssues,
+        engine: &crate::model::EngineInfo,
+        drawn: &[crate::gen::SettingChoice],
+    ) -> Result<Vec<String>, String> {
+        let ids: Vec<String> = match self {
+            UntilKnown::All => known
+                .issues
+                .iter()
+                .filter(|i| i.reachable(engine, drawn))
+                .map(|i| i.id.clone())
+                .collect(),
+            UntilKnown::Ids(ids) => {
+                for id in ids {
+                    let Some(issue) = known.issues.iter().find(|i| &i.id == id) else {
+                        return Err(format!("'{id}' is no known issue (known-issues.toml, --known)"));
+                    };
+                    if !issue.covers(engine) {
+                        return Err(format!(
+                            "'{id}' does not cover {} {}",
+                            engine.name, engine.version
+                        ));
+                    }
+                }
+                ids.clone()
+            }
+        };
+        if ids.is_empty() {
+            return Err(format!(
+                "no known issue covers {} {} with these settings",
+                engine.name, engine.version
+            ));
+        }
+        Ok(ids)
+    }
+}
+
 /// The default `--shadow` rate.
 pub const DEFAULT_SHADOW: f64 = 0.1;
 
@@ -80,6 +145,7 @@ impl CampaignConfig {
             isolations: None,
             mixed: false,
             settings: Vec::new(),
+            until_known: None,
             oracles: OracleKind::defaults(),
             out: out.to_path_buf(),
             exec: ExecOptions::default(),
@@ -217,6 +283,11 @@ pub fn run_campaign_jobs(
     };
     let mut summary = Summary::new(first.info().clone(), cfg, &isolations);
     summary.jobs = engines.len();
+    if let Some(until) = &cfg.until_known {
+        summary.until_known = until
+            .resolve(&cfg.known, first.info(), &cfg.settings)
+            .map_err(|e| CampaignError::Usage(format!("--until-known {e}")))?;
+    }
     let mut store = FindingStore::create(&cfg.out).map_err(|e| output_error(&cfg.out, e))?;
     summary.first_finding = store.next_number();
     for engine in engines.iter_mut() {
@@ -245,6 +316,7 @@ pub fn run_campaign_jobs(
         hits: &mut hits,
         progress: &progress,
         start,
+        stop: &shared.stop,
     };
     let result = run_workers(engines, &shared, collector);
     progress.finish_and_clear();

@@ -68,6 +68,13 @@ pub struct Summary {
     /// Known violations by known-issue id.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub known_by: BTreeMap<String, u64>,
+    /// When each known issue was first found (`scripts/bench-detect.sh`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub known_first: BTreeMap<String, FirstFound>,
+    /// `--until-known`: the known issues the campaign ran until it found
+    /// each (or its limit came first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub until_known: Vec<String>,
     /// Permitted findings by the profile fact that permits them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub permitted_by: BTreeMap<String, u64>,
@@ -377,7 +384,10 @@ impl Summary {
                 self.violations, self.query_bugs, self.known_violations, self.permitted, self.fidelity
             ));
             for (id, n) in &self.known_by {
-                s.push_str(&format!("  known   {id:<40} {n}\n"));
+                let first = self.known_first.get(id).map_or(String::new(), |f| {
+                    format!(" (first after {:.0} s, {} case(s))", f.seconds, f.cases)
+                });
+                s.push_str(&format!("  known   {id:<40} {n}{first}\n"));
             }
             for (fact, n) in &self.permitted_by {
                 s.push_str(&format!("  permitted by {fact:<35} {n}\n"));
@@ -389,6 +399,40 @@ impl Summary {
             }
         }
         s
+    }
+}
+
+/// The first finding of one known issue in a campaign.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FirstFound {
+    /// Seconds from the campaign's start to when the finding was recorded.
+    pub seconds: f64,
+    /// Cases the campaign had finished by then (this one included).
+    pub cases: u64,
+    /// The index of the case that found it.
+    pub case: u64,
+}
+
+impl Summary {
+    /// Notes `id` found by case `case` at `seconds`, unless found before.
+    pub fn note_known_first(&mut self, id: &str, case: u64, seconds: f64) {
+        let cases = self.cases;
+        self.known_first
+            .entry(id.to_string())
+            .or_insert(FirstFound {
+                seconds,
+                cases,
+                case,
+            });
+    }
+
+    /// Whether every issue of `--until-known` has been found.
+    pub fn found_every_target(&self) -> bool {
+        !self.until_known.is_empty()
+            && self
+                .until_known
+                .iter()
+                .all(|id| self.known_first.contains_key(id))
     }
 }
 

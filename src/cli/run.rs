@@ -82,6 +82,12 @@ pub struct RunArgs {
     pub quiet: bool,
     #[command(flatten)]
     pub known: super::KnownArgs,
+    /// Stop once each of these known issues was found (a comma list of ids,
+    /// or `all`: every entry for this engine and version whose settings the
+    /// engine has or --setting draws); --time or --tests still bounds the
+    /// run. summary.json keeps when each was first found (`known_first`).
+    #[arg(long, value_name = "all|ID,ID")]
+    pub until_known: Option<crate::campaign::UntilKnown>,
 }
 
 /// The most workers `--jobs` takes (each holds a few connections).
@@ -190,6 +196,7 @@ fn config(args: &RunArgs) -> Result<CampaignConfig, UsageError> {
     Ok(CampaignConfig {
         seed,
         settings,
+        until_known: args.until_known.clone(),
         limit: limit(args)?,
         isolations,
         mixed,

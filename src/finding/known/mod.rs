@@ -46,6 +46,39 @@ pub struct KnownIssue {
     /// The scripted test that shows the behaviour.
     #[serde(default)]
     pub test: Option<String>,
+    /// Settings the class needs (`{ innodb_snapshot_isolation = "ON" }`): the
+    /// engine's, or a value `--setting` draws for the campaign's sessions.
+    /// Only `--until-known all` reads them (which classes a campaign can find).
+    #[serde(default)]
+    pub settings: std::collections::BTreeMap<String, String>,
+}
+
+impl KnownIssue {
+    /// Whether the entry names this engine and version.
+    pub fn covers(&self, engine: &EngineInfo) -> bool {
+        self.engines
+            .iter()
+            .any(|e| e.eq_ignore_ascii_case(&engine.name))
+            && in_range(&engine.version, self.since.as_deref(), self.until.as_deref())
+    }
+
+    /// Whether a campaign on `engine` whose sessions draw `drawn` can meet
+    /// the class: it covers the engine and each setting it needs is the
+    /// engine's or one the sessions draw.
+    pub fn reachable(&self, engine: &EngineInfo, drawn: &[crate::gen::SettingChoice]) -> bool {
+        self.covers(engine)
+            && self.settings.iter().all(|(name, value)| {
+                let engine_has = engine
+                    .settings
+                    .iter()
+                    .any(|(n, v)| n.eq_ignore_ascii_case(name) && v.eq_ignore_ascii_case(value));
+                engine_has
+                    || drawn.iter().any(|c| {
+                        c.name.eq_ignore_ascii_case(name)
+                            && c.values.iter().any(|v| v.eq_ignore_ascii_case(value))
+                    })
+            })
+    }
 }
 
 /// One signature pattern or several.
@@ -155,10 +188,7 @@ impl KnownIssues {
         }
         let key = signature(finding, case, engine).key();
         self.issues.iter().find(|i| {
-            i.engines
-                .iter()
-                .any(|e| e.eq_ignore_ascii_case(&engine.name))
-                && in_range(&engine.version, i.since.as_deref(), i.until.as_deref())
+            i.covers(engine)
                 && i.signature.matches(&key)
                 && i.when.is_none_or(|t| has_trait(t, finding, case, history))
         })
