@@ -103,3 +103,90 @@ fn stale_update_campaign_is_caught() {
     let (s, _out) = campaign(Some(Fault::StaleUpdate), 5, 600);
     assert!(s.violations > 0, "{}", s.render());
 }
+
+#[test]
+fn until_known_stops_once_the_class_is_found_and_says_when() {
+    let known = KnownIssues::parse(
+        r#"
+[[issue]]
+id = "lost-write"
+engines = ["sqlite"]
+signature = "wss/*/violation/sqlite+lose-write/*"
+reference = "a fault"
+description = "the injected lost write"
+"#,
+        "test",
+    )
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let base: Box<dyn Engine> = Box::new(SqliteEngine::open(None).unwrap());
+    let mut engine = FaultyEngine::new(base, Fault::LoseWrite);
+    let cfg = CampaignConfig {
+        shadow: 0.0,
+        known,
+        until_known: Some("lost-write".parse().unwrap()),
+        ..CampaignConfig::new(5, 2000, out.path())
+    };
+    let s = run_campaign(&mut engine, &cfg).unwrap();
+    assert_eq!(s.until_known, ["lost-write"]);
+    let first = &s.known_first["lost-write"];
+    // The campaign stopped at the first finding, far before its 2,000 cases
+    // (the lose-write campaign above finds it within 300).
+    assert!(s.cases < 300 && first.cases <= s.cases, "{}", s.render());
+    assert!(first.case < 300 && first.seconds <= s.elapsed_s, "{first:?}");
+    assert!(s.render().contains("first after"), "{}", s.render());
+    // Without --until-known the same campaign runs to its limit.
+    let out2 = tempfile::tempdir().unwrap();
+    let base: Box<dyn Engine> = Box::new(SqliteEngine::open(None).unwrap());
+    let mut engine = FaultyEngine::new(base, Fault::LoseWrite);
+    let cfg = CampaignConfig {
+        shadow: 0.0,
+        ..CampaignConfig::new(5, 300, out2.path())
+    };
+    assert_eq!(run_campaign(&mut engine, &cfg).unwrap().cases, 300);
+}
+
+#[test]
+fn until_known_all_takes_the_classes_the_campaign_can_meet() {
+    use txfuzz::campaign::UntilKnown;
+    use txfuzz::model::EngineInfo;
+    let known = KnownIssues::builtin();
+    let mariadb = EngineInfo {
+        name: "mariadb".into(),
+        version: "10.11.19-MariaDB".into(),
+        url: String::new(),
+        settings: [("innodb_snapshot_isolation".to_string(), "OFF".to_string())].into(),
+    };
+    let si = "mariadb-snapshot-isolation-locking-read-through-secondary-index-after-wait";
+    let phantom = "mariadb-primary-key-change-phantom";
+    let plain = UntilKnown::All.resolve(&known, &mariadb, &[]).unwrap();
+    // The snapshot-isolation classes need sessions with the setting ON.
+    assert!(plain.iter().any(|i| i == phantom) && !plain.iter().any(|i| i == si));
+    assert!(plain.iter().all(|i| !i.starts_with("turso") && !i.starts_with("sqlite")));
+    let drawn = ["innodb_snapshot_isolation=ON,OFF".parse().unwrap()];
+    let both = UntilKnown::All.resolve(&known, &mariadb, &drawn).unwrap();
+    assert!(both.iter().any(|i| i == phantom) && both.iter().any(|i| i == si));
+    // Older versions than an entry's `since` are not covered.
+    let old = EngineInfo {
+        version: "10.6.1".into(),
+        ..mariadb.clone()
+    };
+    assert!(!UntilKnown::All
+        .resolve(&known, &old, &drawn)
+        .unwrap()
+        .iter()
+        .any(|i| i == si));
+    // Named ids must exist and cover the engine; no class at all is an error.
+    let unknown = "no-such-issue".parse::<UntilKnown>().unwrap();
+    assert!(unknown.resolve(&known, &mariadb, &[]).unwrap_err().contains("no known issue"));
+    let other = "turso-replace-orphans-an-indexed-child".parse::<UntilKnown>().unwrap();
+    assert!(other.resolve(&known, &mariadb, &[]).unwrap_err().contains("does not cover"));
+    let pg = EngineInfo {
+        name: "postgres".into(),
+        version: "15.20".into(),
+        url: String::new(),
+        settings: Default::default(),
+    };
+    assert!(UntilKnown::All.resolve(&known, &pg, &[]).is_err());
+    assert!(",x".parse::<UntilKnown>().is_err());
+}

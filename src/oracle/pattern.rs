@@ -95,12 +95,12 @@ pub fn observed_edges(h: &CheckHistory) -> BTreeSet<Observed> {
             }
             if let Some(&from) = last_op(wl).and_then(|o| owner.get(&o)) {
                 if from != me {
-                    out.insert((EdgeKind::Wr, from, me, table.clone(), *rid));
+                    out.insert((EdgeKind::Wr, from, me, table.to_string(), *rid));
                 }
             }
             for &(to, t2, r2, before) in &installed {
-                if to != me && t2 == table && r2 == *rid && before == wl {
-                    out.insert((EdgeKind::Rw, me, to, table.clone(), *rid));
+                if to != me && *t2 == **table && r2 == *rid && before == wl {
+                    out.insert((EdgeKind::Rw, me, to, table.to_string(), *rid));
                 }
             }
         }

@@ -37,6 +37,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod from_case;
+mod table_name;
+
+pub use table_name::TableName;
 
 pub const CHECK_FORMAT: u32 = 1;
 
@@ -52,7 +55,7 @@ pub enum TxnStatus {
 pub enum Op {
     /// Row `rid` of `table` was read at version `wl`.
     Read {
-        table: String,
+        table: TableName,
         rid: i64,
         wl: WriteList,
         /// The statement that read it.
@@ -62,7 +65,7 @@ pub enum Op {
     /// Write operation `op` replaced version `before` by `after`.
     Write {
         op: u32,
-        table: String,
+        table: TableName,
         rid: i64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         before: Option<WriteList>,
@@ -78,7 +81,7 @@ pub enum Op {
     /// versions naming it are accepted as its writes, never invented.
     UnobservedWrite {
         op: u32,
-        table: String,
+        table: TableName,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         undone: bool,
     },
@@ -141,7 +144,7 @@ impl CheckTxn {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FinalRow {
-    pub table: String,
+    pub table: TableName,
     pub rid: i64,
     pub wl: WriteList,
 }
@@ -275,7 +278,7 @@ fn push_ops(
     for table in crate::oracle::cascade::written_by_action(&cs.stmt, out, schema) {
         ops.push(Op::UnobservedWrite {
             op,
-            table,
+            table: table.into(),
             undone: false,
         });
     }
@@ -288,7 +291,7 @@ fn push_ops(
     if let (Some(table), false) = (written_table, out.writes_complete) {
         ops.push(Op::UnobservedWrite {
             op,
-            table: table.clone(),
+            table: table.into(),
             undone: failed,
         });
     }
@@ -303,7 +306,7 @@ fn push_ops(
     // written, and its overwritten version is a read already).
     for r in out.reads.iter().chain(&out.unchanged) {
         ops.push(Op::Read {
-            table: r.table.clone(),
+            table: (&r.table).into(),
             rid: r.rid,
             wl: r.wl.clone(),
             op: Some(op),
@@ -323,7 +326,7 @@ fn push_writes(ops: &mut Vec<Op>, op: u32, writes: &[crate::model::RowWrite], un
     for w in writes {
         ops.push(Op::Write {
             op,
-            table: w.table.clone(),
+            table: (&w.table).into(),
             rid: w.rid,
             before: w.before.clone(),
             after: w.after.clone(),
@@ -357,7 +360,7 @@ fn push_skipped_rows(
         {
             ops.push(Op::Write {
                 op,
-                table: i.table.clone(),
+                table: (&i.table).into(),
                 rid: *rid,
                 before: None,
                 after: Some(WriteList::of(op)),

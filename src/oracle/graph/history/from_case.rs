@@ -132,7 +132,7 @@ pub(super) fn final_rows(history: &History) -> Option<Vec<FinalRow>> {
         .map(|vs| {
             vs.into_iter()
                 .map(|v| FinalRow {
-                    table: v.table,
+                    table: v.table.into(),
                     rid: v.rid,
                     wl: v.wl,
                 })
