@@ -133,7 +133,10 @@ description = "the injected lost write"
     // The campaign stopped at the first finding, far before its 2,000 cases
     // (the lose-write campaign above finds it within 300).
     assert!(s.cases < 300 && first.cases <= s.cases, "{}", s.render());
-    assert!(first.case < 300 && first.seconds <= s.elapsed_s, "{first:?}");
+    assert!(
+        first.case < 300 && first.seconds <= s.elapsed_s,
+        "{first:?}"
+    );
     assert!(s.render().contains("first after"), "{}", s.render());
     // Without --until-known the same campaign runs to its limit.
     let out2 = tempfile::tempdir().unwrap();
@@ -162,7 +165,9 @@ fn until_known_all_takes_the_classes_the_campaign_can_meet() {
     let plain = UntilKnown::All.resolve(&known, &mariadb, &[]).unwrap();
     // The snapshot-isolation classes need sessions with the setting ON.
     assert!(plain.iter().any(|i| i == phantom) && !plain.iter().any(|i| i == si));
-    assert!(plain.iter().all(|i| !i.starts_with("turso") && !i.starts_with("sqlite")));
+    assert!(plain
+        .iter()
+        .all(|i| !i.starts_with("turso") && !i.starts_with("sqlite")));
     let drawn = ["innodb_snapshot_isolation=ON,OFF".parse().unwrap()];
     let both = UntilKnown::All.resolve(&known, &mariadb, &drawn).unwrap();
     assert!(both.iter().any(|i| i == phantom) && both.iter().any(|i| i == si));
@@ -178,9 +183,17 @@ fn until_known_all_takes_the_classes_the_campaign_can_meet() {
         .any(|i| i == si));
     // Named ids must exist and cover the engine; no class at all is an error.
     let unknown = "no-such-issue".parse::<UntilKnown>().unwrap();
-    assert!(unknown.resolve(&known, &mariadb, &[]).unwrap_err().contains("no known issue"));
-    let other = "turso-replace-orphans-an-indexed-child".parse::<UntilKnown>().unwrap();
-    assert!(other.resolve(&known, &mariadb, &[]).unwrap_err().contains("does not cover"));
+    assert!(unknown
+        .resolve(&known, &mariadb, &[])
+        .unwrap_err()
+        .contains("no known issue"));
+    let other = "turso-replace-orphans-an-indexed-child"
+        .parse::<UntilKnown>()
+        .unwrap();
+    assert!(other
+        .resolve(&known, &mariadb, &[])
+        .unwrap_err()
+        .contains("does not cover"));
     let pg = EngineInfo {
         name: "postgres".into(),
         version: "15.20".into(),

@@ -178,7 +178,10 @@ fn add_counts(s: &mut Summary, p: &Summary) {
     add(&mut s.known_by, &p.known_by);
     // Shards ran side by side: the earliest shard's time, and its own cases.
     for (id, f) in &p.known_first {
-        let earlier = s.known_first.get(id).is_some_and(|e| e.seconds <= f.seconds);
+        let earlier = s
+            .known_first
+            .get(id)
+            .is_some_and(|e| e.seconds <= f.seconds);
         if !earlier {
             s.known_first.insert(id.clone(), f.clone());
         }

@@ -109,7 +109,9 @@ impl UntilKnown {
             UntilKnown::Ids(ids) => {
                 for id in ids {
                     let Some(issue) = known.issues.iter().find(|i| &i.id == id) else {
-                        return Err(format!("'{id}' is no known issue (known-issues.toml, --known)"));
+                        return Err(format!(
+                            "'{id}' is no known issue (known-issues.toml, --known)"
+                        ));
                     };
                     if !issue.covers(engine) {
                         return Err(format!(

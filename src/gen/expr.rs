@@ -86,7 +86,7 @@ impl Gen<'_> {
     }
 
     /// Every (binding index, column index) in scope.
-    pub(crate) fn scope_cols(&self, scope: &[Binding]) -> Vec<(usize, usize)> {
+    fn scope_cols(&self, scope: &[Binding]) -> Vec<(usize, usize)> {
         let mut v = Vec::new();
         for (bi, b) in scope.iter().enumerate() {
             for c in 0..self.schema.tables[b.table].columns.len() {
@@ -233,7 +233,7 @@ impl Gen<'_> {
 
     /// `col [NOT] IN (SELECT ...)` or `[NOT] EXISTS (SELECT ...)`, optionally
     /// correlated with column `c` of scope entry `bi`. `None` if no table fits.
-    pub(crate) fn subquery_pred(&mut self, ctx: Ctx, bi: usize, c: usize) -> Option<Expr> {
+    fn subquery_pred(&mut self, ctx: Ctx, bi: usize, c: usize) -> Option<Expr> {
         let outer = &ctx.scope[bi];
         let outer_ty = self.col_type(outer.table, c);
         // Correlated references from inside the subquery must be qualified.

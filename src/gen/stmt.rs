@@ -100,33 +100,10 @@ impl Gen<'_> {
                     } else {
                         LockMode::ForShare
                     });
-                    self.maybe_subquery_in_locking_read(&mut sel, &scope);
                 }
             }
         }
         sel
-    }
-
-    /// A locking read reads its own rows current and locks them, but not the
-    /// rows of a subquery (MySQL "Locking Reads"; PostgreSQL likewise): one
-    /// statement, two read modes. One locking read in three without a
-    /// subquery gets one (`AND` a subquery predicate), about five times the
-    /// share plain WHERE generation gives.
-    fn maybe_subquery_in_locking_read(&mut self, sel: &mut Select, scope: &[Binding]) {
-        if sel.where_.as_ref().is_some_and(|w| w.has_subquery()) || !self.rng.chance(1, 3) {
-            return;
-        }
-        let cols = self.scope_cols(scope);
-        let Some(&(bi, c)) = self.rng.try_pick(&cols) else {
-            return;
-        };
-        let Some(sub) = self.subquery_pred(Ctx::new(scope), bi, c) else {
-            return;
-        };
-        sel.where_ = Some(match sel.where_.take() {
-            Some(w) => Expr::and(w, sub),
-            None => sub,
-        });
     }
 
     /// Maybe joins a second table (alias a1) to `t0` on columns of one type

@@ -297,13 +297,13 @@ fn cursors_are_drawn_only_where_the_profile_lists_them() {
     }
 }
 
-/// The statement shapes behind bug classes that took minutes to meet
-/// (BENCHMARKS.md, "Detection speed"): UPDATEs that move a row's key, and
-/// locking reads whose WHERE has a subquery. Shares over 3,000 MariaDB cases.
+/// UPDATEs that move a row's key (the primary-key-change classes,
+/// BENCHMARKS.md "Detection speed"): 30% of UPDATEs before the explicit key
+/// change, 39% with it, over 3,000 MariaDB cases.
 #[test]
-fn key_changes_and_locking_reads_with_subqueries_are_common() {
+fn key_changes_are_common() {
     let cfg = cfg_for(Features::mysql());
-    let (mut updates, mut key_changes, mut locking, mut with_sub) = (0, 0, 0, 0);
+    let (mut updates, mut key_changes) = (0, 0);
     for i in 0..3000 {
         let c = generate_case(5, i, &cfg);
         for t in &c.txns {
@@ -312,17 +312,12 @@ fn key_changes_and_locking_reads_with_subqueries_are_common() {
                     Stmt::Update(u) => {
                         updates += 1;
                         let table = c.schema.tables.iter().find(|x| x.name == u.table).unwrap();
-                        if u
-                            .assignments
+                        if u.assignments
                             .iter()
                             .any(|a| table.primary_key.contains(&a.column))
                         {
                             key_changes += 1;
                         }
-                    }
-                    Stmt::Select(sel) if sel.lock.is_some() => {
-                        locking += 1;
-                        with_sub += usize::from(sel.where_.as_ref().is_some_and(|w| w.has_subquery()));
                     }
                     _ => {}
                 }
@@ -330,6 +325,8 @@ fn key_changes_and_locking_reads_with_subqueries_are_common() {
         }
     }
     let share = |a: usize, b: usize| a as f64 / b.max(1) as f64;
-    assert!(share(key_changes, updates) > 0.35, "{key_changes} of {updates}");
-    assert!(share(with_sub, locking) > 0.3, "{with_sub} of {locking}");
+    assert!(
+        share(key_changes, updates) > 0.35,
+        "{key_changes} of {updates}"
+    );
 }

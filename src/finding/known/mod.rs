@@ -59,7 +59,11 @@ impl KnownIssue {
         self.engines
             .iter()
             .any(|e| e.eq_ignore_ascii_case(&engine.name))
-            && in_range(&engine.version, self.since.as_deref(), self.until.as_deref())
+            && in_range(
+                &engine.version,
+                self.since.as_deref(),
+                self.until.as_deref(),
+            )
     }
 
     /// Whether a campaign on `engine` whose sessions draw `drawn` can meet
