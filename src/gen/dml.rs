@@ -273,13 +273,7 @@ impl Gen<'_> {
         let non_key: Vec<usize> = (0..ncols).filter(|c| !pk.contains(c)).collect();
         let n = self.rng.range(1, 2) as usize;
         let mut cols: Vec<usize> = Vec::new();
-        // A key change, one UPDATE in five where the key is one column: the
-        // row moves in the index (InnoDB deletes the record and inserts one
-        // at the new key), before or behind another statement's scan.
-        if pk.len() == 1 && self.rng.chance(1, 5) {
-            cols.push(pk[0]);
-        }
-        for _ in cols.len()..n {
+        for _ in 0..n {
             let pool: Vec<usize> = if !non_key.is_empty() && self.rng.chance(4, 5) {
                 non_key.clone()
             } else {

@@ -296,28 +296,3 @@ fn cursors_are_drawn_only_where_the_profile_lists_them() {
         }
     }
 }
-
-/// UPDATEs that move a row's key (the primary-key-change classes,
-/// BENCHMARKS.md "Detection speed"): 30% of UPDATEs before the explicit key
-/// change, 39% with it, over 3,000 MariaDB cases.
-#[test]
-fn key_changes_are_common() {
-    let cfg = cfg_for(Features::mysql());
-    let (mut updates, mut key_changes) = (0, 0);
-    for i in 0..3000 {
-        let c = generate_case(5, i, &cfg);
-        for s in c.txns.iter().flat_map(|t| &t.stmts) {
-            if let Stmt::Update(u) = &s.stmt {
-                updates += 1;
-                let table = c.schema.tables.iter().find(|x| x.name == u.table).unwrap();
-                let moves = u
-                    .assignments
-                    .iter()
-                    .any(|a| table.primary_key.contains(&a.column));
-                key_changes += usize::from(moves);
-            }
-        }
-    }
-    let share = key_changes as f64 / updates.max(1) as f64;
-    assert!(share > 0.35, "{key_changes} of {updates}");
-}
