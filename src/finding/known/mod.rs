@@ -67,20 +67,17 @@ impl KnownIssue {
     }
 
     /// Whether a campaign on `engine` whose sessions draw `drawn` can meet
-    /// the class: it covers the engine and each setting it needs is the
-    /// engine's or one the sessions draw.
+    /// the class: it covers the engine and each setting it needs is one the
+    /// sessions draw, or, where they draw none of that name, the engine's.
     pub fn reachable(&self, engine: &EngineInfo, drawn: &[crate::gen::SettingChoice]) -> bool {
         self.covers(engine)
             && self.settings.iter().all(|(name, value)| {
-                let engine_has = engine
-                    .settings
-                    .iter()
-                    .any(|(n, v)| n.eq_ignore_ascii_case(name) && v.eq_ignore_ascii_case(value));
-                engine_has
-                    || drawn.iter().any(|c| {
-                        c.name.eq_ignore_ascii_case(name)
-                            && c.values.iter().any(|v| v.eq_ignore_ascii_case(value))
-                    })
+                match drawn.iter().find(|c| c.name.eq_ignore_ascii_case(name)) {
+                    Some(c) => c.values.iter().any(|v| v.eq_ignore_ascii_case(value)),
+                    None => engine.settings.iter().any(|(n, v)| {
+                        n.eq_ignore_ascii_case(name) && v.eq_ignore_ascii_case(value)
+                    }),
+                }
             })
     }
 }
