@@ -198,6 +198,9 @@ fn a_final_state_finding_exports_the_state_postgres_leaves() {
     };
     let mut e = FaultyEngine::new(common::open(&url), Fault::LoseWrite);
     let rec = common::exportable_finding(&mut e, 5, 200, "tx-final-state", Format::Isolation);
+    if let Ok(path) = std::env::var("TXFUZZ_DUMP") {
+        std::fs::write(path, serde_json::to_string_pretty(&rec).unwrap()).unwrap();
+    }
     let files = export(&rec, Format::Isolation, "lost_write").unwrap();
     let test = IsoTest {
         name: "lost_write".into(),
@@ -206,5 +209,5 @@ fn a_final_state_finding_exports_the_state_postgres_leaves() {
     };
     assert!(test.spec.contains("step final_0"), "{}", test.spec);
     let run = isolation::run(&runner, &url, std::slice::from_ref(&test));
-    assert_eq!(run.passed, ["lost_write"], "{}", run.log);
+    assert_eq!(run.passed, ["lost_write"], "{}\n{}", run.log, test.spec);
 }

@@ -4,7 +4,10 @@
 //! oracles compare against) run correctly.
 //!
 //! - `lose-write`: an UPDATE or DELETE inside a transaction reports success but is
-//!   silently not applied.
+//!   silently not applied: it runs inside a savepoint that is rolled back, so
+//!   it still takes the locks it would (MariaDB, SQLite; PostgreSQL releases
+//!   a rolled-back savepoint's row locks) and a schedule exported from the
+//!   finding waits where the faulty run waited.
 //! - `stale-update`: an UPDATE computes its new values from the row versions as
 //!   they were when its transaction began (a lost update), not from the latest.
 //! - `stale-read`: a SELECT with a WHERE clause returns the column values the
@@ -321,11 +324,54 @@ impl FaultySession {
         }
     }
 
-    fn claim(&self) -> bool {
-        let Ok(mut s) = self.shared.lock() else {
-            return false;
+    /// `lose-write`: runs the write inside a savepoint and rolls back to it,
+    /// so the write takes its locks (InnoDB keeps the row locks of a
+    /// statement rolled back to a savepoint; SQLite keeps its write lock)
+    /// and its effect is lost; the outcome says it succeeded and wrote
+    /// nothing. A write that fails or writes no row is the engine's own
+    /// outcome, and the fault has not fired. Where savepoints fail, the write is not sent.
+    fn lose_write(&mut self, p: &Prepared) -> Outcome {
+        let lost = Outcome {
+            reads_complete: false,
+            writes_complete: true,
+            ..Outcome::default()
         };
-        let concurrent = match self.fault {
+        if self.inner.query("SAVEPOINT txfuzz_lost_write").is_err() {
+            return if self.claim() {
+                lost
+            } else {
+                run_prepared(self.inner.as_mut(), p)
+            };
+        }
+        let out = run_prepared(self.inner.as_mut(), p);
+        let fired = out.ok() && !out.writes.is_empty() && self.claim();
+        if fired {
+            let _ = self.inner.query("ROLLBACK TO SAVEPOINT txfuzz_lost_write");
+        }
+        // PostgreSQL: after an error only a rollback to the savepoint ends
+        // the failed state; the statement's own error stays its outcome.
+        if !out.ok() && self.dialect == Dialect::Postgres {
+            let _ = self.inner.query("ROLLBACK TO SAVEPOINT txfuzz_lost_write");
+        }
+        let _ = self.inner.query("RELEASE SAVEPOINT txfuzz_lost_write");
+        if fired {
+            lost
+        } else {
+            out
+        }
+    }
+
+    /// Whether the fault could fire now (without firing it).
+    fn claimable(&self) -> bool {
+        self.in_txn
+            && self
+                .shared
+                .lock()
+                .is_ok_and(|s| !s.fired && self.concurrent(&s))
+    }
+
+    fn concurrent(&self, s: &Shared) -> bool {
+        match self.fault {
             Fault::LoseWrite => s.open >= 2,
             Fault::StaleUpdate | Fault::StaleRead => s.commits > self.began_at,
             Fault::DirtyRead | Fault::MissedOwnWrite => s.open >= 2,
@@ -335,8 +381,14 @@ impl FaultySession {
             | Fault::NullValue
             | Fault::CheckViolation
             | Fault::CursorRepeat => false,
+        }
+    }
+
+    fn claim(&self) -> bool {
+        let Ok(mut s) = self.shared.lock() else {
+            return false;
         };
-        if self.in_txn && concurrent && !s.fired {
+        if self.in_txn && self.concurrent(&s) && !s.fired {
             s.fired = true;
             return true;
         }
@@ -489,13 +541,9 @@ impl Session for FaultySession {
         }
         let lose = self.fault == Fault::LoseWrite
             && matches!(p.kind, StmtKind::Update | StmtKind::Delete)
-            && self.claim();
+            && self.claimable();
         let out = if lose {
-            Outcome {
-                reads_complete: false,
-                writes_complete: true,
-                ..Outcome::default()
-            }
+            self.lose_write(p)
         } else {
             let mut out = run_prepared(self.inner.as_mut(), p);
             if self.fault == Fault::StaleRead && out.ok() {

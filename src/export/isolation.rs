@@ -97,7 +97,7 @@ pub fn render(
         );
     }
     let mut steps = String::new();
-    for e in &history.events {
+    for e in isolationtester_order(history) {
         let Some(cs) = case.stmt(e.stmt) else {
             continue;
         };
@@ -205,6 +205,52 @@ pub fn render(
     let _ = writeln!(out, "\nstarting permutation: {}", order.join(" "));
     out.push_str(&steps);
     Ok((spec, out))
+}
+
+/// The history's events in the order isolationtester prints them. An
+/// error inside a transaction block ends the transaction at once and
+/// releases its locks (PostgreSQL aborts it; the ROLLBACK that follows only
+/// leaves the failed block), so a statement waiting for that transaction
+/// completes after the failing step, where isolationtester's check after
+/// each step reports it, even where txfuzz saw it only after its ROLLBACK.
+fn isolationtester_order(history: &History) -> Vec<&crate::model::Event> {
+    let blocker = |s: StmtRef| {
+        history.events.iter().find_map(|e| match e.kind {
+            EventKind::Blocked { blocker } if e.stmt == s => Some(blocker),
+            _ => None,
+        })
+    };
+    let mut out: Vec<&crate::model::Event> = Vec::with_capacity(history.events.len());
+    let mut i = 0;
+    while i < history.events.len() {
+        let e = &history.events[i];
+        i += 1;
+        if e.kind != EventKind::Aborted {
+            out.push(e);
+            continue;
+        }
+        // Completions right after the abort, before the next step is sent,
+        // of statements that waited for the aborted transaction (and the
+        // aborted transaction's skipped statements, which print nothing).
+        let mut after = Vec::new();
+        while let Some(next) = history.events.get(i) {
+            if next.kind == EventKind::Skipped {
+                after.push(next);
+                i += 1;
+                continue;
+            }
+            let released = matches!(next.kind, EventKind::Completed { .. })
+                && blocker(next.stmt).is_some_and(|b| b.is_none_or(|b| b == e.stmt.txn));
+            if !released {
+                break;
+            }
+            after.push(next);
+            i += 1;
+        }
+        out.extend(after);
+        out.push(e);
+    }
+    out
 }
 
 fn step(r: StmtRef) -> String {
