@@ -395,3 +395,67 @@ fn print_rows(out: &mut String, case: &TestCase, q: &crate::model::Select, rows:
     let n = rows.len();
     let _ = writeln!(out, "({n} {})\n", if n == 1 { "row" } else { "rows" });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Event, Isolation};
+
+    fn ev(txn: u32, index: u32, kind: EventKind) -> Event {
+        Event {
+            stmt: StmtRef { txn, index },
+            kind,
+            at_us: 0,
+        }
+    }
+
+    fn history(events: Vec<Event>) -> History {
+        History {
+            isolation: Isolation::Serializable,
+            events,
+            outcomes: Vec::new(),
+            txns: Vec::new(),
+            final_state: Default::default(),
+            final_state_error: None,
+        }
+    }
+
+    const DONE: EventKind = EventKind::Completed {
+        ok: true,
+        resumed: true,
+    };
+
+    /// T1#2 waits for T2; T2#5 fails, which ends T2 (its ROLLBACK only
+    /// leaves the failed block): isolationtester reports T1#2 done before
+    /// `t2_rollback`. A waiter blocked by another transaction stays after.
+    #[test]
+    fn a_waiter_released_by_an_aborting_error_completes_before_the_rollback() {
+        let h = history(vec![
+            ev(1, 2, EventKind::Submitted),
+            ev(1, 2, EventKind::Blocked { blocker: Some(2) }),
+            ev(3, 1, EventKind::Submitted),
+            ev(3, 1, EventKind::Blocked { blocker: Some(4) }),
+            ev(2, 5, EventKind::Submitted),
+            ev(
+                2,
+                5,
+                EventKind::Completed {
+                    ok: false,
+                    resumed: false,
+                },
+            ),
+            ev(2, 5, EventKind::Aborted),
+            ev(2, 6, EventKind::Skipped),
+            ev(1, 2, DONE),
+            ev(3, 1, DONE),
+        ]);
+        let order: Vec<(u32, u32, bool)> = isolationtester_order(&h)
+            .iter()
+            .map(|e| (e.stmt.txn, e.stmt.index, e.kind == EventKind::Aborted))
+            .collect();
+        assert_eq!(
+            &order[6..],
+            [(2, 6, false), (1, 2, false), (2, 5, true), (3, 1, false)]
+        );
+    }
+}
