@@ -189,6 +189,37 @@ fn a_cancelled_blocked_statement_never_runs_later() {
     assert_eq!(value_of(&state, "t", 1), Some(Value::Int(1)));
 }
 
+/// A statement that waits for a metadata lock (no InnoDB lock wait) is
+/// reported as waiting: the probe reads the thread's state from
+/// `SHOW PROCESSLIST`.
+#[test]
+fn a_metadata_lock_wait_is_reported() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let case = kv_case(&[(1, 10)], vec![], "");
+    let mut e = common::mariadb(&url);
+    e.load(&case).unwrap();
+    let iso = Isolation::RepeatableRead;
+    let mut holder = e.open_session(iso, WaitSignal::new()).unwrap();
+    holder.query("BEGIN").unwrap();
+    holder.query("SELECT v FROM t WHERE k = 1").unwrap();
+    let signal = WaitSignal::new();
+    let mut waiter = e.open_session(iso, signal.clone()).unwrap();
+    let worker = std::thread::spawn(move || waiter.query("ALTER TABLE t COMMENT 'waits'"));
+    let start = Instant::now();
+    while signal.ticks() == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the metadata-lock wait was never reported"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(!worker.is_finished());
+    holder.query("COMMIT").unwrap();
+    worker.join().unwrap().unwrap();
+}
+
 #[test]
 fn instrumentation_reports_writes() {
     let Some(url) = common::mysql_url() else {
