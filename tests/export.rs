@@ -431,9 +431,6 @@ fn a_final_state_finding_exports_the_state_mariadb_leaves() {
         export(&rec, Format::Mtr, "lost_write").unwrap(),
     );
     assert!(test.test.contains("the final state of"), "{}", test.test);
-    if let Ok(path) = std::env::var("TXFUZZ_DUMP") {
-        std::fs::write(path, serde_json::to_string_pretty(&rec).unwrap()).unwrap();
-    }
     let run = mtr::run(std::slice::from_ref(&test));
     assert_eq!(run.passed, ["lost_write"], "{}\n{}", run.log, test.test);
 }

@@ -198,9 +198,6 @@ fn a_final_state_finding_exports_the_state_postgres_leaves() {
     };
     let mut e = FaultyEngine::new(common::open(&url), Fault::LoseWrite);
     let rec = common::exportable_finding(&mut e, 5, 200, "tx-final-state", Format::Isolation);
-    if let Ok(path) = std::env::var("TXFUZZ_DUMP") {
-        std::fs::write(path, serde_json::to_string_pretty(&rec).unwrap()).unwrap();
-    }
     let files = export(&rec, Format::Isolation, "lost_write").unwrap();
     let test = IsoTest {
         name: "lost_write".into(),

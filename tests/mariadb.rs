@@ -171,11 +171,7 @@ fn a_cancelled_blocked_statement_never_runs_later() {
         let r = waiter.query("UPDATE t SET v = 777 WHERE k = 1");
         (r, waiter)
     });
-    let start = Instant::now();
-    while signal.ticks() == 0 {
-        assert!(start.elapsed() < Duration::from_secs(5), "never blocked");
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    common::wait_for_tick(&signal, "never blocked");
     canceller.cancel();
     let (r, mut waiter) = worker.join().unwrap();
     let err = r.unwrap_err();
@@ -207,14 +203,7 @@ fn a_metadata_lock_wait_is_reported() {
     let signal = WaitSignal::new();
     let mut waiter = e.open_session(iso, signal.clone()).unwrap();
     let worker = std::thread::spawn(move || waiter.query("ALTER TABLE t COMMENT 'waits'"));
-    let start = Instant::now();
-    while signal.ticks() == 0 {
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "the metadata-lock wait was never reported"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    common::wait_for_tick(&signal, "the metadata-lock wait was never reported");
     assert!(!worker.is_finished());
     holder.query("COMMIT").unwrap();
     worker.join().unwrap().unwrap();

@@ -306,3 +306,17 @@ pub fn replay_case(name: &str) -> txfuzz::model::TestCase {
         .case()
         .clone()
 }
+
+/// Waits until the engine has reported `signal`'s session waiting for a
+/// lock; panics with `what` after 5 s.
+#[track_caller]
+pub fn wait_for_tick(signal: &txfuzz::engine::WaitSignal, what: &str) {
+    let start = std::time::Instant::now();
+    while signal.ticks() == 0 {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(5),
+            "{what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}

@@ -128,13 +128,14 @@ impl WaitProbe for InnodbProbe {
             .into_iter()
             .filter(|(w, _)| running.contains(w))
             .collect();
+        let cell = |v: Option<&crate::model::Value>| match v {
+            Some(crate::model::Value::Int(i)) => i.to_string(),
+            Some(crate::model::Value::Text(s)) => s.clone(),
+            _ => String::new(),
+        };
+        // SHOW PROCESSLIST: Id, User, Host, db, Command, Time, State, ...
         for row in &mdl.rows {
-            let text = |v: Option<&crate::model::Value>| match v {
-                Some(crate::model::Value::Int(i)) => i.to_string(),
-                Some(crate::model::Value::Text(s)) => s.clone(),
-                _ => String::new(),
-            };
-            let (Ok(id), state) = (text(row.first()).parse::<u64>(), text(row.get(6))) else {
+            let (Ok(id), state) = (cell(row.first()).parse::<u64>(), cell(row.get(6))) else {
                 continue;
             };
             if running.contains(&id)
