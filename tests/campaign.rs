@@ -28,7 +28,7 @@ fn campaign(fault: Option<Fault>, seed: u64, tests: u64) -> (Summary, tempfile::
 
 #[test]
 fn sqlite_campaign_of_2000_cases_has_no_violation() {
-    let (s, out) = campaign(None, 11, 2000);
+    let (s, out) = campaign(None, 18, 2000);
     assert_eq!(s.cases, 2000);
     assert_eq!(s.violations, 0, "{}", s.render());
     // The one SQLite bug generated cases reach is marked known:
