@@ -328,8 +328,9 @@ impl FaultySession {
     /// so the write takes its locks (InnoDB keeps the row locks of a
     /// statement rolled back to a savepoint; SQLite keeps its write lock)
     /// and its effect is lost; the outcome says it succeeded and wrote
-    /// nothing. A write that fails is the engine's own outcome, and the
-    /// fault has not fired. Where savepoints fail, the write is not sent.
+    /// nothing. A write that fails or writes no row is the engine's own
+    /// outcome, and the fault has not fired (a lost write of no row is no
+    /// fault). Where savepoints fail, the write is not sent.
     fn lose_write(&mut self, p: &Prepared) -> Outcome {
         let lost = Outcome {
             reads_complete: false,
@@ -344,7 +345,7 @@ impl FaultySession {
             };
         }
         let out = run_prepared(self.inner.as_mut(), p);
-        let fired = out.ok() && self.claim();
+        let fired = out.ok() && !out.writes.is_empty() && self.claim();
         if fired {
             let _ = self.inner.query("ROLLBACK TO SAVEPOINT txfuzz_lost_write");
         }

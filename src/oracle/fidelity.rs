@@ -22,7 +22,9 @@
 //! that the judged run and its shadow, run again, do not show
 //! (`not-reproduced`: the engine's own timing, such as when purge removes a
 //! delete-marked record, cannot be told from the instrumentation's effect
-//! by one pair of runs).
+//! by one pair of runs), equal outcomes from runs whose statements completed
+//! in another order (`completion-order`: two schedules that happen to agree
+//! are no reproduction).
 //!
 //! The shadow leaves the engine loaded in the plain layout: it runs after the
 //! other oracles of a case.
@@ -62,7 +64,9 @@ pub fn check(
     for _ in 1..RACE_TRIES {
         if !matches!(
             comparison,
-            Comparison::Undecided(Undecided::ConcurrentWaiters | Undecided::ResumedOrder)
+            Comparison::Undecided(
+                Undecided::ConcurrentWaiters | Undecided::ResumedOrder | Undecided::CompletionOrder
+            )
         ) {
             break;
         }
@@ -172,6 +176,9 @@ pub enum Undecided {
     /// The runs differed once, and the judged run and its shadow run again
     /// agreed.
     NotReproduced,
+    /// The outcomes agree, but statements completed in another order (a
+    /// lock released to the waiters in another order, or observed later).
+    CompletionOrder,
 }
 
 impl Undecided {
@@ -184,6 +191,7 @@ impl Undecided {
             Undecided::FinalStateUnread => "final-state-unread",
             Undecided::PlanDependentAbort => "plan-dependent-abort",
             Undecided::NotReproduced => "not-reproduced",
+            Undecided::CompletionOrder => "completion-order",
         }
     }
 }
@@ -238,6 +246,17 @@ pub fn compare(
         });
     }
     if diffs.is_empty() {
+        // Equal outcomes from runs that served the waiters in another order
+        // are two schedules that happen to agree, not a reproduction (a
+        // write lost in the judged run, done in the shadow after the rows
+        // it wrote were deleted by a waiter served first, looks the same).
+        if completion_order(history) != completion_order(shadow) {
+            return Comparison::Undecided(
+                race(history)
+                    .or_else(|| race(shadow))
+                    .unwrap_or(Undecided::CompletionOrder),
+            );
+        }
         return Comparison::Agree;
     }
     if let Some(reason) = race(history).or_else(|| race(shadow)) {
@@ -270,6 +289,15 @@ pub fn race(h: &History) -> Option<Undecided> {
         }
     }
     (!resumed::resumed_runs(h).is_empty()).then_some(Undecided::ResumedOrder)
+}
+
+/// The statements in the order they completed.
+fn completion_order(h: &History) -> Vec<StmtRef> {
+    h.events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Completed { .. }))
+        .map(|e| e.stmt)
+        .collect()
 }
 
 /// Undecided for `reason` when there is nothing else to report.

@@ -309,3 +309,32 @@ fn a_different_deadlock_victim_is_named() {
     assert_eq!(f.kind, "error");
     assert!(f.evidence.get("deadlock_victims").is_none());
 }
+
+/// Equal outcomes from a shadow whose statements completed in another order
+/// (the engine served the waiters otherwise) are no agreement: the case is
+/// undecided (`completion-order`), counted, and retried.
+#[test]
+fn equal_outcomes_in_another_completion_order_do_not_agree() {
+    let (case, h, s) = pair();
+    let completed: Vec<usize> = s
+        .events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e.kind, EventKind::Completed { .. }))
+        .map(|(i, _)| i)
+        .collect();
+    let (a, b) = (
+        completed[completed.len() - 2],
+        completed[completed.len() - 1],
+    );
+    let mut reordered = s.clone();
+    reordered.events.swap(a, b);
+    assert_eq!(
+        compare(Dialect::Sqlite, None, &case, &h, &s),
+        Comparison::Agree
+    );
+    assert_eq!(
+        compare(Dialect::Sqlite, None, &case, &h, &reordered),
+        Comparison::Undecided(Undecided::CompletionOrder)
+    );
+}
