@@ -630,6 +630,7 @@ fn exported_missed_blocks_and_aborts_fail_in_mysql_test_run() {
             observed: Vec::new(),
             invariants: Vec::new(),
             final_state: Vec::new(),
+            judged_outputs: false,
             why: "a control".into(),
         };
         let (test, result) = render(&case, &h, Some(&fix), &[]).unwrap();

@@ -39,22 +39,28 @@ fn run_python(python: &Path, source: &str) -> (Option<i32>, String) {
 
 /// The finding of `oracle:kind` of `case` on `e`, marked with its known issue.
 fn finding_of(e: &mut dyn Engine, case: &TestCase, kind: &str) -> FindingRecord {
+    finding_by(e, case, &OracleKind::defaults(), kind).0
+}
+
+/// The finding of `kind` of `case` on `e` checked by `oracles`, marked with
+/// its known issue, and every finding of the case.
+fn finding_by(
+    e: &mut dyn Engine,
+    case: &TestCase,
+    oracles: &[OracleKind],
+    kind: &str,
+) -> (FindingRecord, Vec<txfuzz::oracle::Finding>) {
     let mut stats = CheckStats::default();
-    let (h, mut findings) = run_case(
-        e,
-        case,
-        &OracleKind::defaults(),
-        &ExecOptions::default(),
-        &mut stats,
-    )
-    .unwrap();
+    let (h, mut findings) =
+        run_case(e, case, oracles, &ExecOptions::default(), &mut stats).unwrap();
     KnownIssues::builtin().mark(&mut findings, case, &h, e.info());
     let f = findings
         .iter()
         .find(|f| f.kind == kind)
         .unwrap_or_else(|| panic!("no {kind} finding: {findings:#?}"))
         .clone();
-    FindingRecord::new(f, e.info().clone(), case.clone(), h)
+    let rec = FindingRecord::new(f, e.info().clone(), case.clone(), h);
+    (rec, findings)
 }
 
 fn program(rec: &FindingRecord) -> String {
@@ -499,6 +505,71 @@ mod turso {
             assert_eq!(code, Some(1), "{id}: {out}\n{source}");
             assert!(out.contains("FAILED: FOREIGN KEY"), "{id}: {out}");
         }
+    }
+
+    /// The turso bugs txfuzz meets as shadow-run differences (docs/bugs.md:
+    /// a failed multi-row UPDATE of a rowid alias keeps the rows it
+    /// rewrote; a multi-row UNIQUE UPDATE not checked row by row in rowid
+    /// order), each as a case whose instrumented run does what SQLite does
+    /// and whose plain run does not. The `fidelity` finding's export expects
+    /// the judged run's outputs and final state, so it fails on pyturso
+    /// while the bug lives, in both modes.
+    #[test]
+    fn the_turso_bugs_seen_by_the_shadow_run_exported_fail_under_pyturso() {
+        let Some(python) = common::pyturso() else {
+            return;
+        };
+        for (fixture, kind, failure) in [
+            (
+                "turso-failed-rowid-update-keeps-rows.json",
+                "final-state",
+                "FAILED: the final state of t returned [(13,), (6,)]; a correct engine returns [(2,), (6,)]",
+            ),
+            (
+                "turso-unique-update-not-checked-in-rowid-order.json",
+                "error",
+                "FAILED: T1#1 (op 2) succeeded; it failed in the finding's run",
+            ),
+        ] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(fixture);
+            let file = txfuzz::finding::load_case_file(&path).unwrap();
+            for mvcc in [false, true] {
+                let mut e = TursoEngine::open(None, mvcc).unwrap();
+                let mut case = file.case().clone();
+                case.isolation = e.profile().isolations[0];
+                let rec = shadow_finding_of(&mut e, &case, kind);
+                // Which statements waited is no one output: not exported.
+                let mut wait = rec.clone();
+                wait.finding.kind = "wait".into();
+                let refused = export(&wait, Format::Script, "finding").unwrap_err();
+                assert!(refused.contains("fidelity:wait"), "{refused}");
+                let source = program(&rec);
+                assert!(!source.contains("rid"), "the plain statements: {source}");
+                let (code, out) = run_python(&python, &source);
+                assert_eq!(code, Some(1), "{fixture} mvcc {mvcc}: {out}\n{source}");
+                assert!(out.contains(failure), "{fixture} mvcc {mvcc}: {out}\n{source}");
+                // The control: SQLite runs the same program (WAL mode's) and
+                // passes, as the bug's fix would.
+                if let (false, Some(python3)) = (mvcc, common::python3()) {
+                    let on_sqlite = source.replace("import turso as db", "import sqlite3 as db");
+                    let (code, out) = run_python(&python3, &on_sqlite);
+                    assert_eq!(code, Some(0), "{fixture} on sqlite3: {out}\n{on_sqlite}");
+                }
+            }
+        }
+    }
+
+    /// The `fidelity:kind` finding of `case` on `e` (the default oracles
+    /// and the shadow run).
+    fn shadow_finding_of(e: &mut dyn Engine, case: &TestCase, kind: &str) -> FindingRecord {
+        let mut oracles = OracleKind::defaults();
+        oracles.push(OracleKind::Fidelity);
+        let (rec, findings) = finding_by(e, case, &oracles, kind);
+        assert!(
+            findings.iter().all(|f| f.oracle == "fidelity"),
+            "the judged run passes every other oracle: {findings:#?}"
+        );
+        rec
     }
 
     /// Generated turso cases (WAL and MVCC), exported with their observed

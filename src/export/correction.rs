@@ -38,6 +38,9 @@ pub struct Correction {
     /// Tables whose final state the finding says is wrong, with the rows
     /// (the case's columns) a correct engine leaves.
     pub final_state: Vec<TableRows>,
+    /// Every output the test expects is the judged run's (a shadow-run
+    /// difference): all are checked, with the final state.
+    pub judged_outputs: bool,
     /// Why: the finding's summary.
     pub why: String,
 }
@@ -54,8 +57,17 @@ impl Correction {
             observed: Vec::new(),
             invariants: Vec::new(),
             final_state: Vec::new(),
+            judged_outputs: false,
             why: why.to_string(),
         }
+    }
+
+    /// A correction about the end of the schedule (the final state, the
+    /// constraints), or about one statement that must run (a crash), says
+    /// nothing of the other outputs, which the bug may have changed: the
+    /// test does not check them.
+    pub fn leaves_outputs_unchecked(&self) -> bool {
+        !self.judged_outputs && (self.stmt.is_none() || self.must_succeed)
     }
 }
 
@@ -70,8 +82,8 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
              (final-state, a resumed write's skipped rows), a committed state that keeps \
              its constraints (integrity on the final state), a statement that runs \
              (crash:internal-error), waits (view:missed-block) or fails \
-             (view:missed-abort), or one read of a serial replay (wss read-result) \
-             are exported",
+             (view:missed-abort), one read of a serial replay (wss read-result), or \
+             a shadow-run difference in an output (fidelity) are exported",
             f.oracle, f.kind
         )
     };
@@ -98,6 +110,9 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
             invariants: checks,
             ..Correction::new(&f.summary)
         });
+    }
+    if f.oracle == "fidelity" {
+        return fidelity(rec);
     }
     if let Some(missed) = f.evidence.get("missed_writes") {
         return Ok(Correction {
@@ -175,6 +190,48 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
         rows: rows_at("expected")?,
         observed: rows_at("actual")?,
         ..Correction::new(&f.summary)
+    })
+}
+
+/// A shadow-run difference in a statement's error, rows or affected count
+/// or in the final state: the plain statements must do what they did in
+/// the judged run, the run every oracle checked (its outputs, and its
+/// final state of every table). Such a test fails while the plain run
+/// differs: an engine bug where the judged run is the correct one (a turso
+/// statement that the instrumented run backs out or fails as SQLite does,
+/// docs/bugs.md), a txfuzz bug otherwise. A difference in which statements
+/// waited or which transaction a deadlock rolled back is no one output.
+fn fidelity(rec: &FindingRecord) -> Result<Correction, String> {
+    let f = &rec.finding;
+    if !matches!(
+        f.kind.as_str(),
+        "error" | "result" | "affected" | "final-state" | "txn-end"
+    ) {
+        return Err(format!(
+            "an export of a fidelity:{} finding is not built: which statements wait, or \
+             which transaction a deadlock rolls back, is no one output a test can expect",
+            f.kind
+        ));
+    }
+    if rec.history.final_state_error.is_some() {
+        return Err("the judged run's final state was not read".into());
+    }
+    let final_state = rec
+        .history
+        .final_state
+        .iter()
+        .map(|(t, rows)| {
+            let rows = rows.iter().map(|r| r.iter().skip(2).cloned().collect());
+            (t.clone(), rows.collect())
+        })
+        .collect();
+    Ok(Correction {
+        final_state,
+        judged_outputs: true,
+        ..Correction::new(&format!(
+            "{}; a correct engine does what the judged run did (every oracle checked it)",
+            f.summary
+        ))
     })
 }
 

@@ -89,7 +89,7 @@ pub fn render(
     // constraints), or about one statement that must run (a crash), says
     // nothing of the reads on the way, which the bug may have changed: each
     // read runs whole inside a count that prints `t`.
-    let quiet = fix.is_some_and(|f| f.stmt.is_none() || f.must_succeed);
+    let quiet = fix.is_some_and(Correction::leaves_outputs_unchecked);
     if quiet {
         let _ = writeln!(
             spec,

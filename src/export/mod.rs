@@ -5,8 +5,10 @@
 //! format, and expects what a correct engine does ([`Correction`]): the
 //! observed outputs except the judged statement's, which gets the oracle's
 //! prediction; or, for a finding about the end of the schedule or one
-//! statement that must run, that alone, the other outputs not compared. So
-//! the test fails while the bug lives and passes once it is fixed.
+//! statement that must run, that alone, the other outputs not compared; for
+//! a shadow-run difference (`fidelity`), every output and the final state of
+//! the judged run. So the test fails while the bug lives and passes once it
+//! is fixed.
 //!
 //! Formats: [`mtr`] (MariaDB's mysql-test-run: a `.test` and its `.result`),
 //! [`isolation`] (PostgreSQL's isolationtester: a `.spec` and its `.out`),

@@ -91,7 +91,7 @@ pub fn render(
     // constraints), or about one statement that must run (a crash), says
     // nothing of the other outputs, which the bug may have changed: the
     // schedule runs with its outputs not compared.
-    if fix.is_some_and(|f| f.stmt.is_none() || f.must_succeed) {
+    if fix.is_some_and(Correction::leaves_outputs_unchecked) {
         w.note("The schedule's outputs are not compared: the finding is not about them.");
         w.directive("--disable_result_log");
         w.directive("--disable_abort_on_error");

@@ -209,11 +209,7 @@ pub fn render(
             let _ = writeln!(s, "T{}.cursor().execute({}).fetchall()", t.id, py_str(&p));
         }
     }
-    // A correction about the end of the schedule (the final state, the
-    // constraints), or about one statement that must run (a crash), says
-    // nothing of the other outputs, which the bug may have changed: they are
-    // not checked.
-    let quiet = fix.is_some_and(|f| f.stmt.is_none() || f.must_succeed);
+    let quiet = fix.is_some_and(Correction::leaves_outputs_unchecked);
     if quiet {
         let _ = writeln!(
             s,
