@@ -63,6 +63,14 @@ fn finding_by(
     (rec, findings)
 }
 
+/// A case file of `tests/fixtures`.
+fn fixture(name: &str) -> txfuzz::finding::CaseFile {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    txfuzz::finding::load_case_file(&path).unwrap()
+}
+
 fn program(rec: &FindingRecord) -> String {
     let files = export(rec, Format::Script, "finding").unwrap();
     assert_eq!(files.len(), 1);
@@ -144,9 +152,7 @@ mod turso {
         let Some(python) = common::pyturso() else {
             return;
         };
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/turso-replace-two-parents.json");
-        let file = txfuzz::finding::load_case_file(&path).unwrap();
+        let file = fixture("turso-replace-two-parents.json");
         for mvcc in [false, true] {
             let mut e = TursoEngine::open(None, mvcc).unwrap();
             let mut case = txfuzz::testkit::in_default_mode(file.case(), &e);
@@ -519,7 +525,7 @@ mod turso {
         let Some(python) = common::pyturso() else {
             return;
         };
-        for (fixture, kind, failure) in [
+        for (name, kind, failure) in [
             (
                 "turso-failed-rowid-update-keeps-rows.json",
                 "final-state",
@@ -531,8 +537,7 @@ mod turso {
                 "FAILED: T1#1 (op 2) succeeded; it failed in the finding's run",
             ),
         ] {
-            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(fixture);
-            let file = txfuzz::finding::load_case_file(&path).unwrap();
+            let file = fixture(name);
             for mvcc in [false, true] {
                 let mut e = TursoEngine::open(None, mvcc).unwrap();
                 let mut case = file.case().clone();
@@ -546,17 +551,57 @@ mod turso {
                 let source = program(&rec);
                 assert!(!source.contains("rid"), "the plain statements: {source}");
                 let (code, out) = run_python(&python, &source);
-                assert_eq!(code, Some(1), "{fixture} mvcc {mvcc}: {out}\n{source}");
-                assert!(out.contains(failure), "{fixture} mvcc {mvcc}: {out}\n{source}");
+                assert_eq!(code, Some(1), "{name} mvcc {mvcc}: {out}\n{source}");
+                assert!(out.contains(failure), "{name} mvcc {mvcc}: {out}\n{source}");
                 // The control: SQLite runs the same program (WAL mode's) and
                 // passes, as the bug's fix would.
                 if let (false, Some(python3)) = (mvcc, common::python3()) {
                     let on_sqlite = source.replace("import turso as db", "import sqlite3 as db");
                     let (code, out) = run_python(&python3, &on_sqlite);
-                    assert_eq!(code, Some(0), "{fixture} on sqlite3: {out}\n{on_sqlite}");
+                    assert_eq!(code, Some(0), "{name} on sqlite3: {out}\n{on_sqlite}");
                 }
             }
         }
+    }
+
+    /// docs/bugs.md's turso MVCC upsert after a checkpoint: the case asks
+    /// for a checkpoint after its set-up (`checkpoint: true`) and gives the
+    /// `view:missed-abort` finding; without the checkpoint, a fresh database,
+    /// it gives none. The export checkpoints too, and fails under pyturso
+    /// while the bug lives.
+    #[test]
+    fn the_turso_upsert_after_a_checkpoint_exported_fails_under_pyturso() {
+        let Some(python) = common::pyturso() else {
+            return;
+        };
+        let file = fixture("turso-mvcc-upsert-after-checkpoint.json");
+        let mut e = TursoEngine::open(None, true).unwrap();
+        let case = txfuzz::testkit::in_default_mode(file.case(), &e);
+        assert!(case.checkpoint);
+        let rec = finding_of(&mut e, &case, "missed-abort");
+        let source = program(&rec);
+        assert!(
+            source.contains("PRAGMA wal_checkpoint(TRUNCATE)"),
+            "{source}"
+        );
+        let (code, out) = run_python(&python, &source);
+        assert_eq!(code, Some(1), "{out}\n{source}");
+        assert!(
+            out.contains("FAILED: T1#1 (op 4) succeeded; a correct engine fails it"),
+            "{out}\n{source}"
+        );
+        let mut fresh = case.clone();
+        fresh.checkpoint = false;
+        let mut stats = CheckStats::default();
+        let (_, findings) = run_case(
+            &mut e,
+            &fresh,
+            &OracleKind::defaults(),
+            &ExecOptions::default(),
+            &mut stats,
+        )
+        .unwrap();
+        assert!(findings.is_empty(), "{findings:#?}");
     }
 
     /// The `fidelity:kind` finding of `case` on `e` (the default oracles

@@ -113,7 +113,9 @@ def run(label, con, sql, rows=None, error=False):
     if error is None:
         return
     if error:
-        fail(f"{label} succeeded; it failed in the finding's run")
+        # error="...": why a correct engine fails it.
+        why = error if isinstance(error, str) else "it failed in the finding's run"
+        fail(f"{label} succeeded; {why}")
     if rows is not None:
         check_rows(label, got, rows)
 
@@ -198,6 +200,9 @@ pub fn render(
             setup.extend(sql::insert_rows_as(D, t, &data.rows, Layout::Plain));
         }
     }
+    if case.checkpoint {
+        setup.push(sql::CHECKPOINT.to_string());
+    }
     for st in setup {
         let _ = writeln!(s, "setup.cursor().execute({}).fetchall()", py_str(&st));
     }
@@ -276,6 +281,18 @@ pub fn render(
             (EventKind::Submitted, stmt) => {
                 let text = py_str(&sql::render_stmt(D, stmt));
                 let must_succeed = fix.is_some_and(|f| f.must_succeed && f.stmt == Some(e.stmt));
+                let must_fail = fix
+                    .filter(|f| f.stmt == Some(e.stmt))
+                    .and_then(|f| f.must_fail);
+                if let Some(class) = must_fail {
+                    // The judged statement must fail; the schedule ends there.
+                    let class = serde_json::to_value(class).unwrap_or_default();
+                    let class = class.as_str().unwrap_or("an error");
+                    let why = py_str(&format!("a correct engine fails it ({class})"));
+                    let _ = writeln!(s, "run({label}, {con}, {text}, error={why})");
+                    let _ = writeln!(s, "print(\"ok\")");
+                    return Ok(s);
+                }
                 let check = match (failed, stmt) {
                     _ if must_succeed => String::new(),
                     _ if quiet => ", error=None".to_string(),

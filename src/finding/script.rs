@@ -60,6 +60,9 @@ pub fn render_script_in(
             }
         }
     }
+    if case.checkpoint && d == Dialect::Sqlite {
+        let _ = writeln!(s, "{};", sql::CHECKPOINT);
+    }
     let setup = sql::session_setup(d, case.isolation);
     if !setup.is_empty() {
         let _ = writeln!(s, "\n-- in every session first");

@@ -129,6 +129,7 @@ pub fn generate_case(seed: u64, index: u64, cfg: &GenConfig) -> TestCase {
         data,
         txns,
         submit_order,
+        checkpoint: false,
     };
     cursor::draw_cursors(seed, index, &cfg.features, &mut case);
     case
@@ -183,6 +184,7 @@ pub fn generate_workload(seed: u64, cfg: &GenConfig, txns: usize) -> TestCase {
         data,
         txns: all,
         submit_order,
+        checkpoint: false,
     }
 }
 

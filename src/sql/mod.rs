@@ -39,6 +39,11 @@ pub use render::{render_stmt, session_settings, session_setup};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// SQLite's and turso's checkpoint of a case that asks for one
+/// ([`crate::model::TestCase::checkpoint`]): every frame of the log moved
+/// into the database file, and the log emptied.
+pub const CHECKPOINT: &str = "PRAGMA wal_checkpoint(TRUNCATE)";
+
 /// A SQL dialect txfuzz can render for. `Mysql` targets MySQL/MariaDB (10.11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

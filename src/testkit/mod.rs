@@ -311,6 +311,7 @@ pub fn kv_case(rows: &[(i64, i64)], txns: Vec<(bool, Vec<Stmt>)>, order: &str) -
         }],
         txns,
         submit_order,
+        checkpoint: false,
     }
 }
 

@@ -51,6 +51,9 @@ pub struct SqliteEngine {
     info: EngineInfo,
     profile: EngineProfile,
     loaded: Option<(Schema, Vec<TableData>, Layout)>,
+    /// The loaded case asks for a checkpoint after each fill
+    /// ([`TestCase::checkpoint`]).
+    checkpoint: bool,
 }
 
 /// The `application_id` txfuzz writes into the header of the databases it
@@ -157,6 +160,7 @@ impl SqliteEngine {
             },
             profile,
             loaded: None,
+            checkpoint: false,
         })
     }
 
@@ -203,6 +207,17 @@ impl SqliteEngine {
     fn layout(&self) -> Layout {
         self.loaded.as_ref().map_or(Layout::Instrumented, |l| l.2)
     }
+
+    /// Moves the loaded rows from the WAL into the database file when the
+    /// case asks for it ([`TestCase::checkpoint`]).
+    fn checkpoint_if_asked(&self) -> Result<(), EngineError> {
+        if !self.checkpoint {
+            return Ok(());
+        }
+        self.admin
+            .query_row(sql::CHECKPOINT, [], |_| Ok(()))
+            .map_err(|e| EngineError::Setup(format!("checkpoint: {e}")))
+    }
 }
 
 impl Engine for SqliteEngine {
@@ -231,7 +246,8 @@ impl Engine for SqliteEngine {
             .map_err(|e| EngineError::Setup(format!("schema rejected: {e}")))?;
         self.fill(&case.schema, &case.data, layout)?;
         self.loaded = Some((case.schema.clone(), case.data.clone(), layout));
-        Ok(())
+        self.checkpoint = case.checkpoint;
+        self.checkpoint_if_asked()
     }
 
     fn reset(&mut self) -> Result<(), EngineError> {
@@ -243,7 +259,8 @@ impl Engine for SqliteEngine {
             batch.push_str(&format!("DELETE FROM {};\n", t.name));
         }
         self.admin.execute_batch(&batch).map_err(setup_err)?;
-        self.fill(schema, data, *layout)
+        self.fill(schema, data, *layout)?;
+        self.checkpoint_if_asked()
     }
 
     fn open_session(

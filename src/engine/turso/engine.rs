@@ -134,6 +134,9 @@ pub struct TursoEngine {
     info: EngineInfo,
     profile: EngineProfile,
     loaded: Option<(Schema, Vec<TableData>, Layout)>,
+    /// The loaded case asks for a checkpoint after each fill
+    /// ([`TestCase::checkpoint`]).
+    checkpoint: bool,
     idle: Idle,
 }
 
@@ -196,6 +199,7 @@ impl TursoEngine {
             },
             profile,
             loaded: None,
+            checkpoint: false,
             idle: Idle::default(),
         })
     }
@@ -251,6 +255,15 @@ impl TursoEngine {
 
     fn layout(&self) -> Layout {
         self.loaded.as_ref().map_or(Layout::Instrumented, |l| l.2)
+    }
+
+    /// Moves the loaded rows from the log into the database file when the
+    /// case asks for it ([`TestCase::checkpoint`]).
+    fn checkpoint_if_asked(&self) -> Result<(), EngineError> {
+        if self.checkpoint {
+            run(&self.admin, sql::CHECKPOINT).map_err(setup("checkpoint"))?;
+        }
+        Ok(())
     }
 }
 
@@ -330,6 +343,7 @@ impl Engine for TursoEngine {
             .loaded
             .as_ref()
             .is_some_and(|(schema, _, l)| *schema == case.schema && *l == layout);
+        self.checkpoint = case.checkpoint;
         if same_tables {
             self.loaded = Some((case.schema.clone(), case.data.clone(), layout));
             return self.reset();
@@ -347,7 +361,7 @@ impl Engine for TursoEngine {
             self.fill(&case.schema, &case.data, layout)
         })?;
         self.loaded = Some((case.schema.clone(), case.data.clone(), layout));
-        Ok(())
+        self.checkpoint_if_asked()
     }
 
     fn reset(&mut self) -> Result<(), EngineError> {
@@ -359,7 +373,8 @@ impl Engine for TursoEngine {
                 run(&self.admin, &format!("DELETE FROM {}", t.name)).map_err(setup("reset"))?;
             }
             self.fill(&schema, &data, layout)
-        })
+        })?;
+        self.checkpoint_if_asked()
     }
 
     fn open_session(

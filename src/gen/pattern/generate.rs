@@ -130,6 +130,7 @@ pub fn generate(
         data,
         txns: numbered_txns(stmts),
         submit_order: order,
+        checkpoint: false,
     };
     (case, binding)
 }
