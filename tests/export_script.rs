@@ -579,6 +579,10 @@ mod turso {
         let case = txfuzz::testkit::in_default_mode(file.case(), &e);
         assert!(case.checkpoint);
         let rec = finding_of(&mut e, &case, "missed-abort");
+        assert_eq!(
+            rec.finding.known.as_ref().map(|k| k.id.as_str()),
+            Some("turso-mvcc-upsert-after-checkpoint-skips-write-conflict")
+        );
         let source = program(&rec);
         assert!(
             source.contains("PRAGMA wal_checkpoint(TRUNCATE)"),

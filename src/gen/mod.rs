@@ -132,7 +132,20 @@ pub fn generate_case(seed: u64, index: u64, cfg: &GenConfig) -> TestCase {
         checkpoint: false,
     };
     cursor::draw_cursors(seed, index, &cfg.features, &mut case);
+    case.checkpoint = draw_checkpoint(seed, index, &cfg.features);
     case
+}
+
+/// Mixed into the seed of the checkpoint stream.
+const CHECKPOINT_STREAM: u64 = 0x4350_4f49_4e54_5321; // "CPOINTS!"
+
+/// One case in four checkpoints after its set-up, where the engine can
+/// ([`Features::checkpoints`]): rows in the database file rather than the
+/// log, a state engines reach on their own after enough writes. Drawn on a
+/// stream of its own, so the case is otherwise the one the same seed and
+/// index gave before.
+fn draw_checkpoint(seed: u64, index: u64, features: &Features) -> bool {
+    features.checkpoints && Rng::new(seed ^ CHECKPOINT_STREAM, index).chance(1, 4)
 }
 
 /// A workload for stress mode: one schema with rows and at least `txns`

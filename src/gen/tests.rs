@@ -90,6 +90,7 @@ fn small_and_degenerate_configs() {
             deferrable: false,
             cursors: false,
             cursors_insensitive: false,
+            checkpoints: false,
         },
     };
     for i in 0..300 {
@@ -295,4 +296,28 @@ fn cursors_are_drawn_only_where_the_profile_lists_them() {
             assert!(c.close.is_some(), "{c:?}");
         }
     }
+}
+
+/// One case in four checkpoints after its set-up where the engine can, on a
+/// stream of its own: the case is otherwise the one the same seed gave
+/// without checkpoints.
+#[test]
+fn one_case_in_four_checkpoints_where_the_engine_can() {
+    let sqlite = cfg_for(Features::sqlite());
+    let without = cfg_for(Features {
+        checkpoints: false,
+        ..Features::sqlite()
+    });
+    let mut checkpointed = 0;
+    for i in 0..400 {
+        let mut c = generate_case(3, i, &sqlite);
+        if c.checkpoint {
+            checkpointed += 1;
+        }
+        c.checkpoint = false;
+        assert_eq!(c, generate_case(3, i, &without));
+    }
+    assert!((70..130).contains(&checkpointed), "{checkpointed} of 400");
+    let mysql = cfg_for(Features::mysql());
+    assert!((0..100).all(|i| !generate_case(3, i, &mysql).checkpoint));
 }

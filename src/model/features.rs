@@ -48,6 +48,10 @@ pub struct Features {
     /// insensitive"), so rows stepped after such a write are judged too;
     /// false where that is undefined (SQLite, turso).
     pub cursors_insensitive: bool,
+    /// A case may ask for a checkpoint after its set-up
+    /// ([`super::TestCase::checkpoint`]: SQLite and turso, `PRAGMA
+    /// wal_checkpoint(TRUNCATE)`).
+    pub checkpoints: bool,
 }
 
 /// SQLite's and turso's start modes ("BEGIN TRANSACTION"; turso's
@@ -77,6 +81,7 @@ impl Features {
             deferrable: false,
             cursors: true,
             cursors_insensitive: false,
+            checkpoints: true,
         }
     }
     pub fn mysql() -> Self {
@@ -95,6 +100,7 @@ impl Features {
             deferrable: false,
             cursors: false,
             cursors_insensitive: false,
+            checkpoints: false,
         }
     }
     pub fn postgres() -> Self {
@@ -114,6 +120,7 @@ impl Features {
             // SQL cursors (DECLARE / FETCH / CLOSE) inside a transaction.
             cursors: true,
             cursors_insensitive: true,
+            checkpoints: false,
         }
     }
 }

@@ -80,6 +80,12 @@ pub enum Trait {
     /// before one of its steps (turso: the failed statement's rollback ends
     /// the connection's other open statements).
     CursorStepAfterFailedWrite,
+    /// The case checkpointed after its set-up ([`TestCase::checkpoint`]) and
+    /// the finding's statement is an upsert (`ON CONFLICT DO UPDATE`), or
+    /// another transaction ran one successfully (turso MVCC: after a
+    /// checkpoint an upsert's update arm neither takes nor leaves a
+    /// write-write conflict).
+    UpsertAfterCheckpoint,
 }
 
 /// The transactions a finding's evidence names: graph `transactions`
@@ -357,6 +363,17 @@ pub(super) fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &
             replace_into_parent_of_indexed_child_key(case, history)
         }
         Trait::CursorStepAfterFailedWrite => cursor_step_after_failed_write(case, history),
+        Trait::UpsertAfterCheckpoint => {
+            let upsert = |r: StmtRef| {
+                matches!(case.stmt(r).map(|c| &c.stmt),
+                    Some(Stmt::Insert(i)) if matches!(i.on_conflict, OnConflict::Update { .. }))
+            };
+            let judged = finding_stmt(finding);
+            let other_upsert = history.outcomes.iter().any(|o| {
+                judged.is_some_and(|j| j.txn != o.stmt.txn) && o.outcome.ok() && upsert(o.stmt)
+            });
+            case.checkpoint && (judged.is_some_and(upsert) || other_upsert)
+        }
         Trait::LeftJoinIndexCursorPanic => involved(finding, case).iter().any(|r| {
             let left_join = matches!(
                 case.stmt(*r).map(|c| &c.stmt),
