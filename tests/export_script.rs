@@ -64,6 +64,7 @@ fn finding_by(
 }
 
 /// A case file of `tests/fixtures`.
+#[cfg(feature = "turso")]
 fn fixture(name: &str) -> txfuzz::finding::CaseFile {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
