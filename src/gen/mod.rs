@@ -129,10 +129,9 @@ pub fn generate_case(seed: u64, index: u64, cfg: &GenConfig) -> TestCase {
         data,
         txns,
         submit_order,
-        checkpoint: false,
+        checkpoint: draw_checkpoint(seed, index, &cfg.features),
     };
     cursor::draw_cursors(seed, index, &cfg.features, &mut case);
-    case.checkpoint = draw_checkpoint(seed, index, &cfg.features);
     case
 }
 
