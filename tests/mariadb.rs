@@ -908,3 +908,55 @@ fn the_url_database_must_exist() {
         .to_string();
     assert!(err.contains("txfuzz_no_such_db"), "{err}");
 }
+
+/// A session's connection goes back to the engine's pool when the session
+/// ends, and the next session starts as on a new connection: its open
+/// transaction rolled back (the row lock released), session and user
+/// variables and temporary tables gone, the connection's sql_mode and the new
+/// session's isolation level in force.
+#[test]
+fn a_pooled_connection_keeps_nothing_of_its_last_session() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let case = kv_case(&[(1, 10)], vec![], "");
+    let mut e = common::mariadb(&url);
+    e.load(&case).unwrap();
+    let scalar =
+        |s: &mut Box<dyn txfuzz::engine::Session>, q: &str| s.query(q).unwrap().rows[0][0].clone();
+    let mut a = e
+        .open_session(Isolation::Serializable, WaitSignal::new())
+        .unwrap();
+    let id = scalar(&mut a, "SELECT CONNECTION_ID()");
+    a.query("SET @left_behind = 1").unwrap();
+    a.query("SET SESSION innodb_lock_wait_timeout = 7").unwrap();
+    a.query("CREATE TEMPORARY TABLE left_behind (x INT)")
+        .unwrap();
+    a.query("BEGIN").unwrap();
+    a.query("UPDATE t SET v = 99 WHERE k = 1").unwrap();
+    drop(a);
+
+    let mut b = e.open_bounded_session(Isolation::ReadCommitted).unwrap();
+    assert_eq!(scalar(&mut b, "SELECT CONNECTION_ID()"), id, "not pooled");
+    assert_eq!(scalar(&mut b, "SELECT @left_behind"), Value::Null);
+    let global = scalar(&mut b, "SELECT @@GLOBAL.innodb_lock_wait_timeout");
+    assert_eq!(
+        scalar(&mut b, "SELECT @@SESSION.innodb_lock_wait_timeout"),
+        global
+    );
+    assert!(b.query("SELECT * FROM left_behind").is_err());
+    let mode = scalar(&mut b, "SELECT @@SESSION.sql_mode");
+    assert!(
+        mode.to_string().contains("NO_AUTO_VALUE_ON_ZERO"),
+        "{mode:?}"
+    );
+    assert_eq!(
+        scalar(&mut b, "SELECT @@SESSION.tx_isolation"),
+        Value::Text("READ-COMMITTED".into())
+    );
+    // The lock is gone (a bounded session would fail on a wait) and so is the write.
+    b.query("UPDATE t SET v = 11 WHERE k = 1").unwrap();
+    drop(b);
+    let state = e.final_state(&case.schema).unwrap();
+    assert_eq!(value_of(&state, "t", 1), Some(Value::Int(11)));
+}

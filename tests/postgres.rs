@@ -928,9 +928,10 @@ fn a_multi_row_insert_that_waited_decided_its_rows_apart() {
 /// next case resets the tables (a backend stopped and continued, in
 /// `server_faults`). Here session X holds a row lock on `c` and then reads
 /// `p`, which the reset's `TRUNCATE p, c` already holds while it waits for
-/// `c`: a deadlock, which PostgreSQL resolves by failing the reset (it
-/// waited first, so its deadlock check runs first). The reset runs again
-/// once X has ended, and succeeds; it used to fail the campaign (exit 2).
+/// `c`: a deadlock, which PostgreSQL resolves by failing the reset (its
+/// deadlock check runs first: X's sessions check after 50 ms, so X here
+/// waits 5 s before it checks). The reset runs again once X has ended, and
+/// succeeds; it used to fail the campaign (exit 2).
 #[test]
 fn a_reset_that_deadlocks_with_an_abandoned_session_runs_again() {
     let Some(url) = common::pg_url() else { return };
@@ -938,6 +939,7 @@ fn a_reset_that_deadlocks_with_an_abandoned_session_runs_again() {
     let case = txfuzz::testkit::constraints::parent_child_case(&[(1, 10)], &[(5, 1)], vec![], "");
     e.load(&case).unwrap();
     let mut x = e.open_bounded_session(Isolation::ReadCommitted).unwrap();
+    x.query("SET deadlock_timeout TO '5s'").unwrap();
     x.query("BEGIN").unwrap();
     x.query("UPDATE c SET u = 1").unwrap();
     let reset = std::thread::spawn(move || {
@@ -956,4 +958,57 @@ fn a_reset_that_deadlocks_with_an_abandoned_session_runs_again() {
     );
     let state = e.final_state(&case.schema).unwrap();
     assert_eq!(state["c"].len(), 1, "{state:?}");
+}
+
+/// A session's connection goes back to the engine's pool when the session
+/// ends, and the next session starts as on a new connection: its open
+/// transaction rolled back (the row lock released), settings, temporary
+/// tables and cursors gone, txfuzz's session settings in force again
+/// (`deadlock_timeout` of 50 ms: deadlocks are found without a second's wait).
+#[test]
+fn a_pooled_connection_keeps_nothing_of_its_last_session() {
+    let Some(url) = common::pg_url() else { return };
+    let case = kv_case(&[(1, 10)], vec![], "");
+    let mut e = common::postgres(&url);
+    e.load(&case).unwrap();
+    assert_eq!(
+        e.info().settings.get("deadlock_timeout (txfuzz sessions)"),
+        Some(&"50ms".to_string())
+    );
+    let scalar =
+        |s: &mut Box<dyn txfuzz::engine::Session>, q: &str| s.query(q).unwrap().rows[0][0].clone();
+    let mut a = e
+        .open_session(Isolation::Serializable, WaitSignal::new())
+        .unwrap();
+    let pid = scalar(&mut a, "SELECT pg_backend_pid()");
+    assert_eq!(
+        scalar(&mut a, "SHOW deadlock_timeout"),
+        Value::Text("50ms".into())
+    );
+    a.query("SET work_mem TO '7MB'").unwrap();
+    a.query("CREATE TEMPORARY TABLE left_behind (x INT)")
+        .unwrap();
+    a.query("BEGIN").unwrap();
+    a.query("DECLARE cur NO SCROLL CURSOR WITH HOLD FOR SELECT k FROM t")
+        .unwrap();
+    a.query("UPDATE t SET v = 99 WHERE k = 1").unwrap();
+    drop(a);
+
+    let mut b = e.open_bounded_session(Isolation::ReadCommitted).unwrap();
+    assert_eq!(scalar(&mut b, "SELECT pg_backend_pid()"), pid, "not pooled");
+    assert_ne!(scalar(&mut b, "SHOW work_mem"), Value::Text("7MB".into()));
+    assert_eq!(
+        scalar(&mut b, "SHOW deadlock_timeout"),
+        Value::Text("50ms".into())
+    );
+    assert!(b.query("SELECT * FROM left_behind").is_err());
+    assert!(b.query("FETCH cur").is_err());
+    assert_eq!(
+        scalar(&mut b, "SHOW transaction_isolation"),
+        Value::Text("read committed".into())
+    );
+    b.query("UPDATE t SET v = 11 WHERE k = 1").unwrap();
+    drop(b);
+    let state = e.final_state(&case.schema).unwrap();
+    assert_eq!(value_of(&state, "t", 1), Some(Value::Int(11)));
 }

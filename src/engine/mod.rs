@@ -6,6 +6,7 @@
 pub mod fault;
 pub mod leftover;
 pub mod mysql;
+pub mod pool;
 pub mod postgres;
 pub mod profile;
 pub mod registry;

@@ -25,16 +25,16 @@ pub(super) fn base_opts(
         (None, Ok(p)) if !p.is_empty() => OptsBuilder::from_opts(base).pass(Some(p)).into(),
         _ => base,
     };
-    // A 0 written into an AUTO_INCREMENT column (`Column::auto_key`) is
-    // stored as written, as in the other engines, instead of being replaced
-    // by a generated key (MariaDB KB "SQL_MODE": NO_AUTO_VALUE_ON_ZERO).
-    // Every connection: sessions, the loader, the scratch and the shadow run.
-    Ok(OptsBuilder::from_opts(base)
-        .init(vec![
-            "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'NO_AUTO_VALUE_ON_ZERO')",
-        ])
-        .into())
+    Ok(OptsBuilder::from_opts(base).init(vec![SQL_MODE]).into())
 }
+
+/// Every connection's first statement (sessions, the loader, the scratch and
+/// the shadow run; again after a pooled connection's reset): a 0 written into
+/// an AUTO_INCREMENT column (`Column::auto_key`) is stored as written, as in
+/// the other engines, instead of being replaced by a generated key (MariaDB KB
+/// "SQL_MODE": NO_AUTO_VALUE_ON_ZERO).
+pub(super) const SQL_MODE: &str =
+    "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'NO_AUTO_VALUE_ON_ZERO')";
 
 /// A setup error when the server's sql_mode has SIMULTANEOUS_ASSIGNMENT: the
 /// UPDATE instrumentation relies on MariaDB's left-to-right SET assignments

@@ -14,6 +14,8 @@ use tokio::runtime::Runtime;
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long a polite disconnect may take.
 const DISCONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long a reset may take on a link without a deadline.
+const RESET_TIMEOUT: Duration = Duration::from_secs(1);
 
 pub struct Link {
     rt: Runtime,
@@ -90,6 +92,27 @@ impl Link {
             }
         }
         result
+    }
+
+    /// Clears what a session changed, for the next one (`COM_RESET_CONNECTION`:
+    /// its transaction rolled back, session and user variables back to their
+    /// defaults, temporary tables dropped; the current database stays), within
+    /// the link's deadline. False when the connection is unusable or the server
+    /// cannot reset one. The connection's `init` statements do not run again:
+    /// the next session's set-up repeats [`super::connect::SQL_MODE`].
+    pub fn reset(&mut self) -> bool {
+        if self.lost_by.is_some() {
+            return false;
+        }
+        let Some(conn) = self.conn.as_mut() else {
+            return false;
+        };
+        let d = self.deadline.unwrap_or(RESET_TIMEOUT);
+        matches!(
+            self.rt
+                .block_on(async { tokio::time::timeout(d, conn.reset()).await }),
+            Ok(Ok(true))
+        )
     }
 
     /// Runs a (multi-statement) text, discarding results.

@@ -24,6 +24,7 @@ pub use monitor::lock_waits;
 
 use super::server::{Monitor, Registry};
 use super::{Engine, EngineError, EngineProfile, Session, WaitSignal};
+use crate::engine::pool::Pool;
 use crate::instrument::Prepared;
 use crate::model::{DbState, EngineInfo, Isolation, Schema, StmtRef, TableData, TestCase, Value};
 use crate::sql::{self, Dialect, Layout};
@@ -69,6 +70,9 @@ pub struct MysqlEngine {
     /// A connection whose read view, opened after each fill, keeps InnoDB's
     /// purge from removing the records a run delete-marks ([`Self::hold_purge`]).
     purge_guard: Option<Link>,
+    /// Connections of ended sessions, reset, for the next ones; replaced when
+    /// the engine moves to a new private database.
+    pool: Arc<Pool<Link>>,
 }
 
 /// An admin-connection failure: a lost connection (the server went away) is
@@ -196,6 +200,7 @@ impl MysqlEngine {
             local,
             gave_up: false,
             purge_guard: None,
+            pool: Pool::new(),
         };
         engine.start_monitor();
         Ok(engine)
@@ -444,17 +449,25 @@ impl MysqlEngine {
         signal: Arc<WaitSignal>,
         bounded: bool,
     ) -> Result<Box<dyn Session>, EngineError> {
-        let mut link = Link::connect(&self.opts).map_err(|e| self.connect_err(e))?;
+        let mut statements = sql::session_setup(Dialect::Mysql, isolation);
+        let mut link = match self.pool.take() {
+            Some(link) => {
+                // A reset connection: its `init` statement again, in the same round trip.
+                statements.insert(0, connect::SQL_MODE.to_string());
+                link
+            }
+            None => Link::connect(&self.opts).map_err(|e| self.connect_err(e))?,
+        };
         // Setup is bounded; the case's statements are bounded by the executor.
         link.set_deadline(Some(self.deadline));
-        for s in sql::session_setup(Dialect::Mysql, isolation) {
-            link.batch(&s).map_err(|e| setup("session setup", e))?;
-        }
+        link.batch(&statements.join("; "))
+            .map_err(|e| setup("session setup", e))?;
         if !bounded {
             link.set_deadline(None);
         }
         Ok(Box::new(session::MysqlSession::new(
             link,
+            (Arc::downgrade(&self.pool), self.deadline),
             self.opts.clone(),
             self.registry.clone(),
             self.activity.clone(),
@@ -485,6 +498,8 @@ impl MysqlEngine {
                     self.opts = OptsBuilder::from_opts(self.opts.clone())
                         .db_name(Some(database))
                         .into();
+                    // Their current database is the old one.
+                    self.pool = Pool::new();
                     self.drop_stale();
                     // A restarted server starts with the setting OFF again.
                     if let Some(line) = status_locks::acquire(&mut self.admin) {

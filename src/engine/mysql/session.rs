@@ -1,29 +1,39 @@
 //! A MariaDB session: one dedicated connection per transaction, registered with
-//! the engine's lock-wait monitor by its connection id.
+//! the engine's lock-wait monitor by its connection id; the connection goes
+//! back to the engine's pool, reset, when the session ends
+//! ([`crate::engine::pool`]).
 
 use super::errors::classify;
 use super::link::Link;
 use super::monitor::Activity;
+use crate::engine::pool::{hand_back, Pool};
 use crate::engine::server::Registry;
 use crate::engine::{Cancel, Canceller, QueryResult, Session, WaitSignal};
 use crate::instrument::Prepared;
 use crate::model::{Outcome, StmtError};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 pub struct MysqlSession {
-    link: Link,
+    /// `None` only while the session is dropped.
+    link: Option<Link>,
     id: u64,
+    pool: Weak<Pool<Link>>,
+    /// How long the reset that hands the connection back may take.
+    reset_deadline: Duration,
     opts: Opts,
     registry: Arc<Registry>,
     activity: Arc<Activity>,
 }
 
 impl MysqlSession {
-    /// Registers an open connection (already set up) as a session.
+    /// Registers an open connection (already set up) as a session; `pool`
+    /// takes it back when the session ends.
     pub fn new(
         link: Link,
+        (pool, reset_deadline): (Weak<Pool<Link>>, Duration),
         opts: Opts,
         registry: Arc<Registry>,
         activity: Arc<Activity>,
@@ -32,8 +42,10 @@ impl MysqlSession {
         let id = link.id();
         registry.register(id, signal);
         MysqlSession {
-            link,
+            link: Some(link),
             id,
+            pool,
+            reset_deadline,
             opts,
             registry,
             activity,
@@ -45,7 +57,10 @@ impl Session for MysqlSession {
     fn query(&mut self, sql: &str) -> Result<QueryResult, StmtError> {
         self.activity.step(self.id);
         self.registry.set_running(self.id, true);
-        let result = self.link.query(sql);
+        let result = match self.link.as_mut() {
+            Some(link) => link.query(sql),
+            None => Err(super::errors::lost("the session has ended")),
+        };
         self.registry.set_running(self.id, false);
         self.activity.step(self.id);
         result
@@ -67,6 +82,10 @@ impl Drop for MysqlSession {
     fn drop(&mut self) {
         self.registry.unregister(self.id);
         self.activity.forget(self.id);
+        if let Some(mut link) = self.link.take() {
+            link.set_deadline(Some(self.reset_deadline));
+            hand_back(&self.pool, link, Link::reset);
+        }
     }
 }
 

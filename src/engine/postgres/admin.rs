@@ -132,6 +132,26 @@ pub fn describe(
     Ok((info, server_log(admin, cfg)))
 }
 
+/// The `deadlock_timeout` of txfuzz's sessions. PostgreSQL looks for a
+/// deadlock only once a lock wait has lasted `deadlock_timeout` (13.3.4
+/// "Deadlocks"; default 1 s), so at the default every deadlock of a case costs
+/// a second of waiting: most of a campaign's time. The manual describes the
+/// setting as "the amount of time to wait on a lock before checking to see if
+/// there is a deadlock condition" (20.12): a shorter one makes the check
+/// sooner, never changes what counts as a deadlock. Changing it needs
+/// superuser or its SET privilege; without it sessions keep the server's.
+pub const SESSION_DEADLOCK_TIMEOUT: &str = "50ms";
+
+/// Whether this connection's role may set `deadlock_timeout` (tried, then
+/// reset).
+pub fn may_set_deadlock_timeout(admin: &PgConn) -> bool {
+    admin
+        .batch(&format!(
+            "SET deadlock_timeout TO '{SESSION_DEADLOCK_TIMEOUT}'; RESET deadlock_timeout"
+        ))
+        .is_ok()
+}
+
 /// The log file of the server under test, as the server itself names it
 /// (`pg_current_logfile()`, relative to `data_directory`), or why there is
 /// none. Never a guessed path: that could be another cluster's log.

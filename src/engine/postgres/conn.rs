@@ -172,6 +172,18 @@ impl PgConn {
         Ok(QueryResult { rows, affected })
     }
 
+    /// Clears what a session changed, for the next one: its transaction
+    /// rolled back (`open`: one may be open; a ROLLBACK outside one would
+    /// log a warning), then `DISCARD ALL` (session settings back to their
+    /// defaults, temporary tables, cursors and prepared statements gone).
+    /// False when the connection is unusable or a step fails.
+    pub fn reset(&self, open: bool) -> bool {
+        if self.is_closed() || (open && self.batch("ROLLBACK").is_err()) {
+            return false;
+        }
+        self.batch("DISCARD ALL").is_ok()
+    }
+
     /// Runs SQL text (several statements: one implicit transaction).
     pub fn batch(&self, sql: &str) -> Result<(), StmtError> {
         let client = self.client()?;

@@ -23,6 +23,7 @@ pub use profile::profile;
 pub use errors::{class_of, classify};
 pub use session::PgSession;
 
+use super::pool::Pool;
 use super::server::{Monitor, Registry};
 use super::{Engine, EngineError, EngineProfile, Session, WaitSignal};
 use crate::model::{
@@ -66,6 +67,11 @@ pub struct PgEngine {
     loaded: Option<Loaded>,
     /// The server's log file, or why there is none.
     log: Result<PathBuf, String>,
+    /// Connections of ended sessions, reset, for the next ones; replaced when
+    /// the engine reconnects.
+    pool: Arc<Pool<PgConn>>,
+    /// Sessions set [`admin::SESSION_DEADLOCK_TIMEOUT`] (the role may).
+    fast_deadlocks: bool,
 }
 
 /// How many times a reset that deadlocked runs.
@@ -111,7 +117,14 @@ impl PgEngine {
             monitor::PgProbe::connect(&conn::named(&cfg, "monitor")).map_err(&connect_err)?;
         let registry = Arc::new(Registry::default());
         let monitor = Monitor::spawn(registry.clone(), Box::new(probe), monitor::POLL);
-        let (info, log) = admin::describe(&admin, &cfg, redacted)?;
+        let (mut info, log) = admin::describe(&admin, &cfg, redacted)?;
+        let fast_deadlocks = admin::may_set_deadlock_timeout(&admin);
+        if fast_deadlocks {
+            info.settings.insert(
+                "deadlock_timeout (txfuzz sessions)".into(),
+                admin::SESSION_DEADLOCK_TIMEOUT.into(),
+            );
+        }
         admin::remove_leftovers(&admin, &cfg);
         Ok(PgEngine {
             cfg,
@@ -126,6 +139,8 @@ impl PgEngine {
             profile: profile(&Default::default()),
             loaded: None,
             log,
+            pool: Pool::new(),
+            fast_deadlocks,
         })
     }
 
@@ -322,18 +337,27 @@ impl PgEngine {
         signal: Arc<WaitSignal>,
         bounded: bool,
     ) -> Result<Box<dyn Session>, EngineError> {
-        let mut conn = PgConn::connect(&conn::named(&self.cfg, "session")).map_err(|reason| {
-            EngineError::Connect {
-                url: self.info.url.clone(),
-                reason,
-            }
-        })?;
+        let mut conn = match self.pool.take() {
+            Some(conn) => conn,
+            None => PgConn::connect(&conn::named(&self.cfg, "session")).map_err(|reason| {
+                EngineError::Connect {
+                    url: self.info.url.clone(),
+                    reason,
+                }
+            })?,
+        };
         // synchronous_commit only changes durability (commits are visible at
         // once either way); it saves an fsync per commit.
         let mut setup = format!(
             "SET search_path TO {}; SET synchronous_commit TO off; ",
             self.schema
         );
+        if self.fast_deadlocks {
+            setup.push_str(&format!(
+                "SET deadlock_timeout TO '{}'; ",
+                admin::SESSION_DEADLOCK_TIMEOUT
+            ));
+        }
         for s in sql::session_setup(Dialect::Postgres, isolation) {
             setup.push_str(&s);
             setup.push_str("; ");
@@ -353,7 +377,8 @@ impl PgEngine {
         if !bounded {
             conn.set_deadline(None);
         }
-        let session = PgSession::new(conn, pid, self.registry.clone(), signal)
+        let pool = (Arc::downgrade(&self.pool), self.deadline);
+        let session = PgSession::new(conn, pool, pid, self.registry.clone(), signal)
             .map_err(|e| setup_err("session setup", e))?;
         Ok(Box::new(session))
     }
@@ -376,6 +401,7 @@ impl PgEngine {
                 Ok((admin, probe)) => {
                     self.monitor = None; // stops the old monitor thread
                     self.admin = admin;
+                    self.pool = Pool::new();
                     let old = std::mem::replace(&mut self.schema, schema);
                     self.stale.push(old);
                     self.drop_stale(Duration::from_secs(1));

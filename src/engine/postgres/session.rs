@@ -1,12 +1,15 @@
 //! A PostgreSQL session: one dedicated connection per transaction of a case,
-//! registered with the engine's lock-wait monitor by its backend pid.
+//! registered with the engine's lock-wait monitor by its backend pid; the
+//! connection goes back to the engine's pool, reset, when the session ends
+//! ([`crate::engine::pool`]).
 
 use super::conn::PgConn;
+use crate::engine::pool::{hand_back, Pool};
 use crate::engine::server::Registry;
 use crate::engine::{Cancel, Canceller, CursorRows, QueryResult, Session, WaitSignal};
 use crate::instrument::Prepared;
 use crate::model::{Outcome, StmtError};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio_postgres::{CancelToken, NoTls};
 
@@ -14,7 +17,14 @@ use tokio_postgres::{CancelToken, NoTls};
 const CANCEL_TIMEOUT: Duration = Duration::from_secs(3);
 
 pub struct PgSession {
-    conn: PgConn,
+    /// `None` only while the session is dropped.
+    conn: Option<PgConn>,
+    pool: Weak<Pool<PgConn>>,
+    /// How long the reset that hands the connection back may take.
+    reset_deadline: Duration,
+    /// A transaction may be open: the last statement that started or ended
+    /// one started it (or failed to end it).
+    in_transaction: bool,
     /// Open SQL cursors, with whether a FETCH reached the end.
     cursors: Vec<(String, bool)>,
     pid: u64,
@@ -24,9 +34,11 @@ pub struct PgSession {
 }
 
 impl PgSession {
-    /// Wraps a set-up connection whose backend pid is `pid`; registers it.
+    /// Wraps a set-up connection whose backend pid is `pid`; registers it;
+    /// `pool` takes the connection back when the session ends.
     pub fn new(
         conn: PgConn,
+        (pool, reset_deadline): (Weak<Pool<PgConn>>, Duration),
         pid: u64,
         registry: Arc<Registry>,
         signal: Arc<WaitSignal>,
@@ -38,7 +50,10 @@ impl PgSession {
             signal: signal.clone(),
         });
         Ok(PgSession {
-            conn,
+            conn: Some(conn),
+            pool,
+            reset_deadline,
+            in_transaction: false,
             cursors: Vec::new(),
             pid,
             registry,
@@ -55,6 +70,31 @@ impl PgSession {
 impl Drop for PgSession {
     fn drop(&mut self) {
         self.registry.unregister(self.pid);
+        if let Some(mut conn) = self.conn.take() {
+            conn.set_deadline(Some(self.reset_deadline));
+            let open = self.in_transaction;
+            hand_back(&self.pool, conn, |c| c.reset(open));
+        }
+    }
+}
+
+/// Whether a transaction is open after `sql` ran (`ok`: it succeeded), given
+/// whether one was open before. COMMIT and ROLLBACK end it even when they fail
+/// (a failed COMMIT rolls back); `ROLLBACK TO` does not.
+fn open_after(sql: &str, ok: bool, before: bool) -> bool {
+    let words: Vec<String> = sql
+        .split_whitespace()
+        .take(2)
+        .map(str::to_ascii_uppercase)
+        .collect();
+    match (
+        words.first().map(String::as_str),
+        words.get(1).map(String::as_str),
+    ) {
+        (Some("BEGIN" | "START"), _) => ok || before,
+        (Some("ROLLBACK" | "ABORT"), Some("TO")) => before,
+        (Some("COMMIT" | "END" | "ROLLBACK" | "ABORT"), _) => false,
+        _ => before,
     }
 }
 
@@ -63,8 +103,16 @@ impl Session for PgSession {
         self.signal.clear_cancel();
         // Only running sessions are probed: a tick always belongs to this statement.
         self.registry.set_running(self.pid, true);
-        let result = self.conn.simple(sql);
+        let result = match &self.conn {
+            Some(conn) => conn.simple(sql),
+            None => Err(StmtError {
+                class: crate::model::ErrorClass::ConnectionLost,
+                code: "closed".into(),
+                message: "the session has ended".into(),
+            }),
+        };
         self.registry.set_running(self.pid, false);
+        self.in_transaction = open_after(sql, result.is_ok(), self.in_transaction);
         result
     }
 
@@ -157,5 +205,26 @@ impl Canceller for PgCanceller {
                 Cancel::Unreachable
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::open_after;
+
+    #[test]
+    fn the_session_knows_whether_a_transaction_may_be_open() {
+        assert!(open_after(
+            "BEGIN ISOLATION LEVEL SERIALIZABLE",
+            true,
+            false
+        ));
+        assert!(open_after("START TRANSACTION", true, false));
+        assert!(!open_after("BEGIN", false, false));
+        assert!(open_after("UPDATE t0 SET c0 = 1", false, true));
+        assert!(open_after("ROLLBACK TO SAVEPOINT sp1", true, true));
+        assert!(!open_after("COMMIT", false, true));
+        assert!(!open_after("rollback", true, true));
+        assert!(!open_after("SELECT 1", true, false));
     }
 }
