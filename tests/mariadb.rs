@@ -960,3 +960,30 @@ fn a_pooled_connection_keeps_nothing_of_its_last_session() {
     let state = e.final_state(&case.schema).unwrap();
     assert_eq!(value_of(&state, "t", 1), Some(Value::Int(11)));
 }
+
+/// An instrumented statement's steps go to the server in one round trip:
+/// each statement's own result comes back, and the server stops at the
+/// first error (the steps after it do not run).
+#[test]
+fn steps_in_one_round_trip_return_each_result_and_stop_at_an_error() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let case = kv_case(&[(1, 10), (2, 20)], vec![], "");
+    let mut e = common::mariadb(&url);
+    e.load(&case).unwrap();
+    let mut s = e.open_bounded_session(Isolation::RepeatableRead).unwrap();
+    let r = s.query_each(&["SET @a = 1", "UPDATE t SET v = v + 1", "SELECT @a, 2"]);
+    let r: Vec<_> = r.into_iter().map(Result::unwrap).collect();
+    assert_eq!(r.len(), 3);
+    assert_eq!(r[1].affected, 2, "{r:?}");
+    assert!(r[1].rows.is_empty(), "{r:?}");
+    assert_eq!(r[2].rows, vec![vec![Value::Int(1), Value::Int(2)]]);
+
+    let r = s.query_each(&["SET @b = 1", "UPDATE no_such_table SET v = 0", "SET @b = 2"]);
+    assert_eq!(r.len(), 2, "{r:?}");
+    assert!(r[0].is_ok());
+    assert!(r[1].as_ref().unwrap_err().code.starts_with("1146"), "{r:?}");
+    let b = s.query("SELECT @b").unwrap().rows;
+    assert_eq!(b, vec![vec![Value::Int(1)]], "the step after the error ran");
+}

@@ -234,6 +234,21 @@ pub trait Canceller: Send + Sync {
 pub trait Session: Send {
     /// Runs one SQL text and waits for it (possibly waiting on locks).
     fn query(&mut self, sql: &str) -> Result<QueryResult, StmtError>;
+    /// Runs `steps` in order, stopping at the first error: the result of each
+    /// that ran. Server engines that take several statements in one round
+    /// trip override it (an instrumented statement is up to three steps).
+    fn query_each(&mut self, steps: &[&str]) -> Vec<Result<QueryResult, StmtError>> {
+        let mut out = Vec::with_capacity(steps.len());
+        for step in steps {
+            let r = self.query(step);
+            let failed = r.is_err();
+            out.push(r);
+            if failed {
+                break;
+            }
+        }
+        out
+    }
     /// Runs one instrumented statement of the case and interprets what it read and
     /// wrote. Implementations delegate to [`run_prepared`]; fault
     /// injectors override it.

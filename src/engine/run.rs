@@ -11,22 +11,35 @@ pub fn run_prepared(session: &mut dyn Session, p: &Prepared) -> Outcome {
     if let Some(step) = &p.cursor {
         return run_cursor_step(session, p, step);
     }
-    if let Some(pre) = &p.pre {
-        if let Err(e) = session.query(pre) {
+    let steps: Vec<&str> = [p.pre.as_deref(), Some(p.sql.as_str()), p.capture.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut results = session.query_each(&steps).into_iter();
+    let mut next = || results.next().unwrap_or_else(|| Err(missing_result()));
+    if p.pre.is_some() {
+        if let Err(e) = next() {
             return Outcome::failed(e);
         }
     }
-    let res = match session.query(&p.sql) {
+    let res = match next() {
         Err(e) => return Outcome::failed(e),
         Ok(res) => res,
     };
     let capture = match &p.capture {
         None => Capture::None,
-        Some(sql) => session
-            .query(sql)
-            .map_or(Capture::Failed, |c| Capture::Rows(c.rows)),
+        Some(_) => next().map_or(Capture::Failed, |c| Capture::Rows(c.rows)),
     };
     interpret_result(p, res.rows, res.affected, capture)
+}
+
+/// A step the session ran but returned no result for (never expected).
+fn missing_result() -> crate::model::StmtError {
+    crate::model::StmtError {
+        class: crate::model::ErrorClass::Other,
+        code: "client".into(),
+        message: "the session returned no result for a statement it ran".into(),
+    }
 }
 
 /// A step of an open cursor: its rows read like its SELECT's.

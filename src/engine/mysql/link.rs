@@ -67,13 +67,7 @@ impl Link {
     /// text returned no result set.
     pub fn query(&mut self, sql: &str) -> Result<QueryResult, StmtError> {
         let Some(conn) = self.conn.as_mut() else {
-            return Err(match &self.lost_by {
-                Some(e) => StmtError {
-                    message: format!("the connection was lost earlier: {}", e.message),
-                    ..e.clone()
-                },
-                None => lost("the connection was lost earlier"),
-            });
+            return Err(self.lost_earlier());
         };
         let result = match self.deadline {
             None => self.rt.block_on(run_text(conn, sql)),
@@ -83,15 +77,50 @@ impl Link {
                 .unwrap_or_else(|_| Err(crate::engine::deadline_error(d))),
         };
         if let Err(e) = &result {
-            if e.class == crate::model::ErrorClass::ConnectionLost && e.code != "client" {
-                // The stream is unusable; later calls fail fast.
-                if let Some(c) = self.conn.take() {
-                    drop(c);
-                }
-                self.lost_by = Some(e.clone());
-            }
+            self.note_failure(e);
         }
         result
+    }
+
+    /// Runs `steps` as one text, in one round trip: the result of each
+    /// statement that ran, in order. The server stops at the first error,
+    /// which ends the list.
+    pub fn query_each(&mut self, steps: &[&str]) -> Vec<Result<QueryResult, StmtError>> {
+        let Some(conn) = self.conn.as_mut() else {
+            return vec![Err(self.lost_earlier())];
+        };
+        let sql = steps.join("; ");
+        let results = match self.deadline {
+            None => self.rt.block_on(run_each(conn, &sql)),
+            Some(d) => self
+                .rt
+                .block_on(async { tokio::time::timeout(d, run_each(conn, &sql)).await })
+                .unwrap_or_else(|_| vec![Err(crate::engine::deadline_error(d))]),
+        };
+        if let Some(Err(e)) = results.last() {
+            self.note_failure(e);
+        }
+        results
+    }
+
+    fn lost_earlier(&self) -> StmtError {
+        match &self.lost_by {
+            Some(e) => StmtError {
+                message: format!("the connection was lost earlier: {}", e.message),
+                ..e.clone()
+            },
+            None => lost("the connection was lost earlier"),
+        }
+    }
+
+    /// A lost connection's stream is unusable: later calls fail fast.
+    fn note_failure(&mut self, e: &StmtError) {
+        if e.class == crate::model::ErrorClass::ConnectionLost && e.code != "client" {
+            if let Some(c) = self.conn.take() {
+                drop(c);
+            }
+            self.lost_by = Some(e.clone());
+        }
     }
 
     /// Clears what a session changed, for the next one (`COM_RESET_CONNECTION`:
@@ -150,6 +179,44 @@ async fn run_text(conn: &mut Conn, sql: &str) -> Result<QueryResult, StmtError> 
         rows: Vec::new(),
         affected,
     }))
+}
+
+/// Each statement's result of a multi-statement text, up to the first error.
+async fn run_each(conn: &mut Conn, sql: &str) -> Vec<Result<QueryResult, StmtError>> {
+    let mut out = Vec::new();
+    let mut res = match conn.query_iter(sql).await {
+        Ok(res) => res,
+        Err(e) => return vec![Err(classify(&e))],
+    };
+    loop {
+        let has_columns = !res.columns_ref().is_empty();
+        // Read before collecting: moving to the next result set replaces it.
+        let affected = res.affected_rows();
+        match res.collect::<Row>().await {
+            Err(e) => {
+                out.push(Err(classify(&e)));
+                return out;
+            }
+            Ok(rows) if has_columns => {
+                let rows: Vec<Vec<Value>> = rows.into_iter().map(convert_row).collect();
+                out.push(Ok(QueryResult {
+                    affected: rows.len() as u64,
+                    rows,
+                }));
+            }
+            Ok(_) => out.push(Ok(QueryResult {
+                rows: Vec::new(),
+                affected,
+            })),
+        }
+        if res.is_empty() {
+            // A later statement's error is held as the next (pending) result.
+            if let Err(e) = res.drop_result().await {
+                out.push(Err(classify(&e)));
+            }
+            return out;
+        }
+    }
 }
 
 fn convert_row(row: Row) -> Vec<Value> {

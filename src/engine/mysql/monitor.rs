@@ -100,20 +100,23 @@ impl WaitProbe for InnodbProbe {
             .map(|&id| (id, self.activity.get(id)))
             .collect();
         let link = self.link()?;
-        let status = link.query("SHOW ENGINE INNODB STATUS");
-        // `SHOW PROCESSLIST`, not a query of `information_schema.PROCESSLIST`:
-        // its INFO column is a LONGTEXT, so every such query materialises an
-        // on-disk (Aria) temporary table, two files created and deleted per
-        // probe, about 8% of the server's CPU in a campaign.
-        let mdl = link.query("SHOW PROCESSLIST");
-        let (status, mdl) = match (status, mdl) {
-            (Ok(s), Ok(m)) => (s, m),
-            (Err(e), _) | (_, Err(e)) => {
+        // One round trip for both. `SHOW PROCESSLIST`, not a query of
+        // `information_schema.PROCESSLIST`: its INFO column is a LONGTEXT, so
+        // every such query materialises an on-disk (Aria) temporary table, two
+        // files created and deleted per probe, about 8% of the server's CPU in
+        // a campaign.
+        let mut answers = link
+            .query_each(&["SHOW ENGINE INNODB STATUS", "SHOW PROCESSLIST"])
+            .into_iter();
+        let (status, mdl) = match (answers.next(), answers.next()) {
+            (Some(Ok(s)), Some(Ok(m))) => (s, m),
+            (Some(Err(e)), _) | (_, Some(Err(e))) => {
                 if e.class == crate::model::ErrorClass::ConnectionLost {
                     self.link = None;
                 }
                 return Err(format!("{} {}", e.code, e.message));
             }
+            _ => return Err("the probe's answer is incomplete".into()),
         };
         let text = status
             .rows

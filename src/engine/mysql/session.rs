@@ -66,6 +66,19 @@ impl Session for MysqlSession {
         result
     }
 
+    /// One round trip for all the steps.
+    fn query_each(&mut self, steps: &[&str]) -> Vec<Result<QueryResult, StmtError>> {
+        self.activity.step(self.id);
+        self.registry.set_running(self.id, true);
+        let results = match self.link.as_mut() {
+            Some(link) => link.query_each(steps),
+            None => vec![Err(super::errors::lost("the session has ended"))],
+        };
+        self.registry.set_running(self.id, false);
+        self.activity.step(self.id);
+        results
+    }
+
     fn run(&mut self, p: &Prepared) -> Outcome {
         crate::engine::run_prepared(self, p)
     }
