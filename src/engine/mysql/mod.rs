@@ -393,14 +393,24 @@ impl Engine for MysqlEngine {
         plans::keep_plans(&mut self.admin, case, prepared)
     }
 
+    /// Every table in one round trip.
     fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError> {
+        let layout = self.loaded.as_ref().map_or(Layout::Instrumented, |l| l.2);
+        let queries: Vec<String> = schema
+            .tables
+            .iter()
+            .map(|t| sql::select_state_as(Dialect::Mysql, t, layout))
+            .collect();
+        let steps: Vec<&str> = queries.iter().map(String::as_str).collect();
         let mut state = DbState::new();
+        if steps.is_empty() {
+            return Ok(state);
+        }
+        let mut answers = self.admin.query_each(&steps).into_iter();
         for t in &schema.tables {
-            let layout = self.loaded.as_ref().map_or(Layout::Instrumented, |l| l.2);
-            let q = sql::select_state_as(Dialect::Mysql, t, layout);
-            let mut rows = self
-                .admin
-                .query(&q)
+            let mut rows = answers
+                .next()
+                .unwrap_or_else(|| Err(errors::lost("no answer")))
                 .map_err(|e| setup(&format!("reading {}", t.name), e))?
                 .rows;
             rows.sort();

@@ -152,14 +152,7 @@ impl PgConn {
         let mut count = 0;
         for m in msgs {
             match m {
-                SimpleQueryMessage::Row(r) => rows.push(
-                    (0..r.len())
-                        .map(|i| match r.try_get(i) {
-                            Ok(Some(s)) => Value::from_db_text(s),
-                            _ => Value::Null,
-                        })
-                        .collect(),
-                ),
+                SimpleQueryMessage::Row(r) => rows.push(text_row(&r)),
                 SimpleQueryMessage::CommandComplete(n) => count = n,
                 _ => {}
             }
@@ -184,6 +177,34 @@ impl PgConn {
         self.batch("DISCARD ALL").is_ok()
     }
 
+    /// Runs `steps` in one round trip (one implicit transaction): each
+    /// statement's rows (or count), in order.
+    pub fn simple_each(&self, steps: &[&str]) -> Result<Vec<QueryResult>, StmtError> {
+        if steps.is_empty() {
+            return Ok(Vec::new());
+        }
+        let client = self.client()?;
+        let msgs = self.bounded(client.simple_query(&steps.join("; ")))?;
+        let mut out = Vec::with_capacity(steps.len());
+        let mut rows = Vec::new();
+        for m in msgs {
+            match m {
+                SimpleQueryMessage::Row(r) => rows.push(text_row(&r)),
+                SimpleQueryMessage::CommandComplete(n) => {
+                    let rows = std::mem::take(&mut rows);
+                    let affected = if rows.is_empty() {
+                        n
+                    } else {
+                        rows.len() as u64
+                    };
+                    out.push(QueryResult { rows, affected });
+                }
+                _ => {}
+            }
+        }
+        Ok(out)
+    }
+
     /// Runs SQL text (several statements: one implicit transaction).
     pub fn batch(&self, sql: &str) -> Result<(), StmtError> {
         let client = self.client()?;
@@ -200,6 +221,16 @@ impl PgConn {
             .and_then(|r| r.into_iter().next())
             .unwrap_or(Value::Null))
     }
+}
+
+/// A row of the simple protocol: each non-NULL value through [`Value::from_db_text`].
+fn text_row(r: &tokio_postgres::SimpleQueryRow) -> Vec<Value> {
+    (0..r.len())
+        .map(|i| match r.try_get(i) {
+            Ok(Some(s)) => Value::from_db_text(s),
+            _ => Value::Null,
+        })
+        .collect()
 }
 
 impl Drop for PgConn {

@@ -261,19 +261,32 @@ impl Engine for PgEngine {
         self.session(isolation, WaitSignal::new(), true)
     }
 
+    /// Every table in one round trip.
     fn final_state(&mut self, schema: &Schema) -> Result<DbState, EngineError> {
+        let layout = self
+            .loaded
+            .as_ref()
+            .map_or(Layout::Instrumented, |l| l.layout);
+        let queries: Vec<String> = schema
+            .tables
+            .iter()
+            .map(|t| sql::select_state_as(Dialect::Postgres, t, layout))
+            .collect();
+        let steps: Vec<&str> = queries.iter().map(String::as_str).collect();
+        let answers = self
+            .admin
+            .simple_each(&steps)
+            .map_err(|e| setup_err("reading the final state", e))?;
+        if answers.len() != steps.len() {
+            return Err(EngineError::Setup(format!(
+                "reading the final state: {} answers to {} queries",
+                answers.len(),
+                steps.len()
+            )));
+        }
         let mut state = DbState::new();
-        for t in &schema.tables {
-            let layout = self
-                .loaded
-                .as_ref()
-                .map_or(Layout::Instrumented, |l| l.layout);
-            let q = sql::select_state_as(Dialect::Postgres, t, layout);
-            let mut rows = self
-                .admin
-                .simple(&q)
-                .map_err(|e| setup_err(&format!("reading {}", t.name), e))?
-                .rows;
+        for (t, answer) in schema.tables.iter().zip(answers) {
+            let mut rows = answer.rows;
             rows.sort();
             state.insert(t.name.clone(), rows);
         }
