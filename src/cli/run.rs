@@ -64,8 +64,8 @@ pub struct RunArgs {
     #[arg(long, default_value_t = crate::campaign::DEFAULT_SHADOW)]
     pub shadow: f64,
     /// Workers running cases at once, each with its own sessions and its own
-    /// database (default: the number of cores). The cases of a seed and
-    /// count do not depend on it.
+    /// database (default: the number of cores; twice that, at most 8,
+    /// against a server). The cases of a seed and count do not depend on it.
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Run only shard I of N: the case indexes i with i % N == I (e.g. 0/4);
@@ -92,6 +92,11 @@ pub struct RunArgs {
 
 /// The most workers `--jobs` takes (each holds a few connections).
 const MAX_JOBS: usize = 256;
+
+/// The most workers a server campaign runs without `--jobs`: each holds up
+/// to about ten connections (admin, monitor, the sessions of a case, kept
+/// for the next), and PostgreSQL's default `max_connections` is 100.
+const MAX_DEFAULT_SERVER_JOBS: usize = 8;
 
 fn limit(args: &RunArgs) -> Result<Limit, UsageError> {
     match (&args.tests, &args.time) {
@@ -215,7 +220,11 @@ fn config(args: &RunArgs) -> Result<CampaignConfig, UsageError> {
     })
 }
 
-/// `--jobs`, or the number of cores.
+/// `--jobs`, or the number of cores (twice that, at most
+/// [`MAX_DEFAULT_SERVER_JOBS`], against a server: a server
+/// campaign's worker spends most of a case waiting for round trips, so one
+/// worker per core leaves the cores idle; BENCHMARKS.md, "Server throughput:
+/// connections and deadlock checks").
 fn jobs(args: &RunArgs) -> Result<usize, UsageError> {
     match args.jobs {
         Some(0) => Err(UsageError("invalid --jobs 0: at least one worker".into())),
@@ -223,6 +232,49 @@ fn jobs(args: &RunArgs) -> Result<usize, UsageError> {
             "invalid --jobs {n}: at most {MAX_JOBS}"
         ))),
         Some(n) => Ok(n),
-        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+        None => {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let server = matches!(
+                crate::engine::url::parse(args.engine.db.as_deref()),
+                Ok(crate::engine::url::DbUrl::Server { .. })
+            );
+            Ok(if server {
+                (2 * cores).min(MAX_DEFAULT_SERVER_JOBS)
+            } else {
+                cores
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn run_args(argv: &[&str]) -> RunArgs {
+        let cli = super::super::Cli::try_parse_from(["txfuzz", "run"].iter().chain(argv))
+            .expect("arguments parse");
+        match cli.command {
+            super::super::Command::Run(a) => a,
+            other => panic!("not a run: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_server_campaign_runs_two_workers_per_core_by_default() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(jobs(&run_args(&[])).unwrap(), cores);
+        assert_eq!(
+            jobs(&run_args(&["--db", "sqlite:/tmp/x.db"])).unwrap(),
+            cores
+        );
+        let mysql = run_args(&["--db", "mysql://root@127.0.0.1:3306/test"]);
+        let server = (2 * cores).min(MAX_DEFAULT_SERVER_JOBS);
+        assert_eq!(jobs(&mysql).unwrap(), server);
+        let pg = run_args(&["--db", "postgres://postgres@127.0.0.1:5432/test"]);
+        assert_eq!(jobs(&pg).unwrap(), server);
+        let explicit = run_args(&["--db", "mysql://root@127.0.0.1:3306/test", "--jobs", "3"]);
+        assert_eq!(jobs(&explicit).unwrap(), 3);
     }
 }
