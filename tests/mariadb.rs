@@ -987,3 +987,28 @@ fn steps_in_one_round_trip_return_each_result_and_stop_at_an_error() {
     let b = s.query("SELECT @b").unwrap().rows;
     assert_eq!(b, vec![vec![Value::Int(1)]], "the step after the error ran");
 }
+
+/// A kept connection that the server closed while it was idle (here an
+/// operator's KILL; also its `wait_timeout`) is not handed to a session: the
+/// next session gets a working connection instead of a lost one.
+#[test]
+fn a_kept_connection_the_server_closed_is_replaced() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let case = kv_case(&[(1, 10)], vec![], "");
+    let mut e = common::mariadb(&url);
+    e.load(&case).unwrap();
+    let id_of = |s: &mut Box<dyn txfuzz::engine::Session>| {
+        s.query("SELECT CONNECTION_ID()").unwrap().rows[0][0].clone()
+    };
+    let mut a = e.open_bounded_session(Isolation::RepeatableRead).unwrap();
+    let mut operator = e.open_bounded_session(Isolation::RepeatableRead).unwrap();
+    let killed = id_of(&mut a);
+    drop(a);
+    operator.query(&format!("KILL {killed}")).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let mut b = e.open_bounded_session(Isolation::RepeatableRead).unwrap();
+    assert_ne!(id_of(&mut b), killed);
+    b.query("UPDATE t SET v = 11 WHERE k = 1").unwrap();
+}

@@ -1012,3 +1012,29 @@ fn a_pooled_connection_keeps_nothing_of_its_last_session() {
     let state = e.final_state(&case.schema).unwrap();
     assert_eq!(value_of(&state, "t", 1), Some(Value::Int(11)));
 }
+
+/// A kept connection that the server closed while it was idle (here an
+/// operator's `pg_terminate_backend`; also `idle_session_timeout`) is not
+/// handed to a session: the next session gets a working connection instead of
+/// a lost one.
+#[test]
+fn a_kept_connection_the_server_closed_is_replaced() {
+    let Some(url) = common::pg_url() else { return };
+    let case = kv_case(&[(1, 10)], vec![], "");
+    let mut e = common::postgres(&url);
+    e.load(&case).unwrap();
+    let pid_of = |s: &mut Box<dyn txfuzz::engine::Session>| {
+        s.query("SELECT pg_backend_pid()").unwrap().rows[0][0].clone()
+    };
+    let mut a = e.open_bounded_session(Isolation::RepeatableRead).unwrap();
+    let mut operator = e.open_bounded_session(Isolation::RepeatableRead).unwrap();
+    let killed = pid_of(&mut a);
+    drop(a);
+    operator
+        .query(&format!("SELECT pg_terminate_backend({killed})"))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let mut b = e.open_bounded_session(Isolation::RepeatableRead).unwrap();
+    assert_ne!(pid_of(&mut b), killed);
+    b.query("UPDATE t SET v = 11 WHERE k = 1").unwrap();
+}

@@ -61,6 +61,14 @@ pub fn hand_back<C>(pool: &Weak<Pool<C>>, mut c: C, reset: impl FnOnce(&mut C) -
     }
 }
 
+/// Whether a kept connection's first round trip failed because the server
+/// closed it while it was idle (its idle timeout, an operator's kill): the
+/// session then takes another. A missed deadline is not that (the server may
+/// hang; every kept connection would wait it out), nor is any other error.
+pub fn closed_while_kept(e: &crate::model::StmtError) -> bool {
+    e.class == crate::model::ErrorClass::ConnectionLost && e.code != super::DEADLINE_CODE
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +82,24 @@ mod tests {
         assert_eq!(pool.idle(), 1);
         assert_eq!(pool.take(), Some(1));
         assert_eq!(pool.take(), None);
+    }
+
+    #[test]
+    fn only_a_closed_connection_sends_the_session_to_the_next_one() {
+        use crate::model::{ErrorClass, StmtError};
+        let err = |class, code: &str| StmtError {
+            class,
+            code: code.into(),
+            message: String::new(),
+        };
+        assert!(closed_while_kept(&err(
+            ErrorClass::ConnectionLost,
+            "closed"
+        )));
+        assert!(closed_while_kept(&err(ErrorClass::ConnectionLost, "57P01")));
+        let hung = crate::engine::deadline_error(std::time::Duration::from_secs(1));
+        assert!(!closed_while_kept(&hung));
+        assert!(!closed_while_kept(&err(ErrorClass::Other, "1064 (42000)")));
     }
 
     #[test]

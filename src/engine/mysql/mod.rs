@@ -459,19 +459,31 @@ impl MysqlEngine {
         signal: Arc<WaitSignal>,
         bounded: bool,
     ) -> Result<Box<dyn Session>, EngineError> {
-        let mut statements = sql::session_setup(Dialect::Mysql, isolation);
-        let mut link = match self.pool.take() {
-            Some(link) => {
-                // A reset connection: its `init` statement again, in the same round trip.
-                statements.insert(0, connect::SQL_MODE.to_string());
-                link
+        let statements = sql::session_setup(Dialect::Mysql, isolation).join("; ");
+        // A kept connection runs its `init` statement again, in the same round
+        // trip; one the server closed while it was idle (its `wait_timeout`, an
+        // operator's KILL) is dropped and the next one tried; a new
+        // connection's failure is the session's. Setup is bounded; the case's
+        // statements are bounded by the executor.
+        let mut link = loop {
+            match self.pool.take() {
+                Some(mut link) => {
+                    link.set_deadline(Some(self.deadline));
+                    match link.batch(&format!("{}; {statements}", connect::SQL_MODE)) {
+                        Ok(()) => break link,
+                        Err(e) if crate::engine::pool::closed_while_kept(&e) => continue,
+                        Err(e) => return Err(setup("session setup", e)),
+                    }
+                }
+                None => {
+                    let mut link = Link::connect(&self.opts).map_err(|e| self.connect_err(e))?;
+                    link.set_deadline(Some(self.deadline));
+                    link.batch(&statements)
+                        .map_err(|e| setup("session setup", e))?;
+                    break link;
+                }
             }
-            None => Link::connect(&self.opts).map_err(|e| self.connect_err(e))?,
         };
-        // Setup is bounded; the case's statements are bounded by the executor.
-        link.set_deadline(Some(self.deadline));
-        link.batch(&statements.join("; "))
-            .map_err(|e| setup("session setup", e))?;
         if !bounded {
             link.set_deadline(None);
         }

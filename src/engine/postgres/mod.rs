@@ -350,15 +350,6 @@ impl PgEngine {
         signal: Arc<WaitSignal>,
         bounded: bool,
     ) -> Result<Box<dyn Session>, EngineError> {
-        let mut conn = match self.pool.take() {
-            Some(conn) => conn,
-            None => PgConn::connect(&conn::named(&self.cfg, "session")).map_err(|reason| {
-                EngineError::Connect {
-                    url: self.info.url.clone(),
-                    reason,
-                }
-            })?,
-        };
         // synchronous_commit only changes durability (commits are visible at
         // once either way); it saves an fsync per commit.
         let mut setup = format!(
@@ -376,16 +367,36 @@ impl PgEngine {
             setup.push_str("; ");
         }
         setup.push_str("SELECT pg_backend_pid()");
-        // Setup is bounded; the case's statements are bounded by the executor.
-        conn.set_deadline(Some(self.deadline));
-        let pid = match conn.scalar(&setup) {
-            Ok(Value::Int(pid)) => u64::try_from(pid).unwrap_or(0),
-            Ok(other) => {
-                return Err(EngineError::Setup(format!(
-                    "unexpected backend pid {other}"
-                )))
+        // A kept connection the server closed while it was idle
+        // (`idle_session_timeout`, an operator's `pg_terminate_backend`) is
+        // dropped and the next one tried; a new connection's failure is the
+        // session's. Setup is bounded; the case's statements are bounded by
+        // the executor.
+        let (mut conn, pid) = loop {
+            let (mut conn, kept) = match self.pool.take() {
+                Some(conn) => (conn, true),
+                None => {
+                    let conn =
+                        PgConn::connect(&conn::named(&self.cfg, "session")).map_err(|reason| {
+                            EngineError::Connect {
+                                url: self.info.url.clone(),
+                                reason,
+                            }
+                        })?;
+                    (conn, false)
+                }
+            };
+            conn.set_deadline(Some(self.deadline));
+            match conn.scalar(&setup) {
+                Ok(Value::Int(pid)) => break (conn, u64::try_from(pid).unwrap_or(0)),
+                Err(e) if kept && super::pool::closed_while_kept(&e) => continue,
+                Ok(other) => {
+                    return Err(EngineError::Setup(format!(
+                        "unexpected backend pid {other}"
+                    )))
+                }
+                Err(e) => return Err(setup_err("session setup", e)),
             }
-            Err(e) => return Err(setup_err("session setup", e)),
         };
         if !bounded {
             conn.set_deadline(None);
