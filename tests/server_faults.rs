@@ -182,7 +182,9 @@ fn kill_and_restart(kind: Kind) {
     };
     let (out, start, t) = under_way(
         &server,
-        &["--tests", "150", "--recover-wait", "40s", "--oracle", "wss"],
+        // Enough cases that the campaign is still running when the server is
+        // killed (150 once were; pooled connections made them take 2 s).
+        &["--tests", "1000", "--recover-wait", "40s", "--oracle", "wss"],
     );
     server.kill();
     std::thread::sleep(Duration::from_secs(1));
@@ -191,7 +193,7 @@ fn kill_and_restart(kind: Kind) {
     assert_eq!(code, Some(1), "{stderr}");
     let s = summary(out.path());
     assert!(s["stopped"].is_null(), "{s}");
-    assert_eq!(s["cases"].as_u64(), Some(150), "{s}");
+    assert_eq!(s["cases"].as_u64(), Some(1000), "{s}");
     assert!(!findings(out.path(), "").is_empty(), "no crash finding");
     assert_eq!(server.leftovers(), Vec::<String>::new());
     assert_tidy(out.path());

@@ -45,6 +45,15 @@ impl<C> Pool<C> {
         }
     }
 
+    /// Takes every idle connection out (the engine closes them as the
+    /// server's state allows).
+    pub fn drain(&self) -> Vec<C> {
+        self.idle
+            .lock()
+            .map(|mut idle| std::mem::take(&mut *idle))
+            .unwrap_or_default()
+    }
+
     /// How many connections are idle.
     pub fn idle(&self) -> usize {
         self.idle.lock().map_or(0, |idle| idle.len())

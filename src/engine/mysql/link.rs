@@ -144,6 +144,13 @@ impl Link {
         )
     }
 
+    /// Closes the connection without the polite goodbye, which waits for a
+    /// server that may be frozen: the socket is just closed.
+    pub fn abandon(mut self) {
+        // Dropped outside the runtime, the driver sends nothing.
+        drop(self.conn.take());
+    }
+
     /// Runs a (multi-statement) text, discarding results.
     pub fn batch(&mut self, sql: &str) -> Result<(), StmtError> {
         self.query(sql).map(|_| ())

@@ -592,7 +592,10 @@ impl Drop for MysqlEngine {
     fn drop(&mut self) {
         const EXIT_DEADLINE: Duration = Duration::from_secs(5);
         self.monitor = None;
+        // Kept connections: closed politely only if the server answers.
+        let idle = self.pool.drain();
         if self.gave_up {
+            idle.into_iter().for_each(Link::abandon);
             return;
         }
         let current = self.database.clone();
@@ -605,9 +608,13 @@ impl Drop for MysqlEngine {
                     l.set_deadline(Some(EXIT_DEADLINE));
                     self.admin = l;
                 }
-                Err(_) => return,
+                Err(_) => {
+                    idle.into_iter().for_each(Link::abandon);
+                    return;
+                }
             }
         }
+        drop(idle);
         self.drop_stale();
         if let Some(line) = status_locks::release(&mut self.admin, self.local) {
             eprintln!("{line}");
