@@ -184,7 +184,14 @@ fn kill_and_restart(kind: Kind) {
         &server,
         // Enough cases that the campaign is still running when the server is
         // killed (150 once were; pooled connections made them take 2 s).
-        &["--tests", "1000", "--recover-wait", "40s", "--oracle", "wss"],
+        &[
+            "--tests",
+            "1000",
+            "--recover-wait",
+            "40s",
+            "--oracle",
+            "wss",
+        ],
     );
     server.kill();
     std::thread::sleep(Duration::from_secs(1));
