@@ -55,6 +55,7 @@ impl<C> Pool<C> {
     }
 
     /// How many connections are idle.
+    #[cfg(test)]
     pub fn idle(&self) -> usize {
         self.idle.lock().map_or(0, |idle| idle.len())
     }

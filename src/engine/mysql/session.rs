@@ -53,30 +53,33 @@ impl MysqlSession {
     }
 }
 
-impl Session for MysqlSession {
-    fn query(&mut self, sql: &str) -> Result<QueryResult, StmtError> {
+impl MysqlSession {
+    /// Runs `f` on the connection while the lock-wait monitor probes the
+    /// session (`None` once the session has ended).
+    fn in_statement<T>(&mut self, f: impl FnOnce(&mut Link) -> T) -> Option<T> {
         self.activity.step(self.id);
         self.registry.set_running(self.id, true);
-        let result = match self.link.as_mut() {
-            Some(link) => link.query(sql),
-            None => Err(super::errors::lost("the session has ended")),
-        };
+        let result = self.link.as_mut().map(f);
         self.registry.set_running(self.id, false);
         self.activity.step(self.id);
         result
     }
+}
+
+fn ended() -> StmtError {
+    super::errors::lost("the session has ended")
+}
+
+impl Session for MysqlSession {
+    fn query(&mut self, sql: &str) -> Result<QueryResult, StmtError> {
+        self.in_statement(|link| link.query(sql))
+            .unwrap_or_else(|| Err(ended()))
+    }
 
     /// One round trip for all the steps.
     fn query_each(&mut self, steps: &[&str]) -> Vec<Result<QueryResult, StmtError>> {
-        self.activity.step(self.id);
-        self.registry.set_running(self.id, true);
-        let results = match self.link.as_mut() {
-            Some(link) => link.query_each(steps),
-            None => vec![Err(super::errors::lost("the session has ended"))],
-        };
-        self.registry.set_running(self.id, false);
-        self.activity.step(self.id);
-        results
+        self.in_statement(|link| link.query_each(steps))
+            .unwrap_or_else(|| vec![Err(ended())])
     }
 
     fn run(&mut self, p: &Prepared) -> Outcome {
