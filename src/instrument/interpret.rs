@@ -382,6 +382,65 @@ mod tests {
         assert!(keep < assign && assign < append, "{}", p.sql);
     }
 
+    /// A MariaDB REPLACE into a table with one unique key and no foreign key
+    /// referring to it is an update in place for InnoDB: instrumented as an
+    /// upsert of every column that keeps `rid` and `wl` where the values stay,
+    /// a row it leaves as it is comes back at its old version (matched,
+    /// unchanged), a replaced row at its new one (written).
+    #[test]
+    fn a_mariadb_replace_of_identical_values_is_no_write() {
+        let replace = with_conflict(insert("t", 7, 1, 2), OnConflict::Replace);
+        let p = prepared(Dialect::Mysql, replace.clone());
+        assert!(
+            p.sql.starts_with("INSERT INTO t (rid, wl, k, v) VALUES (7, '9', 1, 2) ON DUPLICATE KEY UPDATE wl = IF(CAST(JSON_ARRAY(k, v) AS BINARY) <=> CAST(JSON_ARRAY(VALUES(k), VALUES(v)) AS BINARY), wl, VALUES(wl)), rid = IF("),
+            "{}",
+            p.sql
+        );
+        assert!(
+            p.sql
+                .ends_with("k = VALUES(k), v = VALUES(v) RETURNING rid, wl"),
+            "{}",
+            p.sql
+        );
+        assert!(p.plain.starts_with("REPLACE INTO t"), "{}", p.plain);
+        let row = |rid: i64, wl: &str| vec![Value::Int(rid), Value::Text(wl.into())];
+        let out = interpret_result(&p, vec![row(7, "9"), row(3, "0,4")], 2, Capture::None);
+        assert_eq!(out.writes.len(), 1, "{out:?}");
+        assert_eq!((out.writes[0].rid, out.writes[0].before.clone()), (7, None));
+        assert_eq!(out.unchanged.len(), 1, "{out:?}");
+        assert_eq!(out.unchanged[0].rid, 3);
+        assert!(
+            !out.writes_complete,
+            "the rows it replaced are not observed"
+        );
+
+        // A second unique key, a foreign key referring to the table, or
+        // another engine: the REPLACE as it is.
+        let mut two_keys = kv_table("t");
+        two_keys.uniques.push(vec!["v".into()]);
+        let mut parent = kv_table("t");
+        parent.foreign_keys.push(crate::model::ForeignKey {
+            columns: vec!["v".into()],
+            ref_table: "t".into(),
+            ref_columns: vec!["k".into()],
+            on_delete: Default::default(),
+            on_update: Default::default(),
+            deferrable: None,
+        });
+        for t in [two_keys, parent] {
+            let schema = Schema { tables: vec![t] };
+            let cs = CaseStmt {
+                op: 9,
+                stmt: replace.clone(),
+            };
+            let p = prepare(Dialect::Mysql, &schema, StmtRef { txn: 1, index: 0 }, &cs);
+            assert!(p.sql.starts_with("REPLACE INTO t"), "{}", p.sql);
+        }
+        assert!(prepared(Dialect::Sqlite, replace)
+            .sql
+            .starts_with("REPLACE INTO t"));
+    }
+
     #[test]
     fn the_affected_count_of_mariadb_replace_is_not_the_engines() {
         let replace = with_conflict(insert("t", 7, 1, 2), OnConflict::Replace);

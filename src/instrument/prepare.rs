@@ -161,15 +161,14 @@ pub fn prepare(target: impl Into<Target>, schema: &Schema, r: StmtRef, cs: &Case
         ),
         Stmt::Insert(ins) => {
             let complete = !matches!(ins.on_conflict, OnConflict::Replace);
-            let ins = instrument_insert(ins, k);
-            let _ = schema;
+            let rendered = match replace_as_update_in_place(d, schema, ins) {
+                Some(columns) => replace_keeping_no_ops(&instrument_insert(ins, k), columns),
+                None => sql::render_stmt(d, &Stmt::Insert(instrument_insert(ins, k))),
+            };
             (
-                format!(
-                    "{} RETURNING {RID}, {WL}",
-                    sql::render_stmt(d, &Stmt::Insert(ins.clone()))
-                ),
+                format!("{rendered} RETURNING {RID}, {WL}"),
                 Shape::Write {
-                    table: ins.table,
+                    table: ins.table.clone(),
                     complete,
                 },
             )
@@ -492,6 +491,60 @@ fn append_op(table: Option<&str>, k: u32) -> Assignment {
             Box::new(Expr::Lit(Value::Text(format!(",{k}")))),
         ),
     }
+}
+
+/// The user columns of the table of a MariaDB REPLACE that InnoDB runs as
+/// an update in place when it meets a duplicate: the table has one unique
+/// key (so the conflict is on its last one) and no foreign key refers to it
+/// (MariaDB's `write_record` deletes and inserts otherwise). Not for REPLACE
+/// ... SELECT (the key update clause could not name the table's columns
+/// unambiguously) nor a table with a generated key. `None`: instrument the
+/// REPLACE as it is.
+fn replace_as_update_in_place<'a>(
+    d: Dialect,
+    schema: &'a Schema,
+    ins: &Insert,
+) -> Option<Vec<&'a str>> {
+    if d != Dialect::Mysql || ins.on_conflict != OnConflict::Replace || ins.select.is_some() {
+        return None;
+    }
+    let t = schema.table(&ins.table)?;
+    let referenced = schema
+        .tables
+        .iter()
+        .any(|o| o.foreign_keys.iter().any(|fk| fk.ref_table == t.name));
+    if t.unique_keys().len() != 1 || referenced || t.columns.iter().any(|c| c.auto_key) {
+        return None;
+    }
+    Some(t.columns.iter().map(|c| c.name.as_str()).collect())
+}
+
+/// A MariaDB REPLACE that InnoDB runs as an update in place, instrumented
+/// as `INSERT ... ON DUPLICATE KEY UPDATE` of every column: a row it meets
+/// with the same values keeps its `rid` and `wl`, so it stays the no-op the
+/// plain REPLACE makes of it (no undo record, which weighs a deadlock
+/// victim); every other row gets the new `rid` and `wl`, as the REPLACE
+/// gives it. RETURNING lists both (an unchanged row at its old version).
+fn replace_keeping_no_ops(ins: &Insert, columns: Vec<&str>) -> String {
+    let mut head = ins.clone();
+    head.on_conflict = OnConflict::Error;
+    let new: Vec<String> = columns.iter().map(|c| format!("VALUES({c})")).collect();
+    let same = format!(
+        "CAST(JSON_ARRAY({}) AS BINARY) <=> CAST(JSON_ARRAY({}) AS BINARY)",
+        columns.join(", "),
+        new.join(", ")
+    );
+    // The hidden columns first: the condition still sees the stored values.
+    let mut set = vec![
+        format!("{WL} = IF({same}, {WL}, VALUES({WL}))"),
+        format!("{RID} = IF({same}, {RID}, VALUES({RID}))"),
+    ];
+    set.extend(columns.iter().zip(&new).map(|(c, v)| format!("{c} = {v}")));
+    format!(
+        "{} ON DUPLICATE KEY UPDATE {}",
+        sql::render_stmt(Dialect::Mysql, &Stmt::Insert(head)),
+        set.join(", ")
+    )
 }
 
 fn instrument_insert(ins: &Insert, k: u32) -> Insert {

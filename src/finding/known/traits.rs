@@ -434,7 +434,7 @@ fn row_inserted_while_waiting(
 }
 
 /// Statement `by` is a plain SELECT reading a table in which an earlier
-/// UPDATE of its transaction matched a row without changing it, at a
+/// UPDATE (upsert, REPLACE) of its transaction matched a row without changing it, at a
 /// version another transaction wrote (the row MDEV-26642 leaves at the read
 /// view's version).
 fn read_after_unchanged_update(case: &TestCase, history: &History, by: StmtRef) -> bool {
@@ -455,8 +455,15 @@ fn read_after_unchanged_update(case: &TestCase, history: &History, by: StmtRef) 
         let r = StmtRef { txn: by.txn, index };
         let updates = match case.stmt(r).map(|c| &c.stmt) {
             Some(Stmt::Update(_)) => true,
-            // The update arm of an upsert (`ON DUPLICATE KEY UPDATE`).
-            Some(Stmt::Insert(i)) => matches!(i.on_conflict, OnConflict::Update { .. }),
+            // The update arm of an upsert (`ON DUPLICATE KEY UPDATE`), and a
+            // REPLACE, which InnoDB runs as an update in place of the row it
+            // meets where the key is the table's only unique one.
+            Some(Stmt::Insert(i)) => {
+                matches!(
+                    i.on_conflict,
+                    OnConflict::Update { .. } | OnConflict::Replace
+                )
+            }
             _ => false,
         };
         updates
