@@ -575,6 +575,24 @@ fn a_no_op_replace_leaves_the_deadlock_victim_the_plain_runs() {
     assert_eq!(h.txn_end(1), Some(txfuzz::model::TxnEnd::Aborted), "{h:#?}");
 }
 
+/// The same class through `REPLACE ... SELECT` (a 20-minute campaign at
+/// every level, case 2071, READ UNCOMMITTED, reduced): T1's `REPLACE INTO
+/// t1 (c0) SELECT 7 FROM t1 AS a0 ...` meets the stored row 7 with its own
+/// values (no undo record); T2 and T1 then deadlock, and InnoDB rolls back
+/// the lighter T1. The instrumented REPLACE used to write the row, and T2
+/// was rolled back instead; now both runs roll back T1.
+#[test]
+fn a_no_op_replace_select_leaves_the_deadlock_victim_the_plain_runs() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    fixture_is_clean(
+        &url,
+        "read-uncommitted-case2071-fidelity-deadlock-victim-noop-replace-select.json",
+        OracleKind::Fidelity,
+    );
+}
+
 /// Purge during a run (a 20-minute campaign at every level, case 2272,
 /// SERIALIZABLE, a `fidelity:wait` reduced by `txfuzz reduce`): T3 deletes
 /// row 13 and commits while T2's UPDATE of every row waits for it; T2 then

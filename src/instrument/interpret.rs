@@ -242,7 +242,7 @@ mod tests {
     use crate::model::{CaseStmt, Schema, StmtRef};
     use crate::model::{OnConflict, Stmt};
     use crate::sql::Dialect;
-    use crate::testkit::{delete, insert, kv_table, set};
+    use crate::testkit::{delete, insert, kv_table, select, set};
 
     #[test]
     fn a_mariadb_capture_separates_changed_and_unchanged_rows() {
@@ -392,7 +392,7 @@ mod tests {
         let replace = with_conflict(insert("t", 7, 1, 2), OnConflict::Replace);
         let p = prepared(Dialect::Mysql, replace.clone());
         assert!(
-            p.sql.starts_with("INSERT INTO t (rid, wl, k, v) VALUES (7, '9', 1, 2) ON DUPLICATE KEY UPDATE wl = IF(CAST(JSON_ARRAY(k, v) AS BINARY) <=> CAST(JSON_ARRAY(VALUES(k), VALUES(v)) AS BINARY), wl, VALUES(wl)), rid = IF("),
+            p.sql.starts_with("INSERT INTO t (rid, wl, k, v) VALUES (7, '9', 1, 2) ON DUPLICATE KEY UPDATE wl = IF(CAST(JSON_ARRAY(t.k, t.v) AS BINARY) <=> CAST(JSON_ARRAY(VALUES(k), VALUES(v)) AS BINARY), t.wl, VALUES(wl)), rid = IF("),
             "{}",
             p.sql
         );
@@ -436,9 +436,31 @@ mod tests {
             let p = prepare(Dialect::Mysql, &schema, StmtRef { txn: 1, index: 0 }, &cs);
             assert!(p.sql.starts_with("REPLACE INTO t"), "{}", p.sql);
         }
-        assert!(prepared(Dialect::Sqlite, replace)
+        assert!(prepared(Dialect::Sqlite, replace.clone())
             .sql
             .starts_with("REPLACE INTO t"));
+
+        // REPLACE ... SELECT: the upsert too where the SELECT names the
+        // table by another alias; as it is where a bare column name could be
+        // the SELECT's.
+        let from_select = |alias: &str| {
+            let Stmt::Select(mut q) = select("t", None) else {
+                unreachable!()
+            };
+            q.from[0].alias = alias.into();
+            let mut s = replace.clone();
+            if let Stmt::Insert(i) = &mut s {
+                i.rows.clear();
+                i.select = Some(Box::new(q));
+            }
+            prepared(Dialect::Mysql, s).sql
+        };
+        let aliased = from_select("a0");
+        assert!(
+            aliased.starts_with("INSERT INTO t (rid, wl, k, v) SELECT 7, '9', k, v FROM t AS a0 ON DUPLICATE KEY UPDATE"),
+            "{aliased}"
+        );
+        assert!(from_select("t").starts_with("REPLACE INTO t"));
     }
 
     #[test]

@@ -496,17 +496,26 @@ fn append_op(table: Option<&str>, k: u32) -> Assignment {
 /// The user columns of the table of a MariaDB REPLACE that InnoDB runs as
 /// an update in place when it meets a duplicate: the table has one unique
 /// key (so the conflict is on its last one) and no foreign key refers to it
-/// (MariaDB's `write_record` deletes and inserts otherwise). Not for REPLACE
-/// ... SELECT (the key update clause could not name the table's columns
-/// unambiguously) nor a table with a generated key. `None`: instrument the
-/// REPLACE as it is.
+/// (MariaDB's `write_record` deletes and inserts otherwise). Not for a
+/// table with a generated key, nor a REPLACE ... SELECT that names the
+/// table itself without another alias (the key update clause names the
+/// table's columns qualified by the table). `None`: instrument the REPLACE
+/// as it is.
 fn replace_as_update_in_place<'a>(
     d: Dialect,
     schema: &'a Schema,
     ins: &Insert,
 ) -> Option<Vec<&'a str>> {
-    if d != Dialect::Mysql || ins.on_conflict != OnConflict::Replace || ins.select.is_some() {
+    if d != Dialect::Mysql || ins.on_conflict != OnConflict::Replace {
         return None;
+    }
+    if let Some(q) = &ins.select {
+        if q.from
+            .iter()
+            .any(|f| f.alias == ins.table || f.table == f.alias)
+        {
+            return None;
+        }
     }
     let t = schema.table(&ins.table)?;
     let referenced = schema
@@ -528,16 +537,22 @@ fn replace_as_update_in_place<'a>(
 fn replace_keeping_no_ops(ins: &Insert, columns: Vec<&str>) -> String {
     let mut head = ins.clone();
     head.on_conflict = OnConflict::Error;
+    // Qualified: after INSERT ... SELECT a bare name may also be the SELECT's.
+    let stored = |c: &str| format!("{}.{c}", ins.table);
     let new: Vec<String> = columns.iter().map(|c| format!("VALUES({c})")).collect();
     let same = format!(
         "CAST(JSON_ARRAY({}) AS BINARY) <=> CAST(JSON_ARRAY({}) AS BINARY)",
-        columns.join(", "),
+        columns
+            .iter()
+            .map(|c| stored(c))
+            .collect::<Vec<_>>()
+            .join(", "),
         new.join(", ")
     );
     // The hidden columns first: the condition still sees the stored values.
     let mut set = vec![
-        format!("{WL} = IF({same}, {WL}, VALUES({WL}))"),
-        format!("{RID} = IF({same}, {RID}, VALUES({RID}))"),
+        format!("{WL} = IF({same}, {}, VALUES({WL}))", stored(WL)),
+        format!("{RID} = IF({same}, {}, VALUES({RID}))", stored(RID)),
     ];
     set.extend(columns.iter().zip(&new).map(|(c, v)| format!("{c} = {v}")));
     format!(
