@@ -593,6 +593,27 @@ fn a_no_op_replace_select_leaves_the_deadlock_victim_the_plain_runs() {
     );
 }
 
+/// Fidelity regression (a 20-minute campaign at every level, case 10258,
+/// REPEATABLE READ): T3's `SELECT ... FROM t0 AS a0 INNER JOIN t1 AS a1 ...
+/// LOCK IN SHARE MODE` names only columns of `t0` that its UNIQUE index
+/// `(c1, c0)` holds. At load both `EXPLAIN`s read `a0` by the PRIMARY KEY;
+/// after T4 deleted half of `t0`, the plain join read it through that index
+/// alone (share-locking only its entries, so T2's UPDATE of the deleted key
+/// waited for them), while the instrumented one, which needs `rid, wl`,
+/// scanned the clustered index and T2 did not wait. A read that a secondary
+/// index could answer alone now runs as written in the judged run.
+#[test]
+fn a_read_a_secondary_index_could_answer_alone_keeps_the_plain_plan_space() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    fixture_is_clean(
+        &url,
+        "repeatable-read-case10258-fidelity-wait-index-only-join.json",
+        OracleKind::Fidelity,
+    );
+}
+
 /// Purge during a run (a 20-minute campaign at every level, case 2272,
 /// SERIALIZABLE, a `fidelity:wait` reduced by `txfuzz reduce`): T3 deletes
 /// row 13 and commits while T2's UPDATE of every row waits for it; T2 then

@@ -248,6 +248,23 @@ fn select_columns(s: &Select, out: &mut BTreeSet<String>) {
     }
 }
 
+/// Every column reference of a SELECT, subqueries included: its qualifier
+/// (a table name or alias; `None` when bare) and its name.
+pub fn column_refs(s: &Select) -> Vec<(Option<String>, String)> {
+    fn refs(s: &Select, out: &mut Vec<(Option<String>, String)>) {
+        for e in select_exprs(s) {
+            visit(e, &mut |x| match x {
+                Expr::Col { table, name } => out.push((table.clone(), name.clone())),
+                Expr::InSubquery { query, .. } | Expr::Exists { query, .. } => refs(query, out),
+                _ => {}
+            });
+        }
+    }
+    let mut out = Vec::new();
+    refs(s, &mut out);
+    out
+}
+
 /// Column names in an expression, subqueries included.
 pub fn expr_columns(e: &Expr, out: &mut BTreeSet<String>) {
     visit(e, &mut |x| match x {
