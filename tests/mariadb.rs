@@ -232,29 +232,20 @@ fn instrumentation_reports_writes() {
     assert!(upd.ok(), "{upd:?}");
     assert_eq!(upd.writes.len(), 1, "{upd:?}");
     assert_eq!(upd.writes[0].rid, 1);
-    assert_eq!(upd.writes[0].before.as_ref().map(|w| w.as_str()), Some("0"));
-    assert_eq!(
-        upd.writes[0].after.as_ref().map(|w| w.as_str()),
-        Some("0,2")
-    );
+    assert_eq!(upd.writes[0].before, Some("0".parse().unwrap()));
+    assert_eq!(upd.writes[0].after, Some("0,2".parse().unwrap()));
     let ins = h.outcome(at(1, 2)).unwrap();
     assert_eq!(ins.writes.len(), 1, "{ins:?}");
     assert_eq!(ins.writes[0].before, None);
-    assert_eq!(ins.writes[0].after.as_ref().map(|w| w.as_str()), Some("3"));
+    assert_eq!(ins.writes[0].after, Some("3".parse().unwrap()));
     let del = h.outcome(at(1, 3)).unwrap();
     assert_eq!(del.writes.len(), 1, "{del:?}");
     assert_eq!(del.writes[0].rid, 2);
-    assert_eq!(del.writes[0].before.as_ref().map(|w| w.as_str()), Some("0"));
+    assert_eq!(del.writes[0].before, Some("0".parse().unwrap()));
     assert_eq!(del.writes[0].after, None);
     let upd2 = h.outcome(at(1, 4)).unwrap();
-    assert_eq!(
-        upd2.writes[0].before.as_ref().map(|w| w.as_str()),
-        Some("0,2")
-    );
-    assert_eq!(
-        upd2.writes[0].after.as_ref().map(|w| w.as_str()),
-        Some("0,2,5")
-    );
+    assert_eq!(upd2.writes[0].before, Some("0,2".parse().unwrap()));
+    assert_eq!(upd2.writes[0].after, Some("0,2,5".parse().unwrap()));
     assert_eq!(h.final_state["t"].len(), 2);
 }
 

@@ -185,10 +185,7 @@ fn a_noop_upsert_arm_stays_a_noop() {
     let change = h.outcome(StmtRef { txn: 1, index: 2 }).unwrap();
     assert_eq!(change.affected, 2, "{change:#?}");
     assert_eq!(change.writes.len(), 1, "{change:#?}");
-    assert_eq!(
-        change.writes[0].after.as_ref().map(|w| w.as_str()),
-        Some("0,3")
-    );
+    assert_eq!(change.writes[0].after, Some("0,3".parse().unwrap()));
     assert_eq!(stats.per_oracle["fidelity"].checked, 1, "{stats:?}");
     assert!(findings.is_empty(), "{findings:#?}");
 }
@@ -285,11 +282,8 @@ fn a_noop_replace_stays_a_noop() {
     let change = h.outcome(StmtRef { txn: 1, index: 2 }).unwrap();
     assert_eq!(change.writes.len(), 1, "{change:#?}");
     assert_eq!(
-        (
-            change.writes[0].rid,
-            change.writes[0].after.as_ref().map(|w| w.as_str())
-        ),
-        (102, Some("3"))
+        (change.writes[0].rid, change.writes[0].after.clone()),
+        (102, Some("3".parse().unwrap()))
     );
     let last = h.final_state.get("t").unwrap();
     assert_eq!(last.len(), 2, "{h:#?}");

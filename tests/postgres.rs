@@ -108,8 +108,8 @@ fn read_committed_writer_blocks_then_reevaluates_on_the_new_version() {
     assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(16)));
     // T2 overwrote T1's version (op 2), not the initial one.
     let w = &h.outcome(at(2, 1)).unwrap().writes[0];
-    assert_eq!(w.before.as_ref().map(|w| w.as_str()), Some("0,2"));
-    assert_eq!(w.after.as_ref().map(|w| w.as_str()), Some("0,2,5"));
+    assert_eq!(w.before, Some("0,2".parse().unwrap()));
+    assert_eq!(w.after, Some("0,2,5".parse().unwrap()));
 }
 
 #[test]

@@ -406,7 +406,7 @@ pub fn bench_check(args: BenchCheckArgs) -> Result<ExitCode, UsageError> {
     let mut json_s = None;
     if args.json {
         let t = Instant::now();
-        let text = serde_json::to_string(&h)?;
+        let text = WriteList::sharing(|| serde_json::to_string(&h))?;
         drop(h);
         h = CheckHistory::from_json(&text)?;
         json_s = Some((text.len(), t.elapsed().as_secs_f64()));

@@ -118,7 +118,7 @@ fn autocommit_write_waits_for_the_open_writer() {
     let ins = h.outcome(at(2, 1)).unwrap();
     assert_eq!(ins.writes.len(), 1);
     assert_eq!(ins.writes[0].before, None);
-    assert_eq!(ins.writes[0].after.as_ref().map(|w| w.as_str()), Some("5"));
+    assert_eq!(ins.writes[0].after, Some("5".parse().unwrap()));
     assert_eq!(h.final_state["t"].len(), 3);
 }
 
@@ -145,7 +145,7 @@ fn rolled_back_writes_vanish_and_unblock_waiters() {
     assert_eq!(value_of(&h.final_state, "t", 1), Some(Value::Int(11)));
     // T2's update overwrote the initial version, not T1's rolled-back one.
     let w = &h.outcome(at(2, 1)).unwrap().writes[0];
-    assert_eq!(w.before.as_ref().map(|w| w.as_str()), Some("0"));
+    assert_eq!(w.before, Some("0".parse().unwrap()));
 }
 
 #[test]

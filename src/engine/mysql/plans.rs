@@ -8,7 +8,9 @@
 //!   insufficient, or moves the join order. Each read whose plan decides
 //!   locks or visibility (locking reads, every SELECT in a transaction at
 //!   SERIALIZABLE, every SELECT at READ UNCOMMITTED) and whose plain and
-//!   instrumented `EXPLAIN`s differ runs as written instead, unobserved;
+//!   instrumented `EXPLAIN`s differ runs as written instead, unobserved; so
+//!   does one that a secondary index could answer alone, since the plain
+//!   statement may take that plan on the live data where it did not at load;
 //! - the table: the hidden columns widen the clustered records, and the cost
 //!   model then prefers a secondary index for the same statement (for a
 //!   locking read, a covering secondary index whose entries alone it then

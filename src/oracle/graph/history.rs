@@ -172,8 +172,9 @@ fn default_format() -> u32 {
 impl CheckHistory {
     /// Parses and validates a checker history; the error is one line.
     pub fn from_json(text: &str) -> Result<CheckHistory, String> {
-        let h: CheckHistory =
-            serde_json::from_str(text).map_err(|e| format!("not a checker history: {e}"))?;
+        // Versions shared as when the history is built in memory.
+        let h: CheckHistory = WriteList::sharing(|| serde_json::from_str(text))
+            .map_err(|e| format!("not a checker history: {e}"))?;
         h.validate()?;
         Ok(h)
     }

@@ -154,9 +154,10 @@ struct Checker<'a> {
     /// observed (`Op::UnobservedWrite`).
     partial: FxMap<u64, u8>,
     chains: Vec<Vec<u32>>,
-    /// Each row's chain as a write list, once one was observed whole
-    /// (`observe`'s fast path for versions already on the chain).
-    chain_text: Vec<Option<WriteList>>,
+    /// Each row's chain as the write-list version of each position (beside
+    /// `chains`): `observe`'s fast path for a version already on the chain is
+    /// the same shared node at its position.
+    chain_nodes: Vec<Vec<WriteList>>,
     /// Deleting op per row (0: not deleted).
     deleted: Vec<u32>,
     reads: Vec<ReadRec>,
@@ -211,12 +212,6 @@ pub fn analyse(h: &CheckHistory) -> Analysis {
     }
 }
 
-fn parse_wl(wl: &WriteList, out: &mut Vec<u32>) -> bool {
-    out.clear();
-    out.extend(wl.ops());
-    !out.is_empty()
-}
-
 impl<'a> Checker<'a> {
     fn new(h: &'a CheckHistory) -> Self {
         let mut node_of = Vec::with_capacity(h.txns.len());
@@ -244,7 +239,7 @@ impl<'a> Checker<'a> {
             wrote: FxMap::default(),
             partial: FxMap::default(),
             chains: Vec::new(),
-            chain_text: Vec::new(),
+            chain_nodes: Vec::new(),
             deleted: Vec::new(),
             reads: Vec::new(),
             read_off: vec![0],
@@ -285,7 +280,7 @@ impl<'a> Checker<'a> {
         if r == next {
             self.row_key.push((t, rid));
             self.chains.push(Vec::new());
-            self.chain_text.push(None);
+            self.chain_nodes.push(Vec::new());
             self.deleted.push(0);
             self.incompatible_rows.push(false);
         }

@@ -6,17 +6,38 @@ use super::super::history::CheckTxn;
 use super::chain_entries::Seen;
 use super::*;
 
+/// `wl`'s entries into `buf`, oldest first, reading only the versions past
+/// the longest prefix it shares, node for node, with the row's chain (whose
+/// entries are `chain`, its versions `nodes`): a new version of a shared
+/// history costs one entry, not its whole list. False if there are none.
+fn entries(nodes: &[WriteList], chain: &[u32], wl: &WriteList, buf: &mut Vec<u32>) -> bool {
+    buf.clear();
+    let mut shared = 0;
+    for v in wl.versions() {
+        if nodes.get(v.len() - 1).is_some_and(|n| n.same_node(v)) {
+            shared = v.len();
+            break;
+        }
+        buf.push(v.last());
+    }
+    buf.reverse();
+    buf.splice(0..0, chain[..shared].iter().copied());
+    !buf.is_empty()
+}
+
 impl<'a> Checker<'a> {
     /// Places `wl` of `row` on the row's chain: Some(version length), or None
     /// (anomaly recorded) when it names an unknown/aborted write or diverges.
     pub(super) fn observe(&mut self, txn: u32, row: u32, wl: &WriteList, src: Src) -> Option<u32> {
         // A version already on the row's chain (most reads and every
-        // `before`): its text is a prefix of the chain's, so it is valid and
-        // its position is its length; no entry needs parsing.
-        if let Some(known) = &self.chain_text[row as usize] {
-            if wl.is_prefix_of(known) {
-                return Some(wl.len() as u32);
-            }
+        // `before`, where the history shares its versions): the node at its
+        // position, so it is valid and its position is its length; no entry
+        // needs reading. Equal lists in separate nodes take the long way.
+        let on_chain = self.chain_nodes[row as usize]
+            .get(wl.len() - 1)
+            .is_some_and(|known| known.same_node(wl));
+        if on_chain {
+            return Some(wl.len() as u32);
         }
         let mut buf = std::mem::take(&mut self.scratch);
         let r = self.observe_parsed(txn, row, wl, src, &mut buf);
@@ -41,7 +62,12 @@ impl<'a> Checker<'a> {
             who,
             how,
         };
-        if !parse_wl(wl, buf) {
+        if !entries(
+            &self.chain_nodes[row as usize],
+            &self.chains[row as usize],
+            wl,
+            buf,
+        ) {
             let s = format!(
                 "{} {} {} with write list '{wl}', which is not a list of operation ids",
                 seen.who,
@@ -73,7 +99,10 @@ impl<'a> Checker<'a> {
         }
         self.chains[row as usize].extend_from_slice(&buf[common..]);
         // The chain is now exactly `wl`'s entries.
-        self.chain_text[row as usize] = Some(wl.clone());
+        let nodes = &mut self.chain_nodes[row as usize];
+        let at = nodes.len();
+        nodes.extend(wl.versions().take(buf.len() - common).cloned());
+        nodes[at..].reverse();
         Some(buf.len() as u32)
     }
 
