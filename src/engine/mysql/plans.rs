@@ -134,7 +134,8 @@ fn index_only_possible(case: &TestCase, stmt: &Stmt) -> bool {
         let Some(t) = case.schema.table(&f.table) else {
             return false;
         };
-        // A bare name may be this table's (the conservative reading).
+        // A bare name counts where this table has such a column (the rule
+        // then applies less often, never to a read it should not).
         let named: Vec<&str> = refs
             .iter()
             .filter(|(q, n)| match q {
