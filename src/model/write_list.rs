@@ -78,21 +78,24 @@ impl WriteList {
     }
 
     /// `text` as the node parsed before for the same text, or as the node
-    /// of its longest prefix parsed before with the rest appended.
+    /// parsed before for its previous version with the last entry appended
+    /// (versions are mostly read after the one they were written over),
+    /// else as new nodes.
     fn parse_shared(text: &str, seen: &mut Shared) -> Result<WriteList, String> {
         if let Some(wl) = seen.get(text) {
             return Ok(wl.clone());
         }
         let wl = match text.rsplit_once(',') {
-            Some((prefix, last)) => {
-                let prefix = WriteList::parse_shared(prefix, seen)?;
-                WriteList::parse_entries(last, Some(prefix))?
-            }
+            Some((prev, last)) => match seen.get(prev) {
+                Some(prev) => WriteList::parse_entries(last, Some(prev.clone()))?,
+                None => WriteList::parse_entries(text, None)?,
+            },
             None => WriteList::parse_entries(text, None)?,
         };
         seen.insert(text.into(), wl.clone());
         Ok(wl)
     }
+
     fn extend(list: Option<&WriteList>, op: u32) -> WriteList {
         match list {
             None => WriteList::of(op),
@@ -185,9 +188,13 @@ impl WriteList {
 
     /// The operation ids, oldest first.
     pub fn ops(&self) -> std::vec::IntoIter<u32> {
+        self.op_vec().into_iter()
+    }
+
+    fn op_vec(&self) -> Vec<u32> {
         let mut ops: Vec<u32> = self.versions().map(|v| v.0.op).collect();
         ops.reverse();
-        ops.into_iter()
+        ops
     }
 
     /// The operation that wrote this version.
@@ -266,14 +273,11 @@ impl Ord for WriteList {
         if Arc::ptr_eq(&self.0, &other.0) {
             return std::cmp::Ordering::Equal;
         }
-        let digits = |op: u32| op.to_string();
-        let (a, b) = (self.ops(), other.ops());
-        for (x, y) in a.clone().zip(b.clone()) {
-            if x != y {
-                return digits(x).cmp(&digits(y));
-            }
+        let (a, b) = (self.op_vec(), other.op_vec());
+        match a.iter().zip(&b).find(|(x, y)| x != y) {
+            Some((x, y)) => x.to_string().cmp(&y.to_string()),
+            None => a.len().cmp(&b.len()),
         }
-        a.len().cmp(&b.len())
     }
 }
 
