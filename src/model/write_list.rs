@@ -228,6 +228,19 @@ impl WriteList {
             .is_some_and(|ancestor| ancestor.same_as(self))
     }
 
+    /// This version's node, as an address: two lists have the same id while
+    /// both are alive exactly when they are [`WriteList::same_node`]. Only
+    /// meaningful while the list is alive (a freed node's address is reused).
+    pub fn node_id(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+
+    /// The [`WriteList::node_id`] of the version this one was written over;
+    /// 0 (no node's) for a list of one entry.
+    pub fn previous_node_id(&self) -> usize {
+        self.0.prev.as_ref().map_or(0, WriteList::node_id)
+    }
+
     /// Whether both are the one shared version (equal lists may still be
     /// separate nodes: compare those with `==`).
     pub fn same_node(&self, other: &WriteList) -> bool {

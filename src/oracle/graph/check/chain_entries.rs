@@ -4,14 +4,14 @@
 
 use super::*;
 
-/// An observed write list, and who saw it and how (for the anomaly sentences).
+/// An observed write list, and who saw it and how (for the anomaly
+/// sentences, written only when there is one: [`Checker::observer`]).
+#[derive(Clone, Copy)]
 pub(super) struct Seen<'w> {
     pub(super) txn: u32,
     pub(super) row: u32,
     pub(super) wl: &'w WriteList,
     pub(super) src: Src,
-    pub(super) who: String,
-    pub(super) how: String,
 }
 
 impl Checker<'_> {
@@ -34,11 +34,10 @@ impl Checker<'_> {
     /// The write kinds (`K_*` bits) op `op` may have done on `row`: observed
     /// or unobserved; `None` if it wrote no such row.
     fn write_kind(&mut self, row: u32, op: u32) -> Option<u8> {
-        let key = ((op as u64) << 32) | row as u64;
         // Observed writes of `op` on this row, plus what it may have
         // written unobserved (a MariaDB upsert that inserts a row and
         // updates it again in the same statement shows only the update).
-        let seen = self.wrote.get(&key).copied();
+        let seen = self.written(op, row);
         match (seen, self.unobserved_write(op, row)) {
             (Some(a), Some(b)) => Some((a | b) & !(K_ABORTED & !(a & b))),
             (a, b) => a.or(b),
@@ -49,7 +48,7 @@ impl Checker<'_> {
     /// row's chain; if not, the anomaly is recorded (except for a read of the
     /// transaction's own undone write).
     pub(super) fn entry_valid(&mut self, seen: &Seen, pos: usize, op: u32) -> bool {
-        let (row, wl, who, how) = (seen.row, seen.wl, &seen.who, &seen.how);
+        let (row, wl) = (seen.row, seen.wl);
         let valid_kind = if op == 0 {
             if pos == 0 {
                 return true;
@@ -59,6 +58,7 @@ impl Checker<'_> {
             self.write_kind(row, op)
         };
         let Some(k) = valid_kind else {
+            let (who, how) = self.observer(seen.txn, seen.src);
             let why = if op == 0 {
                 "the initial version 0 in the middle".to_string()
             } else {
@@ -74,7 +74,7 @@ impl Checker<'_> {
                 "{who} {how} {} version {wl}, which never existed: it names {why}",
                 self.row_name(row)
             );
-            self.simple(Anomaly::NeverExisted, vec![who.clone()], s);
+            self.simple(Anomaly::NeverExisted, vec![who], s);
             return false;
         };
         if k & K_ABORTED != 0 {
@@ -82,11 +82,12 @@ impl Checker<'_> {
             return false;
         }
         if pos == 0 && k & K_INSERT == 0 {
+            let (who, how) = self.observer(seen.txn, seen.src);
             let s = format!(
                 "{who} {how} {} version {wl}, which never existed: op {op} did not insert the row",
                 self.row_name(row)
             );
-            self.simple(Anomaly::NeverExisted, vec![who.clone()], s);
+            self.simple(Anomaly::NeverExisted, vec![who], s);
             return false;
         }
         true
@@ -96,7 +97,7 @@ impl Checker<'_> {
     /// aborted write in the final state); nothing for a transaction's read of
     /// its own write undone by ROLLBACK TO SAVEPOINT.
     fn aborted_entry(&mut self, seen: &Seen, op: u32) {
-        let (row, wl, who, how) = (seen.row, seen.wl, &seen.who, &seen.how);
+        let (row, wl) = (seen.row, seen.wl);
         let w = self.ops.get(op).map(|i| i.txn).unwrap_or(0);
         if w == seen.txn && !matches!(seen.src, Src::Final) {
             // Its own write, later undone by ROLLBACK TO SAVEPOINT: a
@@ -116,11 +117,12 @@ impl Checker<'_> {
             );
             self.simple(Anomaly::AbortedWriteSurvives, vec![wlabel], s);
         } else {
+            let (who, how) = self.observer(seen.txn, seen.src);
             let s = format!(
                 "{who} {how} {} version {wl}, which contains op {op} of {aborted_why}",
                 self.row_name(row)
             );
-            self.simple(Anomaly::G1a, vec![who.clone(), wlabel], s);
+            self.simple(Anomaly::G1a, vec![who, wlabel], s);
         }
     }
 
@@ -128,25 +130,28 @@ impl Checker<'_> {
     /// the row's chain after `common` entries: a lost or overwritten write.
     pub(super) fn diverging(&mut self, seen: &Seen, buf: &[u32], common: usize) {
         let row = seen.row;
-        if self.incompatible_rows[row as usize] {
+        if self.rows[row as usize].incompatible {
             return;
         }
-        self.incompatible_rows[row as usize] = true;
-        let chain = &self.chains[row as usize];
+        self.rows[row as usize].incompatible = true;
+        let (who, how) = self.observer(seen.txn, seen.src);
+        let chain = &self.rows[row as usize].chain;
         let known = chain
             .iter()
-            .map(|x| x.to_string())
+            .map(|x| x.op.to_string())
             .collect::<Vec<_>>()
             .join(",");
         let s = format!(
-            "{} {} {} version {}, incompatible with version {known} seen elsewhere: neither extends the other, so a write was lost or overwritten",
-            seen.who,
-            seen.how,
+            "{who} {how} {} version {}, incompatible with version {known} seen elsewhere: neither extends the other, so a write was lost or overwritten",
             self.row_name(row),
             seen.wl
         );
-        let mut txns = vec![seen.who.clone()];
-        for &op in buf[common..].iter().chain(chain[common..].iter()) {
+        let mut txns = vec![who];
+        for op in buf[common..]
+            .iter()
+            .copied()
+            .chain(chain[common..].iter().map(|v| v.op))
+        {
             if let Some(i) = self.ops.get(op) {
                 txns.push(self.label(i.txn));
             }

@@ -23,8 +23,7 @@ impl Checker<'_> {
     /// Edges ww, wr, rw, so as a CSR adjacency: (offsets, (to, kinds)).
     pub(super) fn build_graph(&mut self) -> (Vec<u32>, Vec<(u32, u8)>) {
         let n = self.txn_of_node.len();
-        let mut edges: Vec<(u32, u32, u8)> =
-            Vec::with_capacity(self.reads.len() * 2 + self.writes.len());
+        let mut edges = Edges::with_capacity(self.reads.len() * 2 + self.writes.len());
         self.ww_edges(&mut edges);
         // wr, rw, G1b.
         for node in 0..n as u32 {
@@ -35,26 +34,24 @@ impl Checker<'_> {
         for node in 0..n as u32 {
             let s = self.h.txns[self.txn_of_node[node as usize] as usize].session;
             if let Some(p) = last.insert(s, node) {
-                edges.push((p, node, SO));
+                edges.push(p, node, SO);
             }
         }
         csr(n, edges)
     }
 
     /// ww edges: consecutive distinct writers on each chain.
-    fn ww_edges(&self, edges: &mut Vec<(u32, u32, u8)>) {
-        for row in 0..self.chains.len() as u32 {
-            let clen = self.chains[row as usize].len() as u32;
-            let Some(first) = self.entry(row, 0) else {
+    fn ww_edges(&self, edges: &mut Edges) {
+        for row in 0..self.rows.len() as u32 {
+            let clen = self.rows[row as usize].chain.len() as u32;
+            let Some(mut prev) = self.writer_at(row, 0) else {
                 continue;
             };
-            let mut prev = self.writer_node(first);
             let mut j = 1;
-            while let Some(op) = self.entry(row, j) {
-                let x = self.writer_node(op);
+            while let Some(x) = self.writer_at(row, j) {
                 if x != prev {
                     if prev != NONE && x != NONE {
-                        edges.push((prev, x, WW));
+                        edges.push(prev, x, WW);
                     }
                     prev = x;
                 }
@@ -68,19 +65,19 @@ impl Checker<'_> {
 
     /// wr and rw edges of the reads of `node`; a read of an intermediate
     /// version is recorded as G1b.
-    fn read_edges(&mut self, node: u32, edges: &mut Vec<(u32, u32, u8)>) {
+    fn read_edges(&mut self, node: u32, edges: &mut Edges) {
         let (lo, hi) = (
             self.read_off[node as usize] as usize,
             self.read_off[node as usize + 1] as usize,
         );
         for i in lo..hi {
             let ReadRec { row, len } = self.reads[i];
-            let vop = self.chains[row as usize][len as usize - 1];
-            let w = self.writer_node(vop);
+            let w = self.rows[row as usize].chain[len as usize - 1].writer;
             if w != NONE && w != node {
-                edges.push((w, node, WR));
-                if let Some(nx) = self.entry(row, len) {
-                    if self.writer_node(nx) == w {
+                edges.push(w, node, WR);
+                if self.writer_at(row, len) == Some(w) {
+                    let vop = self.rows[row as usize].chain[len as usize - 1].op;
+                    if let Some(nx) = self.entry(row, len) {
                         let s = format!(
                             "{} read {} version {} written by {}'s {} (op {vop}), but {} wrote the row again (op {nx}): an intermediate version",
                             self.node_label(node),
@@ -95,9 +92,9 @@ impl Checker<'_> {
                     }
                 }
             }
-            if let Some((x, _)) = self.next_writer(row, len, w) {
+            if let Some(x) = self.next_writer_node(row, len, w) {
                 if x != NONE && x != node {
-                    edges.push((node, x, RW));
+                    edges.push(node, x, RW);
                 }
             }
         }
@@ -128,19 +125,42 @@ impl Checker<'_> {
     }
 }
 
+/// The graph's edges as they are found: (from, to) and beside it the kind,
+/// so that an edge takes 9 bytes, not a tuple's 12 (a history of 10M
+/// transactions has 86M edges).
+struct Edges {
+    ends: Vec<(u32, u32)>,
+    kinds: Vec<u8>,
+}
+
+impl Edges {
+    fn with_capacity(n: usize) -> Edges {
+        Edges {
+            ends: huge_vec(n),
+            kinds: huge_vec(n),
+        }
+    }
+
+    fn push(&mut self, from: u32, to: u32, kind: u8) {
+        self.ends.push((from, to));
+        self.kinds.push(kind);
+    }
+}
+
 /// The CSR adjacency of `n` nodes' `edges`, with the kinds of parallel edges
 /// merged: (offsets, (to, kinds)), each node's targets sorted.
-fn csr(n: usize, edges: Vec<(u32, u32, u8)>) -> (Vec<u32>, Vec<(u32, u8)>) {
+fn csr(n: usize, edges: Edges) -> (Vec<u32>, Vec<(u32, u8)>) {
     let mut off = vec![0u32; n + 1];
-    for &(a, _, _) in &edges {
+    for &(a, _) in &edges.ends {
         off[a as usize + 1] += 1;
     }
     for i in 0..n {
         off[i + 1] += off[i];
     }
     let mut pos = off.clone();
-    let mut adj = vec![(0u32, 0u8); edges.len()];
-    for &(a, b, k) in &edges {
+    let mut adj = huge_vec(edges.ends.len());
+    adj.resize(edges.ends.len(), (0u32, 0u8));
+    for (&(a, b), &k) in edges.ends.iter().zip(&edges.kinds) {
         adj[pos[a as usize] as usize] = (b, k);
         pos[a as usize] += 1;
     }

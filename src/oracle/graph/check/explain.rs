@@ -32,11 +32,11 @@ impl Checker<'_> {
     fn explain_ww(&self, a: u32, b: u32, la: &str, lb: &str) -> Option<Explained> {
         let (lo, hi) = (self.write_off[b as usize], self.write_off[b as usize + 1]);
         for &(row, op) in &self.writes[lo as usize..hi as usize] {
-            let c = &self.chains[row as usize];
+            let c = &self.rows[row as usize].chain;
             let Some(j) = c
                 .iter()
-                .position(|&x| x == op)
-                .or_else(|| (self.deleted[row as usize] == op).then_some(c.len()))
+                .position(|x| x.op == op)
+                .or_else(|| (self.rows[row as usize].deleted == op).then_some(c.len()))
             else {
                 continue;
             };
@@ -71,7 +71,7 @@ impl Checker<'_> {
     fn explain_wr(&self, a: u32, b: u32, la: &str, lb: &str) -> Option<Explained> {
         let (lo, hi) = (self.read_off[b as usize], self.read_off[b as usize + 1]);
         for r in &self.reads[lo as usize..hi as usize] {
-            let vop = self.chains[r.row as usize][r.len as usize - 1];
+            let vop = self.rows[r.row as usize].chain[r.len as usize - 1].op;
             if self.writer_node(vop) == a {
                 let v = self.version(r.row, r.len);
                 return Some((
@@ -92,7 +92,7 @@ impl Checker<'_> {
     fn explain_rw(&self, a: u32, b: u32, la: &str, lb: &str) -> Option<Explained> {
         let (lo, hi) = (self.read_off[a as usize], self.read_off[a as usize + 1]);
         for r in &self.reads[lo as usize..hi as usize] {
-            let vop = self.chains[r.row as usize][r.len as usize - 1];
+            let vop = self.rows[r.row as usize].chain[r.len as usize - 1].op;
             let w = self.writer_node(vop);
             if let Some((x, op)) = self.next_writer(r.row, r.len, w) {
                 if x == b {

@@ -2,10 +2,14 @@
 //! dependency graph (ww, wr, rw, so), Tarjan SCCs and a shortest cycle per SCC
 //! and anomaly spec (BFS restricted to the spec's edge kinds).
 //!
-//! Scale: tables and rows are interned to integers, each write list is parsed
-//! once into a reused buffer and compared against the row's known chain as
-//! integers; only entries beyond the known chain are validated. Edges live in a
-//! CSR adjacency; explanations are derived lazily for the few edges of a cycle.
+//! Scale: tables and rows are interned to integers (row ids through an array
+//! while they are small), and each row's chain keeps, per version, its op, its
+//! writer's node and its write list's node: a version already on the chain,
+//! or one written over its last, is placed by comparing node addresses and
+//! validating at most one entry; other lists are read only past the prefix
+//! they share with the chain. An op keeps the first row it wrote beside it.
+//! The large arrays ask for huge pages. Edges live in a CSR adjacency;
+//! explanations and anomaly sentences are written only for what is reported.
 
 mod chain_entries;
 mod cycles;
@@ -59,6 +63,28 @@ impl Fx {
 type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
 
 const NONE: u32 = u32::MAX;
+
+/// An empty vector of `cap` elements whose memory the kernel may back with
+/// huge pages (2 MiB) as it is first written: the checker's large arrays are
+/// read at random, and with 4 KiB pages most reads of a big history would
+/// also miss the TLB. A hint only; without it the vector is the same.
+pub(super) fn huge_vec<T>(cap: usize) -> Vec<T> {
+    let v: Vec<T> = Vec::with_capacity(cap);
+    let bytes = cap * std::mem::size_of::<T>();
+    const HUGE: usize = 2 << 20;
+    if bytes >= 4 * HUGE {
+        let start = (v.as_ptr() as usize).next_multiple_of(HUGE);
+        let end = (v.as_ptr() as usize + bytes) & !(HUGE - 1);
+        if end > start {
+            // SAFETY: the range lies within the vector's allocation, and
+            // MADV_HUGEPAGE changes how pages are backed, not their content.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    v
+}
 const K_INSERT: u8 = 1;
 const K_UPDATE: u8 = 2;
 const K_DELETE: u8 = 4;
@@ -108,8 +134,23 @@ pub struct Analysis {
 #[derive(Clone, Copy)]
 struct OpInfo {
     txn: u32,
+    /// The transaction's node (NONE when it did not commit).
+    node: u32,
+    /// The first row the op wrote (NONE: none yet) and its write kinds
+    /// (`K_*`), beside the op so that most ops need no `wrote` entry; the
+    /// op's other rows are in `Checker::wrote`. Dense ops only.
+    row: u32,
+    kind: u8,
     aborted: bool,
 }
+
+const NO_OP: OpInfo = OpInfo {
+    txn: NONE,
+    node: NONE,
+    row: NONE,
+    kind: 0,
+    aborted: false,
+};
 
 /// op id -> info; dense when ids are dense.
 struct OpMap {
@@ -130,6 +171,38 @@ impl OpMap {
     }
 }
 
+/// One version of a row's chain: the entry its write list ends with.
+#[derive(Clone, Copy)]
+struct Version {
+    /// The op that wrote it.
+    op: u32,
+    /// The op's transaction's node (NONE: it did not commit), so that the
+    /// graph's edges read no op.
+    writer: u32,
+    /// Its list's [`WriteList::node_id`]: a version already on the chain is
+    /// one comparison of addresses (the history keeps every node alive while
+    /// the checker runs).
+    node: usize,
+}
+
+/// One row's version chain and what is known of its end.
+#[derive(Default)]
+struct RowState {
+    /// Oldest first; one vector, so that a new version costs one cache miss.
+    chain: Vec<Version>,
+    /// The last version's `node` (0 while the chain is empty), kept here so
+    /// that the commonest observation, of the chain's last version or of one
+    /// written over it, reads only this struct.
+    tip: usize,
+    /// Deleting op (0: not deleted).
+    deleted: u32,
+    /// Writes of the row in the history: its chain's length, give or take
+    /// the initial version, reserved at once.
+    writes: u32,
+    /// An incompatible order was reported for the row (once per row).
+    incompatible: bool,
+}
+
 #[derive(Clone, Copy)]
 struct ReadRec {
     row: u32,
@@ -145,21 +218,22 @@ struct Checker<'a> {
     txn_of_node: Vec<u32>,
     tables: Vec<&'a str>,
     table_ix: FxMap<&'a str, u32>,
+    /// The last table looked up (its name's address and length, and id):
+    /// histories name one table over and over, from one shared allocation.
+    last_table: (usize, usize, u32),
+    /// Per table, row ids from 0 up to a bound -> row (NONE: none yet);
+    /// other ids in `row_ix`.
+    dense_rows: Vec<Vec<u32>>,
     row_ix: FxMap<(u32, i64), u32>,
     row_key: Vec<(u32, i64)>,
     ops: OpMap,
-    /// (op << 32 | row) -> write kind.
+    /// (op << 32 | row) -> write kind, for the writes not kept in the op's
+    /// `OpInfo` (an op's rows after its first, or every row of sparse ops).
     wrote: FxMap<u64, u8>,
     /// (op << 32 | table) -> write kind, for ops whose writes were not all
     /// observed (`Op::UnobservedWrite`).
     partial: FxMap<u64, u8>,
-    chains: Vec<Vec<u32>>,
-    /// Each row's chain as the write-list version of each position (beside
-    /// `chains`): `observe`'s fast path for a version already on the chain is
-    /// the same shared node at its position.
-    chain_nodes: Vec<Vec<WriteList>>,
-    /// Deleting op per row (0: not deleted).
-    deleted: Vec<u32>,
+    rows: Vec<RowState>,
     reads: Vec<ReadRec>,
     read_off: Vec<u32>,
     /// (row, op) of each node's committed writes.
@@ -169,7 +243,6 @@ struct Checker<'a> {
     out: Vec<FoundAnomaly>,
     counts: FxMap<Anomaly, usize>,
     suppressed: usize,
-    incompatible_rows: Vec<bool>,
     /// (row, version length, op) of committed DELETEs.
     pending_deletes: Vec<(u32, u32, u32)>,
 }
@@ -230,6 +303,8 @@ impl<'a> Checker<'a> {
             txn_of_node,
             tables: Vec::new(),
             table_ix: FxMap::default(),
+            last_table: (0, 0, 0),
+            dense_rows: Vec::new(),
             row_ix: FxMap::default(),
             row_key: Vec::new(),
             ops: OpMap {
@@ -238,9 +313,7 @@ impl<'a> Checker<'a> {
             },
             wrote: FxMap::default(),
             partial: FxMap::default(),
-            chains: Vec::new(),
-            chain_nodes: Vec::new(),
-            deleted: Vec::new(),
+            rows: Vec::new(),
             reads: Vec::new(),
             read_off: vec![0],
             writes: Vec::new(),
@@ -249,7 +322,6 @@ impl<'a> Checker<'a> {
             out: Vec::new(),
             counts: FxMap::default(),
             suppressed: 0,
-            incompatible_rows: Vec::new(),
             pending_deletes: Vec::new(),
         }
     }
@@ -262,29 +334,62 @@ impl<'a> Checker<'a> {
     }
 
     fn table_id(&mut self, table: &'a str) -> u32 {
-        match self.table_ix.get(table) {
+        let name = (table.as_ptr() as usize, table.len());
+        if (self.last_table.0, self.last_table.1) == name {
+            return self.last_table.2;
+        }
+        let t = match self.table_ix.get(table) {
             Some(&t) => t,
             None => {
                 let t = self.tables.len() as u32;
                 self.tables.push(table);
                 self.table_ix.insert(table, t);
+                self.dense_rows.push(Vec::new());
                 t
             }
-        }
+        };
+        self.last_table = (name.0, name.1, t);
+        t
     }
 
     fn row(&mut self, table: &'a str, rid: i64) -> u32 {
         let t = self.table_id(table);
         let next = self.row_key.len() as u32;
-        let r = *self.row_ix.entry((t, rid)).or_insert(next);
+        let dense = &mut self.dense_rows[t as usize];
+        // Row ids are mostly small and dense (generated keys): an array
+        // indexed by id, grown while ids stay within a few times the rows.
+        let slot = match usize::try_from(rid) {
+            Ok(i) if i < dense.len() => Some(i),
+            Ok(i) if i < (1 << 26) && i <= 2 * dense.len() + 4096 => {
+                dense.resize((i + 1).max(2 * dense.len()), NONE);
+                Some(i)
+            }
+            _ => None,
+        };
+        let r = match slot {
+            Some(i) => {
+                if dense[i] == NONE {
+                    // A row met while the array was shorter is in `row_ix`.
+                    dense[i] = self.row_ix.get(&(t, rid)).copied().unwrap_or(next);
+                }
+                dense[i]
+            }
+            None => *self.row_ix.entry((t, rid)).or_insert(next),
+        };
         if r == next {
             self.row_key.push((t, rid));
-            self.chains.push(Vec::new());
-            self.chain_nodes.push(Vec::new());
-            self.deleted.push(0);
-            self.incompatible_rows.push(false);
+            self.rows.push(RowState::default());
         }
         r
+    }
+
+    /// The row of `rid` in table `t`, if the history has it.
+    fn find_row(&self, t: u32, rid: i64) -> Option<u32> {
+        let dense = &self.dense_rows[t as usize];
+        match usize::try_from(rid) {
+            Ok(i) if i < dense.len() && dense[i] != NONE => Some(dense[i]),
+            _ => self.row_ix.get(&(t, rid)).copied(),
+        }
     }
 
     fn row_name(&self, row: u32) -> String {
@@ -293,13 +398,13 @@ impl<'a> Checker<'a> {
     }
 
     fn version(&self, row: u32, len: u32) -> String {
-        let c = &self.chains[row as usize][..len as usize];
+        let c = &self.rows[row as usize].chain[..len as usize];
         let parts: Vec<String> = if c.len() > 10 {
             let mut v = vec!["0".to_string(), "…".to_string()];
-            v.extend(c[c.len() - 6..].iter().map(|x| x.to_string()));
+            v.extend(c[c.len() - 6..].iter().map(|x| x.op.to_string()));
             v
         } else {
-            c.iter().map(|x| x.to_string()).collect()
+            c.iter().map(|x| x.op.to_string()).collect()
         };
         parts.join(",")
     }
@@ -335,25 +440,31 @@ impl<'a> Checker<'a> {
         let h = self.h;
         let mut max_op = 0u32;
         let mut n = 0usize;
+        let mut reads = 0usize;
         for t in &h.txns {
             for op in &t.ops {
-                if let Op::Write { op, .. } | Op::UnobservedWrite { op, .. } = op {
-                    max_op = max_op.max(*op);
-                    n += 1;
+                match op {
+                    Op::Write { op, .. } | Op::UnobservedWrite { op, .. } => {
+                        max_op = max_op.max(*op);
+                        n += 1;
+                    }
+                    Op::Read { .. } => reads += 1,
+                    Op::UnobservedRead { .. } => {}
                 }
             }
         }
+        // Each is at most one per operation (rows: per row observed).
+        self.reads = huge_vec(reads);
+        self.writes = huge_vec(n);
+        let rows = reads + n + h.final_state.as_ref().map_or(0, Vec::len);
+        self.rows = huge_vec(rows);
         let dense = (max_op as usize) <= 4 * n + 1024;
         if dense {
-            self.ops.dense = vec![
-                OpInfo {
-                    txn: NONE,
-                    aborted: false
-                };
-                max_op as usize + 1
-            ];
+            self.ops.dense = huge_vec(max_op as usize + 1);
+            self.ops.dense.resize(max_op as usize + 1, NO_OP);
+        } else {
+            self.wrote.reserve(n);
         }
-        self.wrote.reserve(n);
         for (ti, t) in h.txns.iter().enumerate() {
             for op in &t.ops {
                 if let Op::UnobservedWrite { op, table, undone } = op {
@@ -378,6 +489,7 @@ impl<'a> Checker<'a> {
                 let aborted = *undone || t.status == TxnStatus::Aborted;
                 self.register_op(*op, ti as u32, aborted, dense);
                 let row = self.row(table, *rid);
+                self.rows[row as usize].writes += 1;
                 let kind = match (before, after) {
                     (None, _) => K_INSERT,
                     (_, None) => K_DELETE,
@@ -386,11 +498,7 @@ impl<'a> Checker<'a> {
                 // One statement may write a row several times (a multi-row
                 // upsert updating a row it inserted): kinds accumulate, and a
                 // live write of the row wins over an undone one.
-                let key = ((*op as u64) << 32) | row as u64;
-                let e = self
-                    .wrote
-                    .entry(key)
-                    .or_insert(if aborted { K_ABORTED } else { 0 });
+                let e = self.kind_slot(*op, row, if aborted { K_ABORTED } else { 0 });
                 *e |= kind;
                 if !aborted {
                     *e &= !K_ABORTED;
@@ -400,12 +508,18 @@ impl<'a> Checker<'a> {
     }
 
     fn register_op(&mut self, op: u32, txn: u32, aborted: bool, dense: bool) {
-        let info = OpInfo { txn, aborted };
+        let node = self.node_of[txn as usize];
+        let info = OpInfo {
+            txn,
+            node,
+            aborted,
+            ..NO_OP
+        };
         if dense {
             let slot = &mut self.ops.dense[op as usize];
             // An op with some undone rows stays aborted only if all are.
             if slot.txn == NONE || slot.aborted {
-                *slot = info;
+                (slot.txn, slot.node, slot.aborted) = (txn, node, aborted);
             }
         } else {
             self.ops
@@ -420,13 +534,37 @@ impl<'a> Checker<'a> {
     /// that were not observed; the write is then recorded as observed.
     fn unobserved_write(&mut self, op: u32, row: u32) -> Option<u8> {
         let (table, _) = self.row_key[row as usize];
+        if self.partial.is_empty() {
+            return None;
+        }
         let kind = *self.partial.get(&(((op as u64) << 32) | table as u64))?;
-        let e = self
-            .wrote
-            .entry(((op as u64) << 32) | row as u64)
-            .or_insert(kind);
+        let e = self.kind_slot(op, row, kind);
         *e |= kind & !K_ABORTED;
         Some(kind)
+    }
+
+    /// The write kinds recorded for `op` on `row`, inserted as `init` if
+    /// none are yet.
+    fn kind_slot(&mut self, op: u32, row: u32, init: u8) -> &mut u8 {
+        if let Some(info) = self.ops.dense.get_mut(op as usize) {
+            if info.row == NONE {
+                (info.row, info.kind) = (row, init);
+            }
+            if info.row == row {
+                return &mut info.kind;
+            }
+        }
+        self.wrote
+            .entry(((op as u64) << 32) | row as u64)
+            .or_insert(init)
+    }
+
+    /// The write kinds recorded for `op` on `row`.
+    fn written(&self, op: u32, row: u32) -> Option<u8> {
+        match self.ops.dense.get(op as usize) {
+            Some(info) if info.row == row => Some(info.kind),
+            _ => self.wrote.get(&(((op as u64) << 32) | row as u64)).copied(),
+        }
     }
 
     fn writer_node(&self, op: u32) -> u32 {
@@ -434,17 +572,13 @@ impl<'a> Checker<'a> {
             return NONE;
         }
         match self.ops.get(op) {
-            Some(i) => self.node_of[i.txn as usize],
+            Some(i) => i.node,
             None => NONE,
         }
     }
 
     fn op_kind(&self, op: u32, row: u32) -> &'static str {
-        match self
-            .wrote
-            .get(&(((op as u64) << 32) | row as u64))
-            .map(|k| k & !K_ABORTED)
-        {
+        match self.written(op, row).map(|k| k & !K_ABORTED) {
             Some(K_INSERT) => "INSERT",
             Some(K_DELETE) => "DELETE",
             Some(K_UPDATE) => "UPDATE",

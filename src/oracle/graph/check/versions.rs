@@ -8,35 +8,68 @@ use super::*;
 
 /// `wl`'s entries into `buf`, oldest first, reading only the versions past
 /// the longest prefix it shares, node for node, with the row's chain (whose
-/// entries are `chain`, its versions `nodes`): a new version of a shared
+/// versions are `chain`): a new version of a shared
 /// history costs one entry, not its whole list. False if there are none.
-fn entries(nodes: &[WriteList], chain: &[u32], wl: &WriteList, buf: &mut Vec<u32>) -> bool {
+fn entries(chain: &[Version], wl: &WriteList, buf: &mut Vec<u32>) -> bool {
     buf.clear();
     let mut shared = 0;
     for v in wl.versions() {
-        if nodes.get(v.len() - 1).is_some_and(|n| n.same_node(v)) {
+        if chain
+            .get(v.len() - 1)
+            .is_some_and(|c| c.node == v.node_id())
+        {
             shared = v.len();
             break;
         }
         buf.push(v.last());
     }
     buf.reverse();
-    buf.splice(0..0, chain[..shared].iter().copied());
+    buf.splice(0..0, chain[..shared].iter().map(|v| v.op));
     !buf.is_empty()
 }
 
 impl<'a> Checker<'a> {
     /// Places `wl` of `row` on the row's chain: Some(version length), or None
     /// (anomaly recorded) when it names an unknown/aborted write or diverges.
-    pub(super) fn observe(&mut self, txn: u32, row: u32, wl: &WriteList, src: Src) -> Option<u32> {
-        // A version already on the row's chain (most reads and every
-        // `before`, where the history shares its versions): the node at its
-        // position, so it is valid and its position is its length; no entry
-        // needs reading. Equal lists in separate nodes take the long way.
-        let on_chain = self.chain_nodes[row as usize]
-            .get(wl.len() - 1)
-            .is_some_and(|known| known.same_node(wl));
-        if on_chain {
+    /// `wl` is the history's (`'a`), which keeps its nodes alive: the chain
+    /// remembers versions by their nodes' addresses.
+    pub(super) fn observe(
+        &mut self,
+        txn: u32,
+        row: u32,
+        wl: &'a WriteList,
+        src: Src,
+    ) -> Option<u32> {
+        // Where the history shares its versions, most observations are of
+        // the chain's last version (reads, every `before`) or of one written
+        // over it (every `after`); an older version on the chain is the node
+        // at its position. None of these reads more than one entry. Equal
+        // lists in separate nodes take the long way.
+        let id = wl.node_id();
+        let rs = &self.rows[row as usize];
+        if rs.tip == id {
+            return Some(rs.chain.len() as u32);
+        }
+        if rs.deleted == 0 && wl.previous_node_id() == rs.tip {
+            let pos = rs.chain.len();
+            let seen = Seen { txn, row, wl, src };
+            if !self.entry_valid(&seen, pos, wl.last()) {
+                return None;
+            }
+            let writer = self.writer_node(wl.last());
+            let rs = &mut self.rows[row as usize];
+            if rs.chain.capacity() == 0 {
+                rs.chain.reserve_exact(rs.writes as usize + 1);
+            }
+            rs.chain.push(Version {
+                op: wl.last(),
+                writer,
+                node: id,
+            });
+            rs.tip = id;
+            return Some(pos as u32 + 1);
+        }
+        if rs.chain.get(wl.len() - 1).is_some_and(|v| v.node == id) {
             return Some(wl.len() as u32);
         }
         let mut buf = std::mem::take(&mut self.scratch);
@@ -45,43 +78,30 @@ impl<'a> Checker<'a> {
         r
     }
 
-    pub(super) fn observe_parsed(
+    fn observe_parsed(
         &mut self,
         txn: u32,
         row: u32,
-        wl: &WriteList,
+        wl: &'a WriteList,
         src: Src,
         buf: &mut Vec<u32>,
     ) -> Option<u32> {
-        let (who, how) = self.observer(txn, src);
-        let seen = Seen {
-            txn,
-            row,
-            wl,
-            src,
-            who,
-            how,
-        };
-        if !entries(
-            &self.chain_nodes[row as usize],
-            &self.chains[row as usize],
-            wl,
-            buf,
-        ) {
+        let seen = Seen { txn, row, wl, src };
+        let rs = &self.rows[row as usize];
+        if !entries(&rs.chain, wl, buf) {
+            let (who, how) = self.observer(txn, src);
             let s = format!(
-                "{} {} {} with write list '{wl}', which is not a list of operation ids",
-                seen.who,
-                seen.how,
+                "{who} {how} {} with write list '{wl}', which is not a list of operation ids",
                 self.row_name(row)
             );
-            self.simple(Anomaly::NeverExisted, vec![seen.who], s);
+            self.simple(Anomaly::NeverExisted, vec![who], s);
             return None;
         }
-        let chain = &self.chains[row as usize];
+        let chain = &self.rows[row as usize].chain;
         let common = chain
             .iter()
             .zip(buf.iter())
-            .take_while(|(a, b)| a == b)
+            .take_while(|(a, b)| a.op == **b)
             .count();
         if common == buf.len() {
             return Some(buf.len() as u32);
@@ -92,17 +112,29 @@ impl<'a> Checker<'a> {
                 return None;
             }
         }
-        let chain = &self.chains[row as usize];
-        if common < chain.len() || (self.deleted[row as usize] != 0) {
+        let rs = &self.rows[row as usize];
+        if common < rs.chain.len() || rs.deleted != 0 {
             self.diverging(&seen, buf, common);
             return None;
         }
-        self.chains[row as usize].extend_from_slice(&buf[common..]);
-        // The chain is now exactly `wl`'s entries.
-        let nodes = &mut self.chain_nodes[row as usize];
-        let at = nodes.len();
-        nodes.extend(wl.versions().take(buf.len() - common).cloned());
-        nodes[at..].reverse();
+        // The chain becomes exactly `wl`'s entries: its versions past the
+        // chain, newest first, are `wl`'s first ones.
+        let rs = &mut self.rows[row as usize];
+        if rs.chain.capacity() == 0 {
+            rs.chain.reserve_exact(rs.writes as usize + 1);
+        }
+        let at = rs.chain.len();
+        for v in wl.versions().take(buf.len() - common) {
+            let writer = self.writer_node(v.last());
+            self.rows[row as usize].chain.push(Version {
+                op: v.last(),
+                writer,
+                node: v.node_id(),
+            });
+        }
+        let rs = &mut self.rows[row as usize];
+        rs.chain[at..].reverse();
+        rs.tip = wl.node_id();
         Some(buf.len() as u32)
     }
 
@@ -200,15 +232,15 @@ impl<'a> Checker<'a> {
     /// Records a final state that holds `row` at version `len`, older than
     /// its last committed version: the later writes were lost.
     fn final_lost_writes(&mut self, row: u32, len: u32) {
-        let clen = self.chains[row as usize].len() as u32;
-        if len < clen && !self.incompatible_rows[row as usize] {
-            self.incompatible_rows[row as usize] = true;
-            let lost: Vec<String> = self.chains[row as usize][len as usize..]
+        let clen = self.rows[row as usize].chain.len() as u32;
+        if len < clen && !self.rows[row as usize].incompatible {
+            self.rows[row as usize].incompatible = true;
+            let lost: Vec<String> = self.rows[row as usize].chain[len as usize..]
                 .iter()
-                .map(|op| {
+                .map(|&Version { op, .. }| {
                     let t = self
                         .ops
-                        .get(*op)
+                        .get(op)
                         .map(|i| self.label(i.txn))
                         .unwrap_or_default();
                     format!("op {op} of {t}")
@@ -221,9 +253,9 @@ impl<'a> Checker<'a> {
                 self.version(row, clen),
                 lost.join(", ")
             );
-            let txns = self.chains[row as usize][len as usize..]
+            let txns = self.rows[row as usize].chain[len as usize..]
                 .iter()
-                .filter_map(|op| self.ops.get(*op).map(|i| self.label(i.txn)))
+                .filter_map(|v| self.ops.get(v.op).map(|i| self.label(i.txn)))
                 .collect();
             self.simple(Anomaly::IncompatibleOrder, txns, s);
         }
@@ -266,44 +298,69 @@ impl<'a> Checker<'a> {
 
 impl Checker<'_> {
     pub(super) fn entry(&self, row: u32, j: u32) -> Option<u32> {
-        let c = &self.chains[row as usize];
-        if (j as usize) < c.len() {
-            Some(c[j as usize])
-        } else if j as usize == c.len() && self.deleted[row as usize] != 0 {
-            Some(self.deleted[row as usize])
+        let rs = &self.rows[row as usize];
+        if (j as usize) < rs.chain.len() {
+            Some(rs.chain[j as usize].op)
+        } else if j as usize == rs.chain.len() && rs.deleted != 0 {
+            Some(rs.deleted)
         } else {
             None
         }
     }
 
-    /// The node that wrote the first version after version `len` (skipping
-    /// further writes by the version's own writer `w`).
-    pub(super) fn next_writer(&self, row: u32, len: u32, w: u32) -> Option<(u32, u32)> {
+    /// The node that wrote entry `j` of the row's chain (the deleting op's
+    /// one past the chain's end), as [`Checker::entry`] finds the entry.
+    pub(super) fn writer_at(&self, row: u32, j: u32) -> Option<u32> {
+        let rs = &self.rows[row as usize];
+        if (j as usize) < rs.chain.len() {
+            Some(rs.chain[j as usize].writer)
+        } else if j as usize == rs.chain.len() && rs.deleted != 0 {
+            Some(self.writer_node(rs.deleted))
+        } else {
+            None
+        }
+    }
+
+    /// The position and node of the first write after version `len`
+    /// (skipping further writes by the version's own writer `w`).
+    fn next_write(&self, row: u32, len: u32, w: u32) -> Option<(u32, u32)> {
         let mut j = len;
-        while let Some(op) = self.entry(row, j) {
-            let x = self.writer_node(op);
+        while let Some(x) = self.writer_at(row, j) {
             if x == w && w != NONE {
                 j += 1;
                 continue;
             }
-            return Some((x, op));
+            return Some((j, x));
         }
         None
+    }
+
+    /// The node that wrote the first version after version `len` (skipping
+    /// further writes by the version's own writer `w`).
+    pub(super) fn next_writer_node(&self, row: u32, len: u32, w: u32) -> Option<u32> {
+        self.next_write(row, len, w).map(|(_, x)| x)
+    }
+
+    /// [`Checker::next_writer_node`] and the op of its write.
+    pub(super) fn next_writer(&self, row: u32, len: u32, w: u32) -> Option<(u32, u32)> {
+        let (j, x) = self.next_write(row, len, w)?;
+        Some((x, self.entry(row, j)?))
     }
 
     pub(super) fn check_deletes(&mut self) {
         let deletes = std::mem::take(&mut self.pending_deletes);
         for (row, len, op) in deletes {
-            let clen = self.chains[row as usize].len() as u32;
-            let prev = self.deleted[row as usize];
+            let rs = &mut self.rows[row as usize];
+            let clen = rs.chain.len() as u32;
+            let prev = rs.deleted;
             if len == clen && prev == 0 {
-                self.deleted[row as usize] = op;
+                rs.deleted = op;
                 continue;
             }
-            if self.incompatible_rows[row as usize] {
+            if rs.incompatible {
                 continue;
             }
-            self.incompatible_rows[row as usize] = true;
+            rs.incompatible = true;
             let v = self.version(row, len);
             let who = self
                 .ops
@@ -330,12 +387,12 @@ impl Checker<'_> {
                 let Some(&t) = self.table_ix.get(r.table.as_str()) else {
                     continue;
                 };
-                let Some(&row) = self.row_ix.get(&(t, r.rid)) else {
+                let Some(row) = self.find_row(t, r.rid) else {
                     continue;
                 };
-                let d = self.deleted[row as usize];
-                if d != 0 && !self.incompatible_rows[row as usize] {
-                    self.incompatible_rows[row as usize] = true;
+                let d = self.rows[row as usize].deleted;
+                if d != 0 && !self.rows[row as usize].incompatible {
+                    self.rows[row as usize].incompatible = true;
                     let who = self
                         .ops
                         .get(d)
