@@ -16,6 +16,7 @@ pub mod pattern;
 
 mod cursor;
 mod dml;
+mod echo;
 mod expr;
 mod schema;
 mod start;
@@ -117,6 +118,7 @@ pub fn generate_case(seed: u64, index: u64, cfg: &GenConfig) -> TestCase {
     let data = g.gen_data();
     let mut txns = g.gen_txns();
     let submit_order = g.gen_submit_order(&txns);
+    echo::draw_echoes(seed, index, &cfg.features, &mut txns);
     start::draw_begins(seed, index, &cfg.features, &mut txns);
     start::draw_levels(seed, index, cfg, isolation, &mut txns);
     start::draw_settings(seed, index, &cfg.settings, &mut txns);

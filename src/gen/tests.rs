@@ -91,6 +91,7 @@ fn small_and_degenerate_configs() {
             cursors: false,
             cursors_insensitive: false,
             checkpoints: false,
+            echo_updates: false,
         },
     };
     for i in 0..300 {
@@ -320,4 +321,56 @@ fn one_case_in_four_checkpoints_where_the_engine_can() {
     assert!((70..130).contains(&checkpointed), "{checkpointed} of 400");
     let mysql = cfg_for(Features::mysql());
     assert!((0..100).all(|i| !generate_case(3, i, &mysql).checkpoint));
+}
+
+/// Where the profile asks for them, one UPDATE in three (of a transaction
+/// after one with an UPDATE of constants) repeats such an UPDATE of an
+/// earlier transaction, on a stream of its own: every other statement is the
+/// one the same seed gave without echoes.
+#[test]
+fn echoed_updates_repeat_an_earlier_transactions_update_of_constants() {
+    let mysql = cfg_for(Features::mysql());
+    let without = cfg_for(Features {
+        echo_updates: false,
+        ..Features::mysql()
+    });
+    let (mut echoed, mut cases_with) = (0, 0);
+    for i in 0..400 {
+        let c = generate_case(3, i, &mysql);
+        let plain = generate_case(3, i, &without);
+        c.validate().expect("valid");
+        assert_eq!(c.submit_order, plain.submit_order);
+        assert_eq!(c.txns.len(), plain.txns.len());
+        let mut here = 0;
+        for (ti, (t, p)) in c.txns.iter().zip(&plain.txns).enumerate() {
+            assert_eq!(t.stmts.len(), p.stmts.len());
+            for (s, ps) in t.stmts.iter().zip(&p.stmts) {
+                assert_eq!(s.op, ps.op);
+                if s.stmt == ps.stmt {
+                    continue;
+                }
+                // Only an UPDATE changes, into an earlier transaction's
+                // UPDATE of constants.
+                assert!(matches!(ps.stmt, Stmt::Update(_)), "{:?}", ps.stmt);
+                let Stmt::Update(u) = &s.stmt else {
+                    panic!("an UPDATE became {:?}", s.stmt)
+                };
+                assert!(u
+                    .assignments
+                    .iter()
+                    .all(|a| matches!(a.value, Expr::Lit(_))));
+                assert!(plain.txns[..ti]
+                    .iter()
+                    .flat_map(|e| &e.stmts)
+                    .any(|e| e.stmt == s.stmt));
+                here += 1;
+            }
+        }
+        echoed += here;
+        cases_with += usize::from(here > 0);
+    }
+    assert!(
+        (40..200).contains(&cases_with),
+        "{cases_with} of 400 cases, {echoed} UPDATEs"
+    );
 }

@@ -52,6 +52,10 @@ pub struct Features {
     /// ([`super::TestCase::checkpoint`]: SQLite and turso, `PRAGMA
     /// wal_checkpoint(TRUNCATE)`).
     pub checkpoints: bool,
+    /// An UPDATE may repeat another transaction's UPDATE of constants
+    /// (`gen::echo`): the second of two equal writes leaves the row
+    /// unchanged, which InnoDB treats apart from a change (MariaDB).
+    pub echo_updates: bool,
 }
 
 /// SQLite's and turso's start modes ("BEGIN TRANSACTION"; turso's
@@ -82,6 +86,7 @@ impl Features {
             cursors: true,
             cursors_insensitive: false,
             checkpoints: true,
+            echo_updates: false,
         }
     }
     pub fn mysql() -> Self {
@@ -101,6 +106,7 @@ impl Features {
             cursors: false,
             cursors_insensitive: false,
             checkpoints: false,
+            echo_updates: true,
         }
     }
     pub fn postgres() -> Self {
@@ -121,6 +127,7 @@ impl Features {
             cursors: true,
             cursors_insensitive: true,
             checkpoints: false,
+            echo_updates: false,
         }
     }
 }
