@@ -641,3 +641,29 @@ fn a_locking_read_meets_the_delete_marked_record_in_every_run() {
         assert!(waited, "run {run}: {h:#?}");
     }
 }
+
+/// Model regression (seed 5 of a default MariaDB campaign, case 4104,
+/// SERIALIZABLE): T3's key-changing `UPDATE t0 SET c0 = 5 ... WHERE c0 = 6
+/// OR c0 = 9` inserts key 5 for row 6, meets a child of row 9 (foreign key)
+/// and is undone; T1's `REPLACE INTO t0 (c0) VALUES (0), (5)` then inserts
+/// key 5 without waiting and commits before T3. In the commit-order replay
+/// T3's UPDATE meets key 5 first and fails on the primary key instead. It
+/// failed both ways and wrote nothing: `wss` leaves the case undecided
+/// (`failed-on-another-constraint`), where it reported a write-outcome
+/// violation.
+#[test]
+fn a_write_that_fails_on_another_constraint_in_the_replay_is_undecided() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let name = "serializable-case4104-wss-failed-on-another-constraint.json";
+    let (findings, stats) = replay_fixture(&url, name, OracleKind::Wss);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(
+        stats.per_oracle["wss"]
+            .undecided_by
+            .get("failed-on-another-constraint"),
+        Some(&1),
+        "{stats:?}"
+    );
+}

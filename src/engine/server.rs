@@ -13,6 +13,9 @@ use std::time::Duration;
 struct Entry {
     signal: Arc<WaitSignal>,
     running: bool,
+    /// Bumped as each statement starts and ends: a wait the probe saw is
+    /// reported only while the statement it was seen in still runs.
+    statement: u64,
 }
 
 /// Sessions of one engine by server connection id.
@@ -29,6 +32,7 @@ impl Registry {
                 Entry {
                     signal,
                     running: false,
+                    statement: 0,
                 },
             );
         }
@@ -43,24 +47,34 @@ impl Registry {
         if let Ok(mut s) = self.sessions.lock() {
             if let Some(e) = s.get_mut(&conn_id) {
                 e.running = running;
+                e.statement += 1;
             }
         }
     }
-    fn running(&self) -> Vec<u64> {
+    /// The running sessions and the statement each runs.
+    fn running(&self) -> Vec<(u64, u64)> {
         self.sessions
             .lock()
             .map(|s| {
                 s.iter()
                     .filter(|(_, e)| e.running)
-                    .map(|(&id, _)| id)
+                    .map(|(&id, e)| (id, e.statement))
                     .collect()
             })
             .unwrap_or_default()
     }
-    /// Ticks the signal of `waiting`, naming the session of `blocker` if known.
-    fn report(&self, waiting: u64, blocker: Option<u64>) {
+    /// Ticks the signal of `waiting`, naming the session of `blocker` if
+    /// known, if it still runs `statement` (the one it ran when the probe
+    /// began). Checked and ticked under the lock that starts and ends
+    /// statements: a wait seen in a statement that has ended since is not
+    /// pinned on the session's next one (case 1155 of seed 5: a late tick
+    /// of an INSERT's wait made its transaction's COMMIT look blocked).
+    fn report(&self, waiting: u64, statement: u64, blocker: Option<u64>) {
         let Ok(s) = self.sessions.lock() else { return };
         let Some(e) = s.get(&waiting) else { return };
+        if !e.running || e.statement != statement {
+            return;
+        }
         if let Some(b) = blocker.and_then(|b| s.get(&b)) {
             e.signal.set_blocker(b.signal.txn());
         }
@@ -96,11 +110,16 @@ impl Monitor {
                 while !flag.load(Ordering::SeqCst) {
                     let running = registry.running();
                     if !running.is_empty() {
-                        match probe.waiting(&running) {
+                        let ids: Vec<u64> = running.iter().map(|(id, _)| *id).collect();
+                        match probe.waiting(&ids) {
                             Ok(waits) => {
                                 failing = false;
                                 for (w, b) in waits {
-                                    registry.report(w, b);
+                                    if let Some(&(_, statement)) =
+                                        running.iter().find(|(id, _)| *id == w)
+                                    {
+                                        registry.report(w, statement, b);
+                                    }
                                 }
                             }
                             Err(e) if failing => tracing::debug!("lock-wait monitor: {e}"),
@@ -134,5 +153,36 @@ impl Drop for Monitor {
         if h.is_finished() {
             let _ = h.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A wait the probe saw while one statement ran ticks that statement's
+    /// signal, never the next statement's of the same session.
+    #[test]
+    fn a_wait_seen_in_an_ended_statement_is_not_reported() {
+        let r = Registry::default();
+        let signal = WaitSignal::new();
+        r.register(7, signal.clone());
+        r.set_running(7, true);
+        let seen = r.running();
+        assert_eq!(seen.len(), 1);
+        // The statement ends and the session's next one starts before the
+        // probe's answer is reported.
+        r.set_running(7, false);
+        r.set_running(7, true);
+        r.report(7, seen[0].1, None);
+        assert_eq!(signal.ticks(), 0);
+        // A wait seen in the statement running now is reported.
+        let now = r.running();
+        r.report(7, now[0].1, None);
+        assert_eq!(signal.ticks(), 1);
+        // And none once the session runs nothing.
+        r.set_running(7, false);
+        r.report(7, now[0].1, None);
+        assert_eq!(signal.ticks(), 1);
     }
 }

@@ -47,6 +47,17 @@ impl ErrorClass {
     pub fn from_transaction(self) -> bool {
         self.is_concurrency() || self == ErrorClass::ReadOnlyTransaction
     }
+    /// A declared constraint refused the write (unique or primary key,
+    /// foreign key, CHECK, NOT NULL).
+    pub fn is_constraint(self) -> bool {
+        matches!(
+            self,
+            ErrorClass::DuplicateKey
+                | ErrorClass::ForeignKeyViolation
+                | ErrorClass::CheckViolation
+                | ErrorClass::NotNullViolation
+        )
+    }
     /// Errors that a transaction test is expected to produce from concurrency
     /// control, as opposed to data errors that any serial run produces too.
     pub fn is_concurrency(self) -> bool {

@@ -60,6 +60,9 @@ pub struct Conclusion {
     /// The walk stopped at a violation (the last finding); the others claim
     /// documented behaviour and do not stop it.
     pub violation: bool,
+    /// Events the walk got through before it stopped (all of them when it
+    /// did not): how much of the observed history the order explained.
+    pub walked: usize,
 }
 
 pub fn check(

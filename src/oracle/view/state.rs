@@ -124,4 +124,7 @@ pub struct Checker<'a> {
     /// and the view they are materialised in.
     pub subquery_sight: Option<(std::collections::BTreeSet<String>, Sight)>,
     pub findings: Vec<Finding>,
+    /// The index of the event being walked (the history's length once the
+    /// walk ended without a stop): [`super::Conclusion::walked`].
+    pub walked: usize,
 }
