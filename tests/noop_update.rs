@@ -354,19 +354,29 @@ fn of_two_resumed_orders_that_violate_the_one_that_agreed_longer_is_reported() {
     let case =
         common::replay_case("repeatable-read-case1798-view-resumed-delete-then-noop-update.json");
     let mut e = common::open(&url);
-    let (h, mut findings, _) = common::run_defaults(e.as_mut(), &case);
-    KnownIssues::builtin().mark(&mut findings, &case, &h, e.info());
-    let view: Vec<&Finding> = findings.iter().filter(|f| f.oracle == "view").collect();
-    assert_eq!(view.len(), 1, "{findings:#?}");
-    assert_eq!(
-        (
-            view[0].evidence["stmt"].as_str(),
-            view[0].known.as_ref().map(|k| k.id.as_str())
-        ),
-        (
-            Some("T4#6"),
-            Some("mariadb-noop-update-invisible-to-own-transaction")
-        ),
-        "{findings:#?}"
-    );
+    // A run where the server served the two waiters the other way may
+    // leave `view` undecided (`concurrent-waiters`): run it again, up to
+    // three times.
+    for attempt in 1..=3 {
+        let (h, mut findings, counts) = common::run_defaults(e.as_mut(), &case);
+        KnownIssues::builtin().mark(&mut findings, &case, &h, e.info());
+        let view: Vec<&Finding> = findings.iter().filter(|f| f.oracle == "view").collect();
+        let raced = counts.undecided_by.contains_key("concurrent-waiters");
+        if view.is_empty() && raced && attempt < 3 {
+            continue;
+        }
+        assert_eq!(view.len(), 1, "{findings:#?}");
+        assert_eq!(
+            (
+                view[0].evidence["stmt"].as_str(),
+                view[0].known.as_ref().map(|k| k.id.as_str())
+            ),
+            (
+                Some("T4#6"),
+                Some("mariadb-noop-update-invisible-to-own-transaction")
+            ),
+            "{findings:#?}"
+        );
+        return;
+    }
 }
