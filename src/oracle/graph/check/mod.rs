@@ -185,6 +185,18 @@ struct Version {
     node: usize,
 }
 
+impl RowState {
+    /// Appends `v` as the chain's last version (the first reserving the
+    /// row's write count).
+    fn push(&mut self, v: Version) {
+        if self.chain.capacity() == 0 {
+            self.chain.reserve_exact(self.writes as usize + 1);
+        }
+        self.chain.push(v);
+        self.tip = v.node;
+    }
+}
+
 /// One row's version chain and what is known of its end.
 #[derive(Default)]
 struct RowState {

@@ -57,16 +57,11 @@ impl<'a> Checker<'a> {
                 return None;
             }
             let writer = self.writer_node(wl.last());
-            let rs = &mut self.rows[row as usize];
-            if rs.chain.capacity() == 0 {
-                rs.chain.reserve_exact(rs.writes as usize + 1);
-            }
-            rs.chain.push(Version {
+            self.rows[row as usize].push(Version {
                 op: wl.last(),
                 writer,
                 node: id,
             });
-            rs.tip = id;
             return Some(pos as u32 + 1);
         }
         if rs.chain.get(wl.len() - 1).is_some_and(|v| v.node == id) {
@@ -119,22 +114,16 @@ impl<'a> Checker<'a> {
         }
         // The chain becomes exactly `wl`'s entries: its versions past the
         // chain, newest first, are `wl`'s first ones.
-        let rs = &mut self.rows[row as usize];
-        if rs.chain.capacity() == 0 {
-            rs.chain.reserve_exact(rs.writes as usize + 1);
-        }
-        let at = rs.chain.len();
-        for v in wl.versions().take(buf.len() - common) {
+        let mut new: Vec<&WriteList> = wl.versions().take(buf.len() - common).collect();
+        new.reverse();
+        for v in new {
             let writer = self.writer_node(v.last());
-            self.rows[row as usize].chain.push(Version {
+            self.rows[row as usize].push(Version {
                 op: v.last(),
                 writer,
                 node: v.node_id(),
             });
         }
-        let rs = &mut self.rows[row as usize];
-        rs.chain[at..].reverse();
-        rs.tip = wl.node_id();
         Some(buf.len() as u32)
     }
 
