@@ -257,7 +257,7 @@ pub fn in_range(version: &str, since: Option<&str>, until: Option<&str>) -> bool
 mod tests {
     use super::traits::{named_txns, savepoint_before_first_statement_rolled_back};
     use super::*;
-    use crate::model::{Stmt, StmtRef};
+    use crate::model::{ErrorClass, Stmt, StmtRef};
 
     #[test]
     fn the_shipped_list_parses_and_names_tests_that_exist() {
@@ -390,6 +390,33 @@ mod tests {
         assert!(!savepoint_before_first_statement_rolled_back(
             1, &redefined, &h, None
         ));
+        // A first data statement refused in a READ ONLY transaction (MariaDB
+        // 1792) never reached InnoDB: the savepoint after it still comes
+        // before InnoDB's first statement. Any other error did reach it.
+        let refused_first = case_of(vec![
+            Stmt::begin(),
+            select("t", Some(1)),
+            sp(),
+            select("t", Some(1)),
+            rb(),
+            Stmt::Commit,
+        ]);
+        for (class, bug) in [
+            (ErrorClass::ReadOnlyTransaction, true),
+            (ErrorClass::DuplicateKey, false),
+        ] {
+            let mut h = history_of(&refused_first);
+            h.outcomes[1].outcome.error = Some(crate::model::StmtError {
+                class,
+                code: String::new(),
+                message: String::new(),
+            });
+            assert_eq!(
+                savepoint_before_first_statement_rolled_back(1, &refused_first, &h, None),
+                bug,
+                "{class:?}"
+            );
+        }
         // No data statement between the savepoint and the rollback: no lock.
         let empty = case_of(vec![
             Stmt::begin(),

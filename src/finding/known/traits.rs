@@ -594,10 +594,22 @@ pub(super) fn savepoint_before_first_statement_rolled_back(
             .iter()
             .position(|e| e.stmt == r && matches!(e.kind, EventKind::Completed { .. }))
     };
+    // A data statement refused as a write in a READ ONLY transaction fails
+    // before InnoDB joins the transaction (measured: the read view of a
+    // READ ONLY transaction whose first statement was a refused
+    // `SELECT ... FOR UPDATE` is still discarded by the rollback), so it is
+    // not the first statement; any other error (a duplicate key) ran in InnoDB.
+    let refused = |i: usize| {
+        history
+            .outcome(at(i))
+            .and_then(|o| o.error.as_ref())
+            .is_some_and(|e| e.class == crate::model::ErrorClass::ReadOnlyTransaction)
+    };
     let first_data = t
         .stmts
         .iter()
-        .position(|s| s.stmt.kind().is_data())
+        .enumerate()
+        .position(|(i, s)| s.stmt.kind().is_data() && !refused(i))
         .unwrap_or(t.stmts.len());
     t.stmts.iter().enumerate().any(|(j, s)| {
         let Stmt::RollbackTo(name) = &s.stmt else {

@@ -79,6 +79,7 @@ reasons! {
     UnknownStatement = "unknown-statement",
     UnknownTransaction = "unknown-transaction",
     UnpredictedBlock = "unpredicted-block",
+    UpsertKeyOrder = "upsert-key-order",
     ViewNotMaterialisable = "view-not-materialisable",
     WriteNotReadBack = "write-not-read-back",
 }
