@@ -748,7 +748,9 @@ fn a_statement_refused_in_a_read_only_transaction_does_not_start_the_innodb_tran
     let mut e = common::open(&url);
     let (h, mut findings, _) = common::run_defaults(e.as_mut(), &case);
     txfuzz::finding::known::KnownIssues::builtin().mark(&mut findings, &case, &h, e.info());
-    let refused = h.outcome(at(2, 1)).and_then(|o| o.error.as_ref().map(|e| e.class));
+    let refused = h
+        .outcome(at(2, 1))
+        .and_then(|o| o.error.as_ref().map(|e| e.class));
     assert_eq!(refused, Some(ErrorClass::ReadOnlyTransaction), "{h:#?}");
     // T2's last read (statement 8) shows T1's UPDATE of c0 = 7, committed
     // after T2's read view was made: the rollback discarded the view.

@@ -584,7 +584,12 @@ fn upsert_two_duplicates(late_index: bool) -> TestCase {
 
 /// The rows the upsert was seen writing.
 fn upsert_written(h: &History) -> Vec<i64> {
-    h.outcome(at(1, 1)).unwrap().writes.iter().map(|w| w.rid).collect()
+    h.outcome(at(1, 1))
+        .unwrap()
+        .writes
+        .iter()
+        .map(|w| w.rid)
+        .collect()
 }
 
 /// Which of two duplicated rows an `INSERT ... ON DUPLICATE KEY UPDATE`
@@ -614,7 +619,11 @@ fn mariadb_upsert_of_two_duplicated_rows_follows_the_index_order() {
     let declared = upsert_two_duplicates(false);
     let mut e = common::open(&url);
     let h = decided_clean(common::open(&url), &declared, Isolation::ReadCommitted);
-    assert_eq!(upsert_written(&h), vec![2], "the NOT NULL c2 key first: {h:#?}");
+    assert_eq!(
+        upsert_written(&h),
+        vec![2],
+        "the NOT NULL c2 key first: {h:#?}"
+    );
 
     // The fault: the upsert's recorded write names the other row.
     let mut faulty = h.clone();

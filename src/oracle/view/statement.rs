@@ -219,10 +219,10 @@ fn upsert_key_order_unknown(ck: &Checker, r: StmtRef) -> bool {
     ck.scratch.dialect() == crate::sql::Dialect::Mysql
         && ck.case.stmt(r).is_some_and(|c| {
             matches!(&c.stmt, Stmt::Insert(i)
-                if matches!(i.on_conflict, OnConflict::Update { .. })
-                    && ck.case.schema.table(&i.table).is_some_and(|t| {
-                        t.unique_keys().len() >= 2 && t.indexes.iter().any(|x| x.unique)
-                    }))
+            if matches!(i.on_conflict, OnConflict::Update { .. })
+                && ck.case.schema.table(&i.table).is_some_and(|t| {
+                    t.unique_keys().len() >= 2 && t.indexes.iter().any(|x| x.unique)
+                }))
         })
 }
 
@@ -432,13 +432,20 @@ fn compare_and_apply(
             // Rows instrumentation could not observe (REPLACE deletions, upsert
             // inserts on MariaDB; rows a multi-row REPLACE inserted and deleted
             // again): rows on both sides must agree, the final state checks the rest.
+            // A row that was there before the statement and that the engine was
+            // seen writing must be predicted too (a row the statement inserted
+            // may be gone again at its end, out of the scratch run's sight).
+            let own = match &stmt {
+                Stmt::Insert(i) => i.rids.as_slice(),
+                _ => &[],
+            };
             sorted_writes(&actual.writes).iter().all(|w| {
                 let mut same_row = predicted
                     .iter()
                     .filter(|p| p.table == w.table && p.rid == w.rid)
                     .peekable();
-                // A row the engine was seen writing must be predicted too.
-                same_row.peek().is_some() && same_row.all(|p| p.after == w.after)
+                (own.contains(&w.rid) || same_row.peek().is_some())
+                    && same_row.all(|p| p.after == w.after)
             })
         };
         if !same {
