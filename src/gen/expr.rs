@@ -70,7 +70,7 @@ pub(crate) fn class(ty: ColType) -> Class {
 }
 
 /// Alias of the table instance inside a subquery (distinct from `a0`, `a1`, `tN`).
-const SUB_ALIAS: &str = "sq";
+pub(super) const SUB_ALIAS: &str = "sq";
 
 impl Gen<'_> {
     pub(crate) fn col_type(&self, t: usize, c: usize) -> ColType {

@@ -18,6 +18,7 @@ mod cursor;
 mod dml;
 mod echo;
 mod expr;
+mod locking;
 mod schema;
 mod start;
 mod stmt;
@@ -119,6 +120,7 @@ pub fn generate_case(seed: u64, index: u64, cfg: &GenConfig) -> TestCase {
     let mut txns = g.gen_txns();
     let submit_order = g.gen_submit_order(&txns);
     echo::draw_echoes(seed, index, &cfg.features, &mut txns);
+    locking::draw_subqueries(&mut g, seed, index, &mut txns);
     start::draw_begins(seed, index, &cfg.features, &mut txns);
     start::draw_levels(seed, index, cfg, isolation, &mut txns);
     start::draw_settings(seed, index, &cfg.settings, &mut txns);

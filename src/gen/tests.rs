@@ -92,6 +92,7 @@ fn small_and_degenerate_configs() {
             cursors_insensitive: false,
             checkpoints: false,
             echo_updates: false,
+            subquery_locking_reads: false,
         },
     };
     for i in 0..300 {
@@ -372,5 +373,60 @@ fn echoed_updates_repeat_an_earlier_transactions_update_of_constants() {
     assert!(
         (40..200).contains(&cases_with),
         "{cases_with} of 400 cases, {echoed} UPDATEs"
+    );
+}
+
+/// The locking-read subqueries come from a stream of their own: with them
+/// off, every case is the same but for SELECTs without a subquery that lock
+/// (or, in autocommit transactions, may lock), and each changed one only
+/// gained a subquery conjunct (and a locking clause).
+#[test]
+fn locking_reads_gain_a_subquery_on_a_stream_of_their_own() {
+    let mysql = cfg_for(Features::mysql());
+    let without = cfg_for(Features {
+        subquery_locking_reads: false,
+        ..Features::mysql()
+    });
+    let (mut locking, mut gained, mut gained_autocommit) = (0, 0, 0);
+    for i in 0..400 {
+        let c = generate_case(3, i, &mysql);
+        let plain = generate_case(3, i, &without);
+        c.validate().expect("valid");
+        assert_eq!(c.schema, plain.schema);
+        assert_eq!(c.submit_order, plain.submit_order);
+        for (t, p) in c.txns.iter().zip(&plain.txns) {
+            assert_eq!(t.stmts.len(), p.stmts.len());
+            for (s, ps) in t.stmts.iter().zip(&p.stmts) {
+                if let Stmt::Select(q) = &ps.stmt {
+                    locking += usize::from(q.lock.is_some());
+                }
+                if s.stmt == ps.stmt {
+                    continue;
+                }
+                let (Stmt::Select(q), Stmt::Select(pq)) = (&s.stmt, &ps.stmt) else {
+                    panic!("{:?} became {:?}", ps.stmt, s.stmt)
+                };
+                // A locking read, or an autocommit SELECT that now locks.
+                assert!(
+                    pq.lock.is_some() || (t.autocommit && q.lock.is_some()),
+                    "{pq:?}"
+                );
+                assert!(!pq.where_.as_ref().is_some_and(Expr::has_subquery));
+                assert!(q.where_.as_ref().is_some_and(Expr::has_subquery), "{q:?}");
+                gained_autocommit += usize::from(pq.lock.is_none());
+                let mut back = q.clone();
+                back.lock = pq.lock;
+                back.where_ = match q.where_.clone() {
+                    Some(Expr::Bin { left, .. }) if pq.where_.is_some() => Some(*left),
+                    _ => None,
+                };
+                assert_eq!(&back, pq, "only the WHERE gained a conjunct");
+                gained += 1;
+            }
+        }
+    }
+    assert!(
+        locking > 0 && gained_autocommit > 0 && (locking / 4..locking).contains(&gained),
+        "{gained} of {locking} locking reads gained a subquery, {gained_autocommit} autocommit"
     );
 }

@@ -56,6 +56,9 @@ pub struct Features {
     /// (`gen::echo`): the second of two equal writes leaves the row
     /// unchanged, which InnoDB treats apart from a change (MariaDB).
     pub echo_updates: bool,
+    /// A locking read may get a subquery conjunct (`gen::locking`): InnoDB
+    /// does not lock, nor read current, a locking read's subquery (MariaDB).
+    pub subquery_locking_reads: bool,
 }
 
 /// SQLite's and turso's start modes ("BEGIN TRANSACTION"; turso's
@@ -87,6 +90,7 @@ impl Features {
             cursors_insensitive: false,
             checkpoints: true,
             echo_updates: false,
+            subquery_locking_reads: false,
         }
     }
     pub fn mysql() -> Self {
@@ -107,6 +111,7 @@ impl Features {
             cursors_insensitive: false,
             checkpoints: false,
             echo_updates: true,
+            subquery_locking_reads: true,
         }
     }
     pub fn postgres() -> Self {
@@ -128,6 +133,7 @@ impl Features {
             cursors_insensitive: true,
             checkpoints: false,
             echo_updates: false,
+            subquery_locking_reads: false,
         }
     }
 }
