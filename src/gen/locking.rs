@@ -18,10 +18,11 @@ const STREAM: u64 = 0x4c4f_434b_5f53_5542; // "LOCK_SUB"
 
 /// Where the engine's profile asks for them
 /// ([`crate::model::Features::subquery_locking_reads`]), each locking read
-/// without a subquery gets, one time in two, a subquery conjunct over its
-/// own table, correlated on one of its columns: the shape of that class,
-/// where the row lock the read waits for belongs to a writer of the rows
-/// the subquery reads.
+/// without a subquery, and each autocommit SELECT that may lock, gets one
+/// time in two a subquery conjunct over its own table, correlated on one of
+/// its columns (`add_subquery`): the shape of that class, where the row
+/// lock the read waits for belongs to a writer of the rows the subquery
+/// reads.
 pub(super) fn draw_subqueries(g: &mut Gen, seed: u64, index: u64, txns: &mut [Txn]) {
     if !g.cfg.features.subquery_locking_reads {
         return;
@@ -78,6 +79,7 @@ fn add_subquery(g: &mut Gen, sel: &mut Select, autocommit: bool) {
             Some(Binding::new(t, Some(&f.alias)))
         })
         .collect();
+    // Every FROM table is in the schema: the scope is never empty.
     let Some(b) = g.rng.try_pick(&scope).cloned() else {
         return;
     };

@@ -56,8 +56,9 @@ pub struct Features {
     /// (`gen::echo`): the second of two equal writes leaves the row
     /// unchanged, which InnoDB treats apart from a change (MariaDB).
     pub echo_updates: bool,
-    /// A locking read may get a subquery conjunct (`gen::locking`): InnoDB
-    /// does not lock, nor read current, a locking read's subquery (MariaDB).
+    /// A locking read, or an autocommit SELECT that then locks, may get a
+    /// subquery conjunct (`gen::locking`): InnoDB does not lock, nor read
+    /// current, a locking read's subquery (MariaDB).
     pub subquery_locking_reads: bool,
 }
 

@@ -210,7 +210,7 @@ fn insert_rows_decided_apart(ck: &Checker, r: StmtRef) -> bool {
 /// later `CREATE UNIQUE INDEX`. A proposed row that duplicates two rows on
 /// different keys updates one of them, and the manuals do not say which (MariaDB
 /// KB: "If more than one unique index is matched, only the first is
-/// updated"; MySQL 15.2.7.2: "only one row is updated"). InnoDB checks its
+/// updated"; MySQL 5.7 13.2.5.2: "only one row is updated"). InnoDB checks its
 /// indexes in the order it made them, an index added later last, while the
 /// scratch copy makes every key in one CREATE TEMPORARY TABLE, where MariaDB
 /// sorts NOT NULL keys first and a temporary table cannot be altered in
