@@ -231,6 +231,30 @@ impl Gen<'_> {
         Expr::bin(op, col, lit)
     }
 
+    /// `SELECT sq.c FROM t AS sq [WHERE where_]`, `t` the schema's table `st`
+    /// and `c` its column `sc`: the query of a subquery predicate.
+    pub(super) fn subquery_of(&self, st: usize, sc: usize, where_: Option<Expr>) -> Select {
+        let inner = Binding::new(st, Some(SUB_ALIAS));
+        Select {
+            distinct: false,
+            items: vec![SelectItem {
+                expr: self.colref(&inner, sc),
+                alias: None,
+            }],
+            from: vec![FromItem {
+                table: self.schema.tables[st].name.clone(),
+                alias: SUB_ALIAS.to_string(),
+                join: None,
+            }],
+            where_,
+            group_by: Vec::new(),
+            order_by: Vec::new(),
+            limit: None,
+            lock: None,
+            cursor: None,
+        }
+    }
+
     /// `col [NOT] IN (SELECT ...)` or `[NOT] EXISTS (SELECT ...)`, optionally
     /// correlated with column `c` of scope entry `bi`. `None` if no table fits.
     fn subquery_pred(&mut self, ctx: Ctx, bi: usize, c: usize) -> Option<Expr> {
@@ -281,24 +305,7 @@ impl Gen<'_> {
                 None => corr,
             });
         }
-        let query = Box::new(Select {
-            distinct: false,
-            items: vec![SelectItem {
-                expr: self.colref(&inner[0], sc),
-                alias: None,
-            }],
-            from: vec![FromItem {
-                table: self.schema.tables[st].name.clone(),
-                alias: SUB_ALIAS.to_string(),
-                join: None,
-            }],
-            where_,
-            group_by: Vec::new(),
-            order_by: Vec::new(),
-            limit: None,
-            lock: None,
-            cursor: None,
-        });
+        let query = Box::new(self.subquery_of(st, sc, where_));
         let negated = self.rng.chance(1, 4);
         Some(if exists {
             Expr::Exists { query, negated }

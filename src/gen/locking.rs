@@ -10,7 +10,7 @@
 
 use super::expr::{Binding, Ctx, SUB_ALIAS};
 use super::Gen;
-use crate::model::{Expr, FromItem, JoinKind, LockMode, Select, SelectItem, Stmt, Txn};
+use crate::model::{Expr, JoinKind, LockMode, Select, Stmt, Txn};
 use crate::rng::Rng;
 
 /// Mixed into the seed of the stream.
@@ -106,24 +106,7 @@ fn self_subquery(g: &mut Gen, b: &Binding, c: usize) -> Expr {
     } else {
         corr
     };
-    let query = Box::new(Select {
-        distinct: false,
-        items: vec![SelectItem {
-            expr: g.colref(&inner[0], c),
-            alias: None,
-        }],
-        from: vec![FromItem {
-            table: g.table_name(b.table),
-            alias: SUB_ALIAS.to_string(),
-            join: None,
-        }],
-        where_: Some(where_),
-        group_by: Vec::new(),
-        order_by: Vec::new(),
-        limit: None,
-        lock: None,
-        cursor: None,
-    });
+    let query = Box::new(g.subquery_of(b.table, c, Some(where_)));
     let negated = g.rng.chance(1, 4);
     if g.rng.chance(1, 2) {
         Expr::Exists { query, negated }
