@@ -27,6 +27,7 @@ pub(super) fn draw_subqueries(g: &mut Gen, seed: u64, index: u64, txns: &mut [Tx
     if !g.cfg.features.subquery_locking_reads {
         return;
     }
+    let written = written_columns(g, txns);
     let mut stream = Rng::new(seed ^ STREAM, index);
     std::mem::swap(&mut g.rng, &mut stream);
     for t in txns.iter_mut() {
@@ -35,7 +36,7 @@ pub(super) fn draw_subqueries(g: &mut Gen, seed: u64, index: u64, txns: &mut [Tx
             let Stmt::Select(sel) = &mut s.stmt else {
                 continue;
             };
-            add_subquery(g, sel, autocommit);
+            add_subquery(g, sel, autocommit, &written);
         }
     }
     std::mem::swap(&mut g.rng, &mut stream);
@@ -58,7 +59,7 @@ fn may_lock(sel: &Select) -> bool {
 /// autocommit SELECT that may lock, which also takes a locking clause (in
 /// a transaction at SERIALIZABLE, InnoDB reads a locking read's subquery
 /// with shared locks, so the class lives in autocommit reads).
-fn add_subquery(g: &mut Gen, sel: &mut Select, autocommit: bool) {
+fn add_subquery(g: &mut Gen, sel: &mut Select, autocommit: bool, written: &[Vec<usize>]) {
     let has_subquery = sel.where_.as_ref().is_some_and(Expr::has_subquery);
     let eligible = sel.lock.is_some() || (autocommit && may_lock(sel));
     if !eligible || sel.cursor.is_some() || has_subquery || !g.rng.chance(1, 2) {
@@ -83,7 +84,14 @@ fn add_subquery(g: &mut Gen, sel: &mut Select, autocommit: bool) {
     let Some(b) = g.rng.try_pick(&scope).cloned() else {
         return;
     };
-    let c = g.rng.below(g.ncols(b.table) as u64) as usize;
+    // Correlated, three times in four, on a column an UPDATE of the case
+    // writes: the read's wait is then for a writer of what its subquery
+    // compares.
+    let c = match written[b.table].as_slice() {
+        [] => g.rng.below(g.ncols(b.table) as u64) as usize,
+        cols if g.rng.chance(3, 4) => *g.rng.pick(cols),
+        _ => g.rng.below(g.ncols(b.table) as u64) as usize,
+    };
     let p = self_subquery(g, &b, c);
     sel.where_ = Some(match sel.where_.take() {
         Some(w) => Expr::and(w, p),
@@ -117,4 +125,24 @@ fn self_subquery(g: &mut Gen, b: &Binding, c: usize) -> Expr {
             negated,
         }
     }
+}
+
+/// Per table of the schema, the columns some UPDATE of `txns` assigns.
+fn written_columns(g: &Gen, txns: &[Txn]) -> Vec<Vec<usize>> {
+    let mut written = vec![Vec::new(); g.schema.tables.len()];
+    for s in txns.iter().flat_map(|t| &t.stmts) {
+        let Stmt::Update(u) = &s.stmt else { continue };
+        let Some(t) = g.schema.tables.iter().position(|x| x.name == u.table) else {
+            continue;
+        };
+        for a in &u.assignments {
+            let columns = &g.schema.tables[t].columns;
+            if let Some(c) = columns.iter().position(|c| c.name == a.column) {
+                if !written[t].contains(&c) {
+                    written[t].push(c);
+                }
+            }
+        }
+    }
+    written
 }

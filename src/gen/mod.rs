@@ -19,6 +19,7 @@ mod dml;
 mod echo;
 mod expr;
 mod locking;
+mod moves;
 mod schema;
 mod start;
 mod stmt;
@@ -124,6 +125,7 @@ pub fn generate_case(seed: u64, index: u64, cfg: &GenConfig) -> TestCase {
     start::draw_begins(seed, index, &cfg.features, &mut txns);
     start::draw_levels(seed, index, cfg, isolation, &mut txns);
     start::draw_settings(seed, index, &cfg.settings, &mut txns);
+    moves::draw_moves(&g, seed, index, &mut txns);
     let mut case = TestCase {
         format: CASE_FORMAT,
         seed,

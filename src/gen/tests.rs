@@ -3,7 +3,7 @@
 
 use super::check::check_case;
 use super::*;
-use crate::model::{Expr, OnConflict, Stmt, TestCase};
+use crate::model::{Expr, OnConflict, Stmt, TestCase, Value};
 use proptest::prelude::*;
 use std::collections::{HashMap, HashSet};
 
@@ -93,6 +93,7 @@ fn small_and_degenerate_configs() {
             checkpoints: false,
             echo_updates: false,
             subquery_locking_reads: false,
+            key_moves: false,
         },
     };
     for i in 0..300 {
@@ -330,10 +331,16 @@ fn one_case_in_four_checkpoints_where_the_engine_can() {
 /// one the same seed gave without echoes.
 #[test]
 fn echoed_updates_repeat_an_earlier_transactions_update_of_constants() {
-    let mysql = cfg_for(Features::mysql());
+    // The locking reads' subqueries and the key moves, drawn after the
+    // echoes, follow the UPDATEs: off both ways.
+    let mysql = cfg_for(Features {
+        subquery_locking_reads: false,
+        key_moves: false,
+        ..Features::mysql()
+    });
     let without = cfg_for(Features {
         echo_updates: false,
-        ..Features::mysql()
+        ..mysql.features
     });
     let (mut echoed, mut cases_with) = (0, 0);
     for i in 0..400 {
@@ -388,6 +395,9 @@ fn locking_reads_gain_a_subquery_on_a_stream_of_their_own() {
         ..Features::mysql()
     });
     let (mut locking, mut gained, mut gained_autocommit) = (0, 0, 0);
+    // IN subqueries on a written column, of those where the table has one,
+    // and how many a uniform pick of the column would give.
+    let mut correlated_on_written = (0.0, 0.0, 0.0);
     for i in 0..400 {
         let c = generate_case(3, i, &mysql);
         let plain = generate_case(3, i, &without);
@@ -422,6 +432,39 @@ fn locking_reads_gain_a_subquery_on_a_stream_of_their_own() {
                 };
                 assert_eq!(&back, pq, "only the WHERE gained a conjunct");
                 gained += 1;
+                // `b.c IN (SELECT sq.c ...)`: is `c` a column an UPDATE of
+                // the case writes?
+                let added = match q.where_.as_ref() {
+                    Some(Expr::Bin { right, .. }) if pq.where_.is_some() => right.as_ref(),
+                    Some(w) => w,
+                    None => unreachable!(),
+                };
+                if let Expr::InSubquery { expr, .. } = added {
+                    let Expr::Col { name, .. } = expr.as_ref() else {
+                        panic!("{added:?}")
+                    };
+                    let written: Vec<&str> = c
+                        .txns
+                        .iter()
+                        .flat_map(|t| &t.stmts)
+                        .filter_map(|s| match &s.stmt {
+                            Stmt::Update(u) if u.table == q.from[0].table => Some(u),
+                            _ => None,
+                        })
+                        .flat_map(|u| u.assignments.iter().map(|a| a.column.as_str()))
+                        .collect();
+                    if !written.is_empty() {
+                        let table = c.schema.tables.iter().find(|t| t.name == q.from[0].table);
+                        let columns = table.unwrap().columns.len() as f64;
+                        let mut distinct = written.clone();
+                        distinct.sort_unstable();
+                        distinct.dedup();
+                        correlated_on_written.0 +=
+                            f64::from(u8::from(written.contains(&name.as_str())));
+                        correlated_on_written.1 += 1.0;
+                        correlated_on_written.2 += distinct.len() as f64 / columns;
+                    }
+                }
             }
         }
     }
@@ -429,4 +472,80 @@ fn locking_reads_gain_a_subquery_on_a_stream_of_their_own() {
         locking > 0 && gained_autocommit > 0 && (locking / 4..locking).contains(&gained),
         "{gained} of {locking} locking reads gained a subquery, {gained_autocommit} autocommit"
     );
+    // Three times in four on a written column where the table has one (and
+    // by chance the other time): well above a uniform pick.
+    let (on_written, of, uniform) = correlated_on_written;
+    assert!(
+        of > 20.0 && on_written - uniform >= (of - uniform) * 0.6,
+        "{on_written} of {of} IN subqueries correlated on a written column, {uniform:.1} by chance"
+    );
+}
+
+/// The key moves come from a stream of their own: with them off, every case
+/// is the same but for data statements of explicit read-write transactions
+/// that became `UPDATE t SET pk = v WHERE pk = x`, each after a statement
+/// of its transaction that locks row `x`, with `v` below `x` and no initial
+/// row's key.
+#[test]
+fn key_moves_follow_a_lock_of_the_same_row_on_a_stream_of_their_own() {
+    let mysql = cfg_for(Features::mysql());
+    let without = cfg_for(Features {
+        key_moves: false,
+        ..Features::mysql()
+    });
+    let mut moves = 0;
+    for i in 0..400 {
+        let c = generate_case(3, i, &mysql);
+        let plain = generate_case(3, i, &without);
+        c.validate().expect("valid");
+        assert_eq!(c.schema, plain.schema);
+        assert_eq!(c.data, plain.data);
+        assert_eq!(c.submit_order, plain.submit_order);
+        for (t, p) in c.txns.iter().zip(&plain.txns) {
+            assert_eq!(t.stmts.len(), p.stmts.len());
+            let changed: Vec<usize> = (0..t.stmts.len())
+                .filter(|&j| t.stmts[j].stmt != p.stmts[j].stmt)
+                .collect();
+            assert!(changed.len() <= 1, "one move a transaction: {t:?}");
+            let Some(&j) = changed.first() else { continue };
+            assert!(!t.autocommit && !t.begin().read_only);
+            assert!(p.stmts[j].stmt.kind().is_data(), "{:?}", p.stmts[j].stmt);
+            let Stmt::Update(u) = &t.stmts[j].stmt else {
+                panic!("{:?} became {:?}", p.stmts[j].stmt, t.stmts[j].stmt)
+            };
+            let table = c.schema.tables.iter().find(|x| x.name == u.table).unwrap();
+            let pk = &table.primary_key[0];
+            let (Some(Expr::Lit(Value::Int(v))), Some(Expr::Bin { left, right, .. })) =
+                (u.assignments.first().map(|a| &a.value), u.where_.as_ref())
+            else {
+                panic!("not a key move: {u:?}")
+            };
+            assert_eq!(u.assignments.len(), 1);
+            assert_eq!(&u.assignments[0].column, pk);
+            assert_eq!(**left, Expr::col(pk));
+            let Expr::Lit(Value::Int(x)) = **right else {
+                panic!("{u:?}")
+            };
+            assert!(*v < x, "{u:?}");
+            let initial = c.data.iter().find(|d| d.table == u.table).unwrap();
+            let col = table.columns.iter().position(|c| &c.name == pk).unwrap();
+            assert!(initial.rows.iter().all(|r| r.values[col] != Value::Int(*v)));
+            // An earlier statement of the transaction locks row x.
+            let locks = t.stmts[..j].iter().any(|s| {
+                let (where_, locking) = match &s.stmt {
+                    Stmt::Update(e) => (&e.where_, e.assignments.iter().all(|a| &a.column != pk)),
+                    Stmt::Select(q) => (&q.where_, q.lock.is_some()),
+                    _ => return false,
+                };
+                locking
+                    && where_
+                        .as_ref()
+                        .and_then(|w| super::moves::key_equality(w, pk))
+                        == Some(x)
+            });
+            assert!(locks, "no lock of {x} before {u:?} in {t:?}");
+            moves += 1;
+        }
+    }
+    assert!((20..400).contains(&moves), "{moves} moves in 400 cases");
 }

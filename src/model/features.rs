@@ -60,6 +60,10 @@ pub struct Features {
     /// subquery conjunct (`gen::locking`): InnoDB does not lock, nor read
     /// current, a locking read's subquery (MariaDB).
     pub subquery_locking_reads: bool,
+    /// A transaction that locks a row by its key may later move that key
+    /// down (`gen::moves`): a scan that waited for the lock and resumed
+    /// misses the row at its new key on InnoDB at READ COMMITTED (MariaDB).
+    pub key_moves: bool,
 }
 
 /// SQLite's and turso's start modes ("BEGIN TRANSACTION"; turso's
@@ -92,6 +96,7 @@ impl Features {
             checkpoints: true,
             echo_updates: false,
             subquery_locking_reads: false,
+            key_moves: false,
         }
     }
     pub fn mysql() -> Self {
@@ -113,6 +118,7 @@ impl Features {
             checkpoints: false,
             echo_updates: true,
             subquery_locking_reads: true,
+            key_moves: true,
         }
     }
     pub fn postgres() -> Self {
@@ -135,6 +141,7 @@ impl Features {
             checkpoints: false,
             echo_updates: false,
             subquery_locking_reads: false,
+            key_moves: false,
         }
     }
 }
