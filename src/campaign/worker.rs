@@ -160,11 +160,7 @@ fn run_index(
         case_oracles.push(OracleKind::Fidelity);
     }
     let (history, mut findings) =
-        match run_case(engine, &case, &case_oracles, &cfg.exec, &mut stats) {
-            Ok(done) => done,
-            Err(e) if e.is_server_failure() => super::unreachable_finding(engine, &case, &e),
-            Err(e) => return Err(e.into()),
-        };
+        run_until_no_hang(engine, shared, &case, &case_oracles, &mut stats)?;
     let mut hit = None;
     if let (Some((p, b)), false) = (&pattern, history.lost_connection()) {
         let report = oracle::pattern::check(p, b, &case, &history);
@@ -189,6 +185,81 @@ fn run_index(
         findings,
         pattern: hit,
     })
+}
+
+/// How many times a case whose run hung is run again, once the server
+/// answers again within a hang timeout. A hang is a finding when every run
+/// of the case hangs, or the server still does not answer; one that does
+/// not come back belongs to the machine, not the case (seen: four workers'
+/// sessions stopped answering at once for over 10 s while a compiler ran
+/// beside the campaign, and none of those cases hung when run again). It is
+/// counted as `crash` undecided `hang-not-reproduced`, and the case is
+/// judged on the run that completed.
+const HANG_RERUNS: usize = 2;
+
+fn is_hang(f: &Finding) -> bool {
+    f.oracle == OracleKind::Crash && f.kind == "hang"
+}
+
+/// Runs `case` through `oracles`; while its run hangs, up to
+/// [`HANG_RERUNS`] times again on a recovered engine. Returns the last
+/// run's history and findings; `stats` counts every run's time and replays.
+fn run_until_no_hang(
+    engine: &mut dyn Engine,
+    shared: &Shared,
+    case: &TestCase,
+    oracles: &[OracleKind],
+    stats: &mut CheckStats,
+) -> Result<(History, Vec<Finding>), CampaignError> {
+    let cfg = shared.cfg;
+    let mut runs = 0;
+    loop {
+        let mut run = CheckStats::default();
+        let (history, mut findings) = match run_case(engine, case, oracles, &cfg.exec, &mut run) {
+            Ok(done) => done,
+            Err(e) if e.is_server_failure() => super::unreachable_finding(engine, case, &e),
+            Err(e) => return Err(e.into()),
+        };
+        runs += 1;
+        let hung = findings.iter().any(is_hang);
+        let replays = stats.replays + run.replays;
+        let mut seconds = std::mem::take(&mut stats.seconds);
+        for (phase, s) in &run.seconds {
+            *seconds.entry(phase.clone()).or_default() += s;
+        }
+        *stats = CheckStats {
+            replays,
+            seconds,
+            ..run
+        };
+        if !hung {
+            if runs > 1 {
+                tracing::warn!(
+                    case = case.index,
+                    runs,
+                    "the case's run hung, and ran to its end when run again: not a finding"
+                );
+                let counts = stats.oracle("crash");
+                counts.undecided += 1;
+                *counts
+                    .undecided_by
+                    .entry("hang-not-reproduced".into())
+                    .or_default() += 1;
+            }
+            return Ok((history, findings));
+        }
+        // A server that does not answer again within a hang timeout is
+        // still not answering: that is the finding (the worker then waits
+        // `--recover-wait` for it as after any server failure).
+        let give_up = || stopping(shared);
+        let wait = cfg.exec.hang_timeout.min(cfg.recover_wait);
+        if runs > HANG_RERUNS || give_up() || engine.recover(wait, &give_up).is_err() {
+            for f in findings.iter_mut().filter(|f| is_hang(f)) {
+                f.evidence["runs_hung"] = runs.into();
+            }
+            return Ok((history, findings));
+        }
+    }
 }
 
 /// Whether the case's findings reproduce without the hidden columns: its
