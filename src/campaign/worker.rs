@@ -190,9 +190,10 @@ fn run_index(
 /// How many times a case whose run hung is run again, once the server
 /// answers again within a hang timeout. A hang is a finding when every run
 /// of the case hangs, or the server still does not answer; one that does
-/// not come back belongs to the machine, not the case (seen: four workers'
-/// sessions stopped answering at once for over 10 s while a compiler ran
-/// beside the campaign, and none of those cases hung when run again). It is
+/// not come back belongs to the machine, not the case (seen: cases of
+/// different workers hung within the same seconds, the server silent for
+/// over 10 s, while a compiler ran beside the campaign; none of those cases
+/// hung when run again, BENCHMARKS.md "hangs that do not come back"). It is
 /// counted as `crash` undecided `hang-not-reproduced`, and the case is
 /// judged on the run that completed.
 const HANG_RERUNS: usize = 2;
