@@ -37,41 +37,50 @@ pub(super) fn draw_moves(g: &Gen, seed: u64, index: u64, txns: &mut [Txn]) {
         .iter_mut()
         .filter(|t| !t.autocommit && !t.begin().read_only)
     {
-        let locks: Vec<(usize, usize, i64)> = t
+        let locks: Vec<(usize, KeyLock)> = t
             .stmts
             .iter()
             .enumerate()
-            .filter_map(|(i, s)| locked_key(g, &s.stmt).map(|(table, x)| (i, table, x)))
+            .filter_map(|(i, s)| locked_key(g, &s.stmt).map(|lock| (i, lock)))
             .collect();
         if locks.is_empty() || !rng.chance(1, 2) {
             continue;
         }
-        let (i, table, x) = *rng.pick(&locks);
+        let (i, lock) = *rng.pick(&locks);
         let later: Vec<usize> = (i + 1..t.stmts.len())
             .filter(|&j| replaceable(&t.stmts[j].stmt))
             .collect();
         let Some(&j) = rng.try_pick(&later) else {
             continue;
         };
-        let Some(v) = free_key_below(g, &mut rng, table, x) else {
+        let Some(v) = free_key_below(g, &mut rng, lock) else {
             continue;
         };
-        let pk = g.schema.tables[table].primary_key[0].clone();
+        let pk = &g.schema.tables[lock.table].columns[lock.column].name;
         t.stmts[j].stmt = Stmt::Update(Update {
-            table: g.table_name(table),
+            table: g.table_name(lock.table),
             assignments: vec![Assignment {
                 column: pk.clone(),
                 value: Expr::lit(Value::Int(v)),
             }],
-            where_: Some(Expr::eq(Expr::col(&pk), Expr::lit(Value::Int(x)))),
+            where_: Some(Expr::eq(Expr::col(pk), Expr::lit(Value::Int(lock.key)))),
         });
     }
 }
 
-/// The table and key `x` of the row `stmt` locks by `pk = x` at the top of
-/// its WHERE, where `pk` is its table's one-column integer primary key: an
-/// UPDATE that does not assign the key, or a locking read of one table.
-fn locked_key(g: &Gen, stmt: &Stmt) -> Option<(usize, i64)> {
+/// A row a statement locks by its one-column integer primary key.
+#[derive(Clone, Copy)]
+struct KeyLock {
+    table: usize,
+    /// The primary key's column.
+    column: usize,
+    key: i64,
+}
+
+/// The row `stmt` locks by `pk = x` at the top of its WHERE, where `pk` is
+/// its table's one-column integer primary key: an UPDATE that does not
+/// assign the key, or a locking read of one table.
+fn locked_key(g: &Gen, stmt: &Stmt) -> Option<KeyLock> {
     let (table, where_) = match stmt {
         Stmt::Update(u) => (&u.table, u.where_.as_ref()?),
         Stmt::Select(s) if s.lock.is_some() && s.from.len() == 1 && s.cursor.is_none() => {
@@ -95,7 +104,11 @@ fn locked_key(g: &Gen, stmt: &Stmt) -> Option<(usize, i64)> {
             return None;
         }
     }
-    key_equality(where_, pk).map(|x| (t, x))
+    key_equality(where_, pk).map(|key| KeyLock {
+        table: t,
+        column: c,
+        key,
+    })
 }
 
 /// `x` where `e` is, or has as a top-level conjunct, `pk = x` (either side).
@@ -127,17 +140,18 @@ fn replaceable(stmt: &Stmt) -> bool {
     }
 }
 
-/// A key below `x` that no known row of table `t` has, from a little below
-/// the generator's smallest integer up to `x - 1`.
-fn free_key_below(g: &Gen, rng: &mut Rng, t: usize, x: i64) -> Option<i64> {
-    let pk = g.pk_indexes(t)[0];
-    let taken: Vec<i64> = g.known[t]
+/// A key below the locked one that no known row of its table has, from a
+/// little below the generator's smallest integer up.
+fn free_key_below(g: &Gen, rng: &mut Rng, lock: KeyLock) -> Option<i64> {
+    let taken: Vec<i64> = g.known[lock.table]
         .iter()
-        .filter_map(|r| match r.get(pk) {
+        .filter_map(|r| match r.get(lock.column) {
             Some(Value::Int(k)) => Some(*k),
             _ => None,
         })
         .collect();
-    let free: Vec<i64> = (INT_LO - 3..x).filter(|k| !taken.contains(k)).collect();
+    let free: Vec<i64> = (INT_LO - 3..lock.key)
+        .filter(|k| !taken.contains(k))
+        .collect();
     rng.try_pick(&free).copied()
 }
