@@ -1040,3 +1040,45 @@ fn a_kept_connection_the_server_closed_is_replaced() {
     assert_ne!(id_of(&mut b), killed);
     b.query("UPDATE t SET v = 11 WHERE k = 1").unwrap();
 }
+
+/// A session a case abandoned may still hold locks when the next case resets
+/// the tables (a server stopped and continued, in `server_faults`). Here
+/// session X has updated every row of `c` and then updates `p`, whose row
+/// the reset (`DELETE FROM p; DELETE FROM c; INSERT ...` in one transaction)
+/// has deleted while it waits for `c`: a deadlock, in which InnoDB rolls back
+/// the transaction that changed fewer rows, the reset. The reset runs again
+/// once X has ended, and succeeds; it used to fail the campaign (exit 2,
+/// "initial rows: Deadlock found").
+#[test]
+fn a_reset_that_deadlocks_with_an_abandoned_session_runs_again() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let mut e = common::mariadb(&url);
+    let children: Vec<(i64, i64)> = (1..=20).map(|k| (k, 1)).collect();
+    let case = txfuzz::testkit::constraints::parent_child_case(&[(1, 10)], &children, vec![], "");
+    e.load(&case).unwrap();
+    let mut x = e.open_bounded_session(Isolation::ReadCommitted).unwrap();
+    x.query("BEGIN").unwrap();
+    x.query("UPDATE c SET u = k + 100").unwrap();
+    let reset = std::thread::spawn(move || {
+        let r = e.reset();
+        (e, r)
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let write = x.query("UPDATE p SET v = 11");
+    x.query(if write.is_ok() { "COMMIT" } else { "ROLLBACK" })
+        .unwrap();
+    let (mut e, r) = reset.join().unwrap();
+    assert!(r.is_ok(), "{r:?}");
+    assert!(
+        write.is_ok(),
+        "X was the deadlock victim, not the reset: {write:?}"
+    );
+    let state = e.final_state(&case.schema).unwrap();
+    assert_eq!(state["c"].len(), 20, "{state:?}");
+    assert!(
+        state["c"].iter().all(|r| r.last() == Some(&Value::Null)),
+        "the reset's rows: {state:?}"
+    );
+}

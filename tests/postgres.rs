@@ -590,8 +590,9 @@ fn recover_reconnects_after_the_admin_connection_is_killed() {
 
 /// A lock held by a backend that never lets go makes an admin round trip
 /// miss its deadline: `Hung`, not a setup error; recovery moves to a new
-/// schema that works while the old one is still locked, and dropping the
-/// engine removes both once the lock is gone.
+/// schema, terminates the backend that holds a lock in the old one (in a
+/// campaign, a session abandoned by a run that hung) and drops it; dropping
+/// the engine removes the new one.
 #[test]
 fn a_stuck_lock_on_the_admin_connection_is_a_hang_and_recovery_works_around_it() {
     let Some(url) = common::pg_url() else {
@@ -627,14 +628,20 @@ fn a_stuck_lock_on_the_admin_connection_is_a_hang_and_recovery_works_around_it()
         Some(Value::Int(10))
     );
     let new = e.schema().to_string();
-    holder.query("ROLLBACK").unwrap();
-    drop(e);
-    let left = holder
-        .query(&format!(
-            "SELECT nspname FROM pg_namespace WHERE nspname IN ('{old}', '{new}')"
-        ))
+    assert!(holder.query("ROLLBACK").is_err(), "the holder still runs");
+    let mut look = other
+        .open_session(Isolation::ReadCommitted, WaitSignal::new())
         .unwrap();
-    assert!(left.rows.is_empty(), "{left:?}");
+    let left = |look: &mut Box<dyn txfuzz::engine::Session>| {
+        look.query(&format!(
+            "SELECT nspname FROM pg_namespace WHERE nspname IN ('{old}', '{new}') ORDER BY 1"
+        ))
+        .unwrap()
+        .rows
+    };
+    assert_eq!(left(&mut look), vec![vec![Value::Text(new.clone())]]);
+    drop(e);
+    assert!(left(&mut look).is_empty());
 }
 
 /// `UPDATE t SET v = v + delta` (every row).

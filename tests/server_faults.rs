@@ -319,7 +319,13 @@ fn stopped_briefly(kind: Kind, stop_for: Duration, target: impl Fn(&Private) -> 
         "{:?}",
         files(out.path())
     );
-    assert_eq!(code, Some(0), "{stderr}");
+    // Any other finding, whole: what went wrong is in it.
+    let other: Vec<String> = files(&out.path().join("findings"))
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert_eq!(code, Some(0), "{stderr}\n{}", other.join("\n"));
     let s = summary(out.path());
     assert!(s["stopped"].is_null(), "{s}");
     assert!(s["cases"].as_u64().unwrap() > 1, "{s}");

@@ -4,7 +4,7 @@
 use txfuzz::campaign::run_case;
 use txfuzz::engine::fault::{Fault, FaultyEngine};
 use txfuzz::engine::sqlite::SqliteEngine;
-use txfuzz::engine::{Engine, EngineProfile};
+use txfuzz::engine::{Engine, EngineError, EngineProfile};
 use txfuzz::exec::{execute, ExecOptions};
 use txfuzz::model::{Stmt, StmtRef, TestCase};
 use txfuzz::oracle::wss::{serial_order, Unit};
@@ -326,4 +326,70 @@ fn too_many_resume_orders_leave_the_case_undecided() {
         candidate_orders(&case, &four, &profile).map(|o| o.len()),
         Some(24)
     );
+}
+
+/// SQLite whose final-state read after the judged run's (the first after a
+/// load) fails as a server that stopped answering does: a replay's.
+struct UnreadReplayState {
+    inner: SqliteEngine,
+    reads_since_load: u32,
+}
+
+impl Engine for UnreadReplayState {
+    fn info(&self) -> &txfuzz::model::EngineInfo {
+        self.inner.info()
+    }
+    fn dialect(&self) -> txfuzz::sql::Dialect {
+        self.inner.dialect()
+    }
+    fn profile(&self) -> &EngineProfile {
+        self.inner.profile()
+    }
+    fn load_as(&mut self, case: &TestCase, layout: txfuzz::sql::Layout) -> Result<(), EngineError> {
+        self.reads_since_load = 0;
+        self.inner.load_as(case, layout)
+    }
+    fn reset(&mut self) -> Result<(), EngineError> {
+        self.inner.reset()
+    }
+    fn open_session(
+        &mut self,
+        isolation: txfuzz::model::Isolation,
+        signal: std::sync::Arc<txfuzz::engine::WaitSignal>,
+    ) -> Result<Box<dyn txfuzz::engine::Session>, EngineError> {
+        self.inner.open_session(isolation, signal)
+    }
+    fn final_state(
+        &mut self,
+        schema: &txfuzz::model::Schema,
+    ) -> Result<txfuzz::model::DbState, EngineError> {
+        self.reads_since_load += 1;
+        if self.reads_since_load > 1 {
+            return Err(EngineError::Hung("no answer within 2s (deadline)".into()));
+        }
+        self.inner.final_state(schema)
+    }
+}
+
+/// A replay whose final state could not be read (the server stopped
+/// answering) is the server's failure, returned as the error, not a
+/// comparison: its final state, empty, used to differ from the actual one
+/// (`wss:stmt-final-state` on PostgreSQL while `server_faults` stopped the
+/// admin connection's backend).
+#[test]
+fn a_replay_whose_final_state_is_unread_is_the_servers_failure_not_a_finding() {
+    let mut e = UnreadReplayState {
+        inner: SqliteEngine::open(None).unwrap(),
+        reads_since_load: 0,
+    };
+    let err = run_case(
+        &mut e,
+        &overlapping_updates(),
+        &[OracleKind::Wss],
+        &ExecOptions::default(),
+        &mut CheckStats::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, EngineError::Hung(_)), "{err}");
+    assert_eq!(err.crash_kind(), "hang");
 }

@@ -15,7 +15,7 @@ use crate::sql::Layout;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// What the workers of one campaign share.
 pub(super) struct Shared<'a> {
@@ -91,7 +91,9 @@ fn work_until_done(
 ) -> Result<(), CampaignError> {
     let cfg = shared.cfg;
     while let Some(index) = claim(shared) {
-        let done = run_index(engine, shared, index)?;
+        // How long a re-run of a hung case already waited for the server.
+        let mut waited = Duration::ZERO;
+        let done = run_index(engine, shared, index, &mut waited)?;
         let crashed = done.history.lost_connection();
         if tx.send(Report::Case(Box::new(done))).is_err() {
             break; // the collector is gone: it stopped the campaign
@@ -104,7 +106,8 @@ fn work_until_done(
             if !already {
                 let _ = tx.send(Report::Recovering { case: index });
             }
-            if let Err(e) = engine.recover(cfg.recover_wait, &|| stopping(shared)) {
+            let wait = cfg.recover_wait.saturating_sub(waited);
+            if let Err(e) = engine.recover(wait, &|| stopping(shared)) {
                 // The first worker to give up says why; after a signal the
                 // campaign says "interrupted" itself.
                 let first = !shared.stop.swap(true, Ordering::SeqCst);
@@ -148,6 +151,7 @@ fn run_index(
     engine: &mut dyn Engine,
     shared: &Shared,
     index: u64,
+    waited: &mut Duration,
 ) -> Result<CaseDone, CampaignError> {
     let cfg = shared.cfg;
     let mut stats = CheckStats::default();
@@ -160,7 +164,7 @@ fn run_index(
         case_oracles.push(OracleKind::Fidelity);
     }
     let (history, mut findings) =
-        run_until_no_hang(engine, shared, &case, &case_oracles, &mut stats)?;
+        run_until_no_hang(engine, shared, &case, &case_oracles, &mut stats, waited)?;
     let mut hit = None;
     if let (Some((p, b)), false) = (&pattern, history.lost_connection()) {
         let report = oracle::pattern::check(p, b, &case, &history);
@@ -204,13 +208,16 @@ fn is_hang(f: &Finding) -> bool {
 
 /// Runs `case` through `oracles`; while its run hangs, up to
 /// [`HANG_RERUNS`] times again on a recovered engine. Returns the last
-/// run's history and findings; `stats` counts every run's time and replays.
+/// run's history and findings; `stats` counts every run's time and replays;
+/// `waited` is how long a recovery that failed waited for the server (a part
+/// of the `--recover-wait` the worker then waits after the hang finding).
 fn run_until_no_hang(
     engine: &mut dyn Engine,
     shared: &Shared,
     case: &TestCase,
     oracles: &[OracleKind],
     stats: &mut CheckStats,
+    waited: &mut Duration,
 ) -> Result<(History, Vec<Finding>), CampaignError> {
     let cfg = shared.cfg;
     let mut runs = 0;
@@ -251,10 +258,20 @@ fn run_until_no_hang(
         }
         // A server that does not answer again within a hang timeout is
         // still not answering: that is the finding (the worker then waits
-        // `--recover-wait` for it as after any server failure).
+        // the rest of `--recover-wait` for it, as after any server failure).
         let give_up = || stopping(shared);
         let wait = cfg.exec.hang_timeout.min(cfg.recover_wait);
-        if runs > HANG_RERUNS || give_up() || engine.recover(wait, &give_up).is_err() {
+        let mut recovered = || {
+            let start = Instant::now();
+            let done = engine.recover(wait, &give_up);
+            *waited = if done.is_ok() {
+                Duration::ZERO
+            } else {
+                start.elapsed()
+            };
+            done.is_ok()
+        };
+        if runs > HANG_RERUNS || give_up() || !recovered() {
             for f in findings.iter_mut().filter(|f| is_hang(f)) {
                 f.evidence["runs_hung"] = runs.into();
             }

@@ -135,6 +135,26 @@ pub fn retry_pause(
     Ok(())
 }
 
+/// Runs a set-up batch (a reset, a fill) up to five times while it
+/// deadlocks: a session the previous case abandoned (its server process
+/// stopped and continued, say) may still hold locks and deadlock with it,
+/// which then rolled back whole. Pauses 50, 100, ... ms between the runs.
+pub(crate) fn retry_deadlocks(
+    mut run: impl FnMut() -> Result<(), crate::model::StmtError>,
+) -> Result<(), crate::model::StmtError> {
+    const ATTEMPTS: u64 = 5;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match run() {
+            Err(e) if e.class == crate::model::ErrorClass::Deadlock && attempt < ATTEMPTS => {
+                std::thread::sleep(std::time::Duration::from_millis(50 * attempt));
+            }
+            done => return done,
+        }
+    }
+}
+
 /// Rows and counts returned by one SQL text.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct QueryResult {

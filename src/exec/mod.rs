@@ -74,5 +74,50 @@ pub fn execute_prepared(
     Ok(history)
 }
 
+/// As [`execute`], for an oracle's serial replay: a replay the server failed
+/// during (a statement that neither ended nor waited, a connection lost, the
+/// final state unread) says nothing about the case, and comparing it would
+/// (its final state is then empty): its failure is returned as the error,
+/// and the campaign records the crash and runs the case again.
+pub fn execute_replay(
+    engine: &mut dyn Engine,
+    case: &TestCase,
+    opts: &ExecOptions,
+) -> Result<History, EngineError> {
+    let history = execute(engine, case, opts)?;
+    match server_failure(&history) {
+        Some(e) => Err(e),
+        None => Ok(history),
+    }
+}
+
+/// The server failure a history records, if any (as `oracle::crash` reads it).
+pub fn server_failure(h: &History) -> Option<EngineError> {
+    use crate::engine::{DEADLINE_CODE, HUNG, NO_ANSWER};
+    use crate::model::{ErrorClass, EventKind};
+    if let Some(e) = &h.final_state_error {
+        return Some(if e.starts_with(HUNG) || e.contains(NO_ANSWER) {
+            EngineError::Hung(format!("reading the final state of a replay: {e}"))
+        } else {
+            EngineError::Lost(format!("reading the final state of a replay: {e}"))
+        });
+    }
+    if let Some(e) = h.events.iter().find(|e| e.kind == EventKind::TimedOut) {
+        return Some(EngineError::Hung(format!(
+            "statement {:?} of a replay neither finished nor waited on a lock",
+            e.stmt
+        )));
+    }
+    h.outcomes.iter().find_map(|o| {
+        let e = o.outcome.error.as_ref()?;
+        let what = format!("op {} of a replay: {} ({})", o.op, e.message, e.code);
+        match e.class {
+            ErrorClass::ConnectionLost if e.code == DEADLINE_CODE => Some(EngineError::Hung(what)),
+            ErrorClass::ConnectionLost => Some(EngineError::Lost(what)),
+            _ => None,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests;

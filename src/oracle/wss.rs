@@ -26,7 +26,7 @@ use super::unique_order::{self, Scope};
 use super::verdict::Claim;
 use super::{CheckStats, Finding};
 use crate::engine::{Engine, EngineError, EngineProfile};
-use crate::exec::{execute, ExecOptions};
+use crate::exec::{execute_replay, ExecOptions};
 use crate::model::compare::{same_bag, state_diff};
 use crate::model::{
     ErrorClass, EventKind, History, Isolation, Outcome, Stmt, StmtKind, StmtRef, TestCase, Txn,
@@ -657,13 +657,13 @@ fn check_order(
     };
     let tx = tx_level(case, order);
     engine.reset()?;
-    let tx_hist = execute(engine, &tx.case, opts)?;
+    let tx_hist = execute_replay(engine, &tx.case, opts)?;
     stats.replays += 1;
     let mut results = vec![actual.compare("tx", &tx, &tx_hist, compare_reads, stats)];
     match stmt_level(case, history, order) {
         Some(st) => {
             engine.reset()?;
-            let st_hist = execute(engine, &st.case, opts)?;
+            let st_hist = execute_replay(engine, &st.case, opts)?;
             stats.replays += 1;
             results.push(actual.compare("stmt", &st, &st_hist, false, stats));
         }

@@ -272,10 +272,13 @@ impl MysqlEngine {
     }
 
     fn run_fill(&mut self, sql: &str) -> Result<(), EngineError> {
-        self.admin.batch(sql).map_err(|e| {
-            let _ = self.admin.batch("ROLLBACK; SET FOREIGN_KEY_CHECKS=1");
-            setup("initial rows", e)
-        })?;
+        let admin = &mut self.admin;
+        super::retry_deadlocks(|| {
+            admin.batch(sql).inspect_err(|_| {
+                let _ = admin.batch("ROLLBACK; SET FOREIGN_KEY_CHECKS=1");
+            })
+        })
+        .map_err(|e| setup("initial rows", e))?;
         self.hold_purge()
     }
 
@@ -423,7 +426,13 @@ impl Engine for MysqlEngine {
     /// database (a session that hung may still hold locks in the old one,
     /// which is dropped when it can be); the loaded case is created again.
     fn recover(&mut self, wait: Duration, give_up: &dyn Fn() -> bool) -> Result<(), EngineError> {
-        let done = self.reconnect(wait, give_up);
+        let database = super::leftover::private_name();
+        let done = self.reconnect(&database, wait, give_up);
+        if done.is_err() {
+            // An attempt may have created it after all: a server stopped
+            // during `CREATE DATABASE` finishes the statement once continued.
+            self.stale.push(database);
+        }
         self.gave_up = done.is_err();
         done
     }
@@ -498,24 +507,28 @@ impl MysqlEngine {
     }
 
     /// [`Engine::recover`]: waits for the server and reconnects.
-    fn reconnect(&mut self, wait: Duration, give_up: &dyn Fn() -> bool) -> Result<(), EngineError> {
+    fn reconnect(
+        &mut self,
+        database: &str,
+        wait: Duration,
+        give_up: &dyn Fn() -> bool,
+    ) -> Result<(), EngineError> {
         // The old monitor would probe the lost server while this waits.
         self.monitor = None;
         let deadline = Instant::now() + wait;
-        let database = super::leftover::private_name();
         loop {
             if give_up() {
                 return Err(super::abandoned());
             }
             let attempt = Link::connect(&self.opts_without_db()).and_then(|mut l| {
                 l.set_deadline(Some(self.deadline));
-                create_database(&mut l, &database).map_err(|e| e.message)?;
+                create_database(&mut l, database).map_err(|e| e.message)?;
                 Ok(l)
             });
             match attempt {
                 Ok(l) => {
                     self.admin = l;
-                    let old = std::mem::replace(&mut self.database, database.clone());
+                    let old = std::mem::replace(&mut self.database, database.to_string());
                     self.stale.push(old);
                     self.opts = OptsBuilder::from_opts(self.opts.clone())
                         .db_name(Some(database))

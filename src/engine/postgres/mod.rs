@@ -26,9 +26,7 @@ pub use session::PgSession;
 use super::pool::Pool;
 use super::server::{Monitor, Registry};
 use super::{Engine, EngineError, EngineProfile, Session, WaitSignal};
-use crate::model::{
-    DbState, EngineInfo, ErrorClass, Isolation, Schema, StmtError, TableData, TestCase, Value,
-};
+use crate::model::{DbState, EngineInfo, Isolation, Schema, StmtError, TableData, TestCase, Value};
 use crate::sql::{self, Dialect, Layout};
 use conn::PgConn;
 use std::path::PathBuf;
@@ -73,9 +71,6 @@ pub struct PgEngine {
     /// Sessions set [`admin::SESSION_DEADLOCK_TIMEOUT`] (the role may).
     fast_deadlocks: bool,
 }
-
-/// How many times a reset that deadlocked runs.
-const RESET_ATTEMPTS: u64 = 5;
 
 pub(crate) fn setup_err(what: &str, e: StmtError) -> EngineError {
     super::admin_error(what, e)
@@ -231,19 +226,8 @@ impl Engine for PgEngine {
         if loaded.reset.is_empty() {
             return Ok(());
         }
-        // A session the previous case abandoned (its backend stopped and
-        // continued, say) may still hold locks and deadlock with the reset,
-        // which then rolled back whole: it runs again.
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            match self.admin.batch(&loaded.reset) {
-                Err(e) if e.class == ErrorClass::Deadlock && attempt < RESET_ATTEMPTS => {
-                    std::thread::sleep(std::time::Duration::from_millis(50 * attempt));
-                }
-                done => return done.map_err(|e| setup_err("reset", e)),
-            }
-        }
+        let admin = &self.admin;
+        super::retry_deadlocks(|| admin.batch(&loaded.reset)).map_err(|e| setup_err("reset", e))
     }
 
     fn open_session(
@@ -299,7 +283,13 @@ impl Engine for PgEngine {
     /// the old one, which is dropped when it can be. The loaded case is
     /// created again there.
     fn recover(&mut self, wait: Duration, give_up: &dyn Fn() -> bool) -> Result<(), EngineError> {
-        let done = self.reconnect(wait, give_up);
+        let schema = super::leftover::private_name();
+        let done = self.reconnect(&schema, wait, give_up);
+        if done.is_err() {
+            // An attempt may have created it after all: a backend stopped
+            // during `CREATE SCHEMA` finishes the statement once continued.
+            self.stale.push(schema);
+        }
         self.gave_up = done.is_err();
         done
     }
@@ -312,12 +302,16 @@ impl Engine for PgEngine {
 
 impl PgEngine {
     /// Drops the schemas left by recoveries, each waiting at most `lock_wait`
-    /// for its locks; those still locked stay listed.
+    /// for its locks; those still locked stay listed. The backends that hold
+    /// or wait for a lock in such a schema are txfuzz's own, abandoned by a
+    /// run that hung: they are terminated first, or a backend that was
+    /// stopped and resumes late would keep its schema from being dropped.
     fn drop_stale(&mut self, lock_wait: Duration) {
         // Below the round-trip deadline, so a lock gives an error in time.
         let ms = lock_wait.min(self.deadline * 2 / 5).as_millis().max(1);
         let admin = &self.admin;
         self.stale.retain(|s| {
+            let _ = admin.simple(&terminate_lockers_sql(s));
             let sql = format!("SET lock_timeout TO {ms}; DROP SCHEMA IF EXISTS {s} CASCADE");
             admin.batch(&sql).is_err()
         });
@@ -326,6 +320,18 @@ impl PgEngine {
             (self.deadline.as_millis() * 4 / 5).max(1)
         ));
     }
+}
+
+/// Terminates the other backends that hold or wait for a lock on the schema
+/// `schema` or on one of its relations.
+fn terminate_lockers_sql(schema: &str) -> String {
+    format!(
+        "SELECT pg_terminate_backend(pid) FROM (SELECT DISTINCT l.pid FROM pg_locks l \
+         JOIN pg_namespace n ON n.nspname = '{schema}' \
+         LEFT JOIN pg_class c ON c.oid = l.relation \
+         WHERE l.pid <> pg_backend_pid() AND (c.relnamespace = n.oid \
+         OR (l.classid = 'pg_namespace'::regclass AND l.objid = n.oid))) p"
+    )
 }
 
 /// The INSERTs of the initial rows, parents first (schema order).
@@ -408,16 +414,20 @@ impl PgEngine {
     }
 
     /// [`Engine::recover`]: waits for the server and reconnects.
-    fn reconnect(&mut self, wait: Duration, give_up: &dyn Fn() -> bool) -> Result<(), EngineError> {
+    fn reconnect(
+        &mut self,
+        schema: &str,
+        wait: Duration,
+        give_up: &dyn Fn() -> bool,
+    ) -> Result<(), EngineError> {
         // The old monitor would probe the lost server while this waits.
         self.monitor = None;
         let deadline = Instant::now() + wait;
-        let schema = super::leftover::private_name();
         loop {
             if give_up() {
                 return Err(super::abandoned());
             }
-            let attempt = admin::admin_conn(&self.cfg, &schema, self.deadline).and_then(|admin| {
+            let attempt = admin::admin_conn(&self.cfg, schema, self.deadline).and_then(|admin| {
                 monitor::PgProbe::connect(&conn::named(&self.cfg, "monitor"))
                     .map(|probe| (admin, probe))
             });
@@ -426,7 +436,7 @@ impl PgEngine {
                     self.monitor = None; // stops the old monitor thread
                     self.admin = admin;
                     self.pool = Pool::new();
-                    let old = std::mem::replace(&mut self.schema, schema);
+                    let old = std::mem::replace(&mut self.schema, schema.to_string());
                     self.stale.push(old);
                     self.drop_stale(Duration::from_secs(1));
                     self.monitor = Some(Monitor::spawn(
