@@ -143,30 +143,10 @@ pub fn export(rec: &FindingRecord, format: Format, stem: &str) -> Result<Vec<Exp
 
 /// `SELECT <columns> FROM table`: the read of a table's final state.
 fn read_table(case: &crate::model::TestCase, table: &str) -> Option<crate::model::Select> {
-    use crate::model::{Expr, FromItem, Select, SelectItem};
+    use crate::model::{Expr, Select};
     let t = case.schema.table(table)?;
-    Some(Select {
-        distinct: false,
-        items: t
-            .columns
-            .iter()
-            .map(|c| SelectItem {
-                expr: Expr::col(&c.name),
-                alias: None,
-            })
-            .collect(),
-        from: vec![FromItem {
-            table: t.name.clone(),
-            alias: t.name.clone(),
-            join: None,
-        }],
-        where_: None,
-        group_by: Vec::new(),
-        order_by: Vec::new(),
-        limit: None,
-        lock: None,
-        cursor: None,
-    })
+    let items = t.columns.iter().map(|c| Expr::col(&c.name)).collect();
+    Some(Select::plain(&t.name, &t.name, items))
 }
 
 /// Whether every statement of `case` can be written in `d` (the case may

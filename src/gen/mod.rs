@@ -20,6 +20,7 @@ mod echo;
 mod expr;
 mod locking;
 mod moves;
+mod phantom;
 mod schema;
 mod start;
 mod stmt;
@@ -126,6 +127,7 @@ pub fn generate_case(seed: u64, index: u64, cfg: &GenConfig) -> TestCase {
     start::draw_levels(seed, index, cfg, isolation, &mut txns);
     start::draw_settings(seed, index, &cfg.settings, &mut txns);
     moves::draw_moves(&g, seed, index, &mut txns);
+    phantom::draw_phantoms(&g, seed, index, isolation, &submit_order, &mut txns);
     let mut case = TestCase {
         format: CASE_FORMAT,
         seed,

@@ -68,13 +68,25 @@ pub(super) fn draw_moves(g: &Gen, seed: u64, index: u64, txns: &mut [Txn]) {
     }
 }
 
-/// A row a statement locks by its one-column integer primary key.
+/// A row by its one-column integer primary key (one a statement locks).
 #[derive(Clone, Copy)]
-struct KeyLock {
-    table: usize,
+pub(super) struct KeyLock {
+    pub(super) table: usize,
     /// The primary key's column.
-    column: usize,
-    key: i64,
+    pub(super) column: usize,
+    pub(super) key: i64,
+}
+
+/// The column of table `t`'s primary key, where that is one integer column.
+pub(super) fn int_key(g: &Gen, t: usize) -> Option<usize> {
+    let [pk] = g.schema.tables[t].primary_key.as_slice() else {
+        return None;
+    };
+    let c = g.schema.tables[t]
+        .columns
+        .iter()
+        .position(|c| &c.name == pk)?;
+    matches!(g.col_type(t, c), ColType::Int | ColType::BigInt).then_some(c)
 }
 
 /// The row `stmt` locks by `pk = x` at the top of its WHERE, where `pk` is
@@ -89,16 +101,8 @@ fn locked_key(g: &Gen, stmt: &Stmt) -> Option<KeyLock> {
         _ => return None,
     };
     let t = g.schema.tables.iter().position(|x| &x.name == table)?;
-    let [pk] = g.schema.tables[t].primary_key.as_slice() else {
-        return None;
-    };
-    let c = g.schema.tables[t]
-        .columns
-        .iter()
-        .position(|c| &c.name == pk)?;
-    if !matches!(g.col_type(t, c), ColType::Int | ColType::BigInt) {
-        return None;
-    }
+    let c = int_key(g, t)?;
+    let pk = &g.schema.tables[t].columns[c].name;
     if let Stmt::Update(u) = stmt {
         if u.assignments.iter().any(|a| &a.column == pk) {
             return None;
@@ -131,8 +135,8 @@ pub(super) fn key_equality(e: &Expr, pk: &str) -> Option<i64> {
     }
 }
 
-/// A data statement the move may take the place of (not a cursor's).
-fn replaceable(stmt: &Stmt) -> bool {
+/// A data statement a move may take the place of (not a cursor's).
+pub(super) fn replaceable(stmt: &Stmt) -> bool {
     match stmt {
         Stmt::Select(s) => s.cursor.is_none(),
         Stmt::Insert(_) | Stmt::Update(_) | Stmt::Delete(_) => true,
@@ -142,7 +146,7 @@ fn replaceable(stmt: &Stmt) -> bool {
 
 /// A key below the locked one that no known row of its table has, from a
 /// little below the generator's smallest integer up.
-fn free_key_below(g: &Gen, rng: &mut Rng, lock: KeyLock) -> Option<i64> {
+pub(super) fn free_key_below(g: &Gen, rng: &mut Rng, lock: KeyLock) -> Option<i64> {
     let taken: Vec<i64> = g.known[lock.table]
         .iter()
         .filter_map(|r| match r.get(lock.column) {

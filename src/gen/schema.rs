@@ -13,7 +13,7 @@ use crate::model::{
 
 pub(crate) const INT_LO: i64 = -5;
 pub(crate) const INT_HI: i64 = 20;
-const STRINGS: &[&str] = &["a", "b", "c", "ab", "ba", "abc", "bb", "ca"];
+pub(super) const STRINGS: &[&str] = &["a", "b", "c", "ab", "ba", "abc", "bb", "ca"];
 /// Types for the first column (a likely key column).
 const KEY_TYPES: &[ColType] = &[
     ColType::Int,

@@ -3,7 +3,7 @@
 
 use super::check::check_case;
 use super::*;
-use crate::model::{Expr, OnConflict, Stmt, TestCase, Value};
+use crate::model::{Expr, OnConflict, Stmt, StmtRef, TestCase, Value};
 use proptest::prelude::*;
 use std::collections::{HashMap, HashSet};
 
@@ -94,6 +94,7 @@ fn small_and_degenerate_configs() {
             echo_updates: false,
             subquery_locking_reads: false,
             key_moves: false,
+            key_change_phantoms: false,
         },
     };
     for i in 0..300 {
@@ -331,11 +332,12 @@ fn one_case_in_four_checkpoints_where_the_engine_can() {
 /// one the same seed gave without echoes.
 #[test]
 fn echoed_updates_repeat_an_earlier_transactions_update_of_constants() {
-    // The locking reads' subqueries and the key moves, drawn after the
-    // echoes, follow the UPDATEs: off both ways.
+    // The locking reads' subqueries, the key moves and the key-change
+    // phantoms, drawn after the echoes, follow the UPDATEs: off both ways.
     let mysql = cfg_for(Features {
         subquery_locking_reads: false,
         key_moves: false,
+        key_change_phantoms: false,
         ..Features::mysql()
     });
     let without = cfg_for(Features {
@@ -488,9 +490,13 @@ fn locking_reads_gain_a_subquery_on_a_stream_of_their_own() {
 /// row's key.
 #[test]
 fn key_moves_follow_a_lock_of_the_same_row_on_a_stream_of_their_own() {
-    let mysql = cfg_for(Features::mysql());
+    let mysql = cfg_for(Features {
+        key_change_phantoms: false,
+        ..Features::mysql()
+    });
     let without = cfg_for(Features {
         key_moves: false,
+        key_change_phantoms: false,
         ..Features::mysql()
     });
     let mut moves = 0;
@@ -548,4 +554,131 @@ fn key_moves_follow_a_lock_of_the_same_row_on_a_stream_of_their_own() {
         }
     }
     assert!((20..400).contains(&moves), "{moves} moves in 400 cases");
+}
+
+/// Where the profile asks for them, one case in two at REPEATABLE READ
+/// whose submit order allows it gets the key-change phantom shape, on a
+/// stream of its own: transaction A reads the table before B's COMMIT, B
+/// moves row x's key down to a free v, A then updates row v (a column other
+/// than the key, to a value the row does not hold) and reads the table
+/// again, both after B's COMMIT; nothing else changes.
+#[test]
+fn key_change_phantoms_write_a_moved_row_after_the_move_commits_on_a_stream_of_their_own() {
+    let mysql = cfg_for(Features::mysql());
+    let without = cfg_for(Features {
+        key_change_phantoms: false,
+        ..Features::mysql()
+    });
+    let mut shapes = 0;
+    let mut repeatable = 0;
+    for i in 0..600 {
+        let c = generate_case(4, i, &mysql);
+        let plain = generate_case(4, i, &without);
+        c.validate().expect("valid");
+        assert_eq!(c.schema, plain.schema);
+        assert_eq!(c.data, plain.data);
+        assert_eq!(c.submit_order, plain.submit_order);
+        if c.isolation == Isolation::RepeatableRead {
+            repeatable += 1;
+        }
+        let changed: Vec<StmtRef> = c
+            .txns
+            .iter()
+            .zip(&plain.txns)
+            .flat_map(|(t, p)| {
+                (0..t.stmts.len())
+                    .filter(|&j| t.stmts[j].stmt != p.stmts[j].stmt)
+                    .map(|j| StmtRef {
+                        txn: t.id,
+                        index: j as u32,
+                    })
+            })
+            .collect();
+        if changed.is_empty() {
+            continue;
+        }
+        shapes += 1;
+        let stmt = |r: StmtRef| &c.stmt(r).unwrap().stmt;
+        let pos = |r: StmtRef| c.submit_order.iter().position(|x| *x == r).unwrap();
+        // B's move: the one key-assigning UPDATE among the changes.
+        let moves: Vec<&StmtRef> = changed
+            .iter()
+            .filter(|r| {
+                matches!(stmt(**r), Stmt::Update(u) if u.assignments.len() == 1
+                    && c.schema.table(&u.table).unwrap().primary_key == [u.assignments[0].column.clone()])
+            })
+            .collect();
+        assert_eq!(moves.len(), 1, "{changed:?} in {c:?}");
+        let mv = *moves[0];
+        let Stmt::Update(m) = stmt(mv) else {
+            unreachable!()
+        };
+        let (Expr::Lit(Value::Int(v)), Some(w)) = (&m.assignments[0].value, &m.where_) else {
+            panic!("{m:?}")
+        };
+        let x = super::moves::key_equality(w, &m.assignments[0].column).unwrap();
+        assert!(*v < x, "{m:?}");
+        let a: Vec<StmtRef> = changed
+            .iter()
+            .filter(|r| r.txn != mv.txn)
+            .copied()
+            .collect();
+        let a_txn = c.txn(a[0].txn).unwrap();
+        assert_eq!(
+            a_txn.isolation.unwrap_or(c.isolation),
+            Isolation::RepeatableRead
+        );
+        let commit = c
+            .txn(mv.txn)
+            .unwrap()
+            .stmts
+            .iter()
+            .position(|s| s.stmt == Stmt::Commit)
+            .unwrap();
+        let end = pos(StmtRef {
+            txn: mv.txn,
+            index: commit as u32,
+        });
+        // A's read before B's COMMIT (it may already have been one), its
+        // write of row v and its read again after.
+        let mut a_sorted = a.clone();
+        a_sorted.sort_by_key(|r| pos(*r));
+        let writes: Vec<&StmtRef> = a_sorted
+            .iter()
+            .filter(|r| matches!(stmt(**r), Stmt::Update(_)))
+            .collect();
+        assert_eq!(writes.len(), 1, "{a_sorted:?} in {c:?}");
+        let Stmt::Update(u) = stmt(*writes[0]) else {
+            unreachable!()
+        };
+        assert_eq!(u.table, m.table);
+        assert_eq!(
+            super::moves::key_equality(u.where_.as_ref().unwrap(), &m.assignments[0].column),
+            Some(*v)
+        );
+        assert!(pos(*writes[0]) > end, "A writes before B commits: {c:?}");
+        let reads_after = a_sorted
+            .iter()
+            .filter(|r| pos(**r) > pos(*writes[0]) && matches!(stmt(**r), Stmt::Select(s) if s.where_.is_none() && s.from[0].table == m.table))
+            .count();
+        assert!(reads_after >= 1, "{c:?}");
+        let view = StmtRef {
+            txn: a_txn.id,
+            index: a_txn
+                .stmts
+                .iter()
+                .zip(0..)
+                .find(|(s, j)| {
+                    matches!(&s.stmt, Stmt::Select(q) if q.where_.is_none() && q.from[0].table == m.table && q.lock.is_none())
+                        && pos(StmtRef { txn: a_txn.id, index: *j }) < end
+                })
+                .map(|(_, j)| j)
+                .unwrap_or_else(|| panic!("no read of A before B's COMMIT: {c:?}")),
+        };
+        assert!(pos(view) < end);
+    }
+    assert!(
+        (repeatable / 20..repeatable / 2).contains(&shapes),
+        "{shapes} shapes in {repeatable} cases at REPEATABLE READ"
+    );
 }

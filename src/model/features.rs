@@ -64,6 +64,11 @@ pub struct Features {
     /// down (`gen::moves`): a scan that waited for the lock and resumed
     /// misses the row at its new key on InnoDB at READ COMMITTED (MariaDB).
     pub key_moves: bool,
+    /// A transaction at REPEATABLE READ may write, at its new key, a row
+    /// another transaction moved and committed after its read view, then
+    /// read the table again (`gen::phantom`): InnoDB shows it the old record
+    /// beside its write (MariaDB).
+    pub key_change_phantoms: bool,
 }
 
 /// SQLite's and turso's start modes ("BEGIN TRANSACTION"; turso's
@@ -97,6 +102,7 @@ impl Features {
             echo_updates: false,
             subquery_locking_reads: false,
             key_moves: false,
+            key_change_phantoms: false,
         }
     }
     pub fn mysql() -> Self {
@@ -119,6 +125,7 @@ impl Features {
             echo_updates: true,
             subquery_locking_reads: true,
             key_moves: true,
+            key_change_phantoms: true,
         }
     }
     pub fn postgres() -> Self {
@@ -142,6 +149,7 @@ impl Features {
             echo_updates: false,
             subquery_locking_reads: false,
             key_moves: false,
+            key_change_phantoms: false,
         }
     }
 }

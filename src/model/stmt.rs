@@ -285,6 +285,28 @@ pub struct Fetch {
 }
 
 impl Select {
+    /// `SELECT items FROM table AS alias`: no filter, order, limit or lock.
+    pub fn plain(table: &str, alias: &str, items: Vec<Expr>) -> Select {
+        Select {
+            distinct: false,
+            items: items
+                .into_iter()
+                .map(|expr| SelectItem { expr, alias: None })
+                .collect(),
+            from: vec![FromItem {
+                table: table.into(),
+                alias: alias.into(),
+                join: None,
+            }],
+            where_: None,
+            group_by: Vec::new(),
+            order_by: Vec::new(),
+            limit: None,
+            lock: None,
+            cursor: None,
+        }
+    }
+
     /// Whether the select list aggregates (rows read are then not observable).
     pub fn is_aggregate(&self) -> bool {
         !self.group_by.is_empty() || self.items.iter().any(|i| i.expr.has_aggregate())
