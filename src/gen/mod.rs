@@ -21,6 +21,7 @@ mod expr;
 mod locking;
 mod moves;
 mod phantom;
+mod scans;
 mod schema;
 mod start;
 mod stmt;
@@ -126,7 +127,10 @@ pub fn generate_case(seed: u64, index: u64, cfg: &GenConfig) -> TestCase {
     start::draw_begins(seed, index, &cfg.features, &mut txns);
     start::draw_levels(seed, index, cfg, isolation, &mut txns);
     start::draw_settings(seed, index, &cfg.settings, &mut txns);
-    moves::draw_moves(&g, seed, index, &mut txns);
+    let moved = moves::draw_moves(&g, seed, index, &mut txns);
+    if cfg.features.moved_row_scans {
+        scans::draw_scans(&g, seed, index, isolation, &submit_order, &moved, &mut txns);
+    }
     phantom::draw_phantoms(&g, seed, index, isolation, &submit_order, &mut txns);
     let mut case = TestCase {
         format: CASE_FORMAT,

@@ -15,7 +15,7 @@
 
 use super::schema::INT_LO;
 use super::Gen;
-use crate::model::{Assignment, BinOp, ColType, Expr, Stmt, Txn, Update, Value};
+use crate::model::{Assignment, BinOp, ColType, Expr, Stmt, StmtRef, Txn, Update, Value};
 use crate::rng::Rng;
 
 /// Mixed into the seed of the stream.
@@ -28,9 +28,10 @@ const STREAM: u64 = 0x4b45_595f_4d4f_5645; // "KEY_MOVE"
 /// the top of its WHERE) has one of its later data statements replaced by
 /// `UPDATE t SET pk = v WHERE pk = x`, with `v` below `x` and no row's key
 /// when the case was generated.
-pub(super) fn draw_moves(g: &Gen, seed: u64, index: u64, txns: &mut [Txn]) {
+pub(super) fn draw_moves(g: &Gen, seed: u64, index: u64, txns: &mut [Txn]) -> Vec<Move> {
+    let mut placed = Vec::new();
     if !g.cfg.features.key_moves {
-        return;
+        return placed;
     }
     let mut rng = Rng::new(seed ^ STREAM, index);
     for t in txns
@@ -57,6 +58,17 @@ pub(super) fn draw_moves(g: &Gen, seed: u64, index: u64, txns: &mut [Txn]) {
             continue;
         };
         let pk = &g.schema.tables[lock.table].columns[lock.column].name;
+        placed.push(Move {
+            lock: StmtRef {
+                txn: t.id,
+                index: i as u32,
+            },
+            mv: StmtRef {
+                txn: t.id,
+                index: j as u32,
+            },
+            table: lock.table,
+        });
         t.stmts[j].stmt = Stmt::Update(Update {
             table: g.table_name(lock.table),
             assignments: vec![Assignment {
@@ -66,6 +78,16 @@ pub(super) fn draw_moves(g: &Gen, seed: u64, index: u64, txns: &mut [Txn]) {
             where_: Some(Expr::eq(Expr::col(pk), Expr::lit(Value::Int(lock.key)))),
         });
     }
+    placed
+}
+
+/// A key move placed: the statement that locks the row, the move, and the
+/// row's table.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Move {
+    pub(super) lock: StmtRef,
+    pub(super) mv: StmtRef,
+    pub(super) table: usize,
 }
 
 /// A row by its one-column integer primary key (one a statement locks).

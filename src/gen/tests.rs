@@ -95,6 +95,7 @@ fn small_and_degenerate_configs() {
             subquery_locking_reads: false,
             key_moves: false,
             key_change_phantoms: false,
+            moved_row_scans: false,
         },
     };
     for i in 0..300 {
@@ -338,6 +339,7 @@ fn echoed_updates_repeat_an_earlier_transactions_update_of_constants() {
         subquery_locking_reads: false,
         key_moves: false,
         key_change_phantoms: false,
+        moved_row_scans: false,
         ..Features::mysql()
     });
     let without = cfg_for(Features {
@@ -492,11 +494,13 @@ fn locking_reads_gain_a_subquery_on_a_stream_of_their_own() {
 fn key_moves_follow_a_lock_of_the_same_row_on_a_stream_of_their_own() {
     let mysql = cfg_for(Features {
         key_change_phantoms: false,
+        moved_row_scans: false,
         ..Features::mysql()
     });
     let without = cfg_for(Features {
         key_moves: false,
         key_change_phantoms: false,
+        moved_row_scans: false,
         ..Features::mysql()
     });
     let mut moves = 0;
@@ -681,4 +685,61 @@ fn key_change_phantoms_write_a_moved_row_after_the_move_commits_on_a_stream_of_t
         (repeatable / 20..repeatable / 2).contains(&shapes),
         "{shapes} shapes in {repeatable} cases at REPEATABLE READ"
     );
+}
+
+/// Where a key moves, one time in two a data statement of another
+/// transaction at READ COMMITTED or READ UNCOMMITTED, submitted between the
+/// lock of the row and its move, becomes a locking read of the whole table,
+/// on a stream of its own: nothing else changes.
+#[test]
+fn locking_scans_wait_between_a_lock_and_its_key_move_on_a_stream_of_their_own() {
+    let with = cfg_for(Features {
+        key_change_phantoms: false,
+        ..Features::mysql()
+    });
+    let without = cfg_for(Features {
+        moved_row_scans: false,
+        ..with.features
+    });
+    let mut scans = 0;
+    for i in 0..600 {
+        let c = generate_case(2, i, &with);
+        let plain = generate_case(2, i, &without);
+        c.validate().expect("valid");
+        assert_eq!(c.submit_order, plain.submit_order);
+        let pos = |r: StmtRef| c.submit_order.iter().position(|x| *x == r).unwrap();
+        for (t, p) in c.txns.iter().zip(&plain.txns) {
+            for j in 0..t.stmts.len() {
+                if t.stmts[j].stmt == p.stmts[j].stmt {
+                    continue;
+                }
+                scans += 1;
+                let Stmt::Select(s) = &t.stmts[j].stmt else {
+                    panic!("{:?}", t.stmts[j].stmt)
+                };
+                assert!(s.lock.is_some() && s.where_.is_none() && s.from.len() == 1);
+                assert!(matches!(
+                    t.isolation.unwrap_or(c.isolation),
+                    Isolation::ReadCommitted | Isolation::ReadUncommitted
+                ));
+                let at = pos(StmtRef {
+                    txn: t.id,
+                    index: j as u32,
+                });
+                // Another transaction locks a row of the table before and
+                // moves its key after.
+                let moved = c.txns.iter().filter(|o| o.id != t.id).any(|o| {
+                    o.stmts.iter().zip(0..).any(|(m, k)| {
+                        matches!(&m.stmt, Stmt::Update(u) if u.table == s.from[0].table
+                            && u.assignments.len() == 1
+                            && c.schema.table(&u.table).unwrap().primary_key == [u.assignments[0].column.clone()])
+                            && pos(StmtRef { txn: o.id, index: k }) > at
+                    })
+                });
+                assert!(moved, "no key move after the scan: {c:?}");
+            }
+        }
+    }
+    // 8 in these 600 cases.
+    assert!((3..100).contains(&scans), "{scans} scans in 600 cases");
 }

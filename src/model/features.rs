@@ -69,6 +69,11 @@ pub struct Features {
     /// read the table again (`gen::phantom`): InnoDB shows it the old record
     /// beside its write (MariaDB).
     pub key_change_phantoms: bool,
+    /// Where a key moves, another transaction at READ COMMITTED or READ
+    /// UNCOMMITTED may scan the table with a locking read between the lock
+    /// and the move (`gen::scans`): the resumed scan misses the moved row
+    /// on InnoDB (MariaDB).
+    pub moved_row_scans: bool,
 }
 
 /// SQLite's and turso's start modes ("BEGIN TRANSACTION"; turso's
@@ -103,6 +108,7 @@ impl Features {
             subquery_locking_reads: false,
             key_moves: false,
             key_change_phantoms: false,
+            moved_row_scans: false,
         }
     }
     pub fn mysql() -> Self {
@@ -126,6 +132,7 @@ impl Features {
             subquery_locking_reads: true,
             key_moves: true,
             key_change_phantoms: true,
+            moved_row_scans: true,
         }
     }
     pub fn postgres() -> Self {
@@ -150,6 +157,7 @@ impl Features {
             subquery_locking_reads: false,
             key_moves: false,
             key_change_phantoms: false,
+            moved_row_scans: false,
         }
     }
 }
