@@ -76,9 +76,10 @@ pub fn execute_prepared(
 
 /// As [`execute`], for an oracle's serial replay: a replay the server failed
 /// during (a statement that neither ended nor waited, a connection lost, the
-/// final state unread) says nothing about the case, and comparing it would
-/// (its final state is then empty): its failure is returned as the error,
-/// and the campaign records the crash and runs the case again.
+/// final state unread) says nothing about the case, yet compared it looks
+/// like a difference (its final state is then empty). Its failure is
+/// returned as the error instead, and the campaign records the crash and
+/// runs the case again.
 pub fn execute_replay(
     engine: &mut dyn Engine,
     case: &TestCase,
