@@ -82,7 +82,8 @@ pub(super) fn draw_moves(g: &Gen, seed: u64, index: u64, txns: &mut [Txn]) -> Ve
 }
 
 /// A key move placed: the statement that locks the row, the move, and the
-/// row's table.
+/// row's table (`gen::scans` also describes an INSERT below a locked key
+/// so).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Move {
     pub(super) lock: StmtRef,
@@ -114,7 +115,7 @@ pub(super) fn int_key(g: &Gen, t: usize) -> Option<usize> {
 /// The row `stmt` locks by `pk = x` at the top of its WHERE, where `pk` is
 /// its table's one-column integer primary key: an UPDATE that does not
 /// assign the key, or a locking read of one table.
-fn locked_key(g: &Gen, stmt: &Stmt) -> Option<KeyLock> {
+pub(super) fn locked_key(g: &Gen, stmt: &Stmt) -> Option<KeyLock> {
     let (table, where_) = match stmt {
         Stmt::Update(u) => (&u.table, u.where_.as_ref()?),
         Stmt::Select(s) if s.lock.is_some() && s.from.len() == 1 && s.cursor.is_none() => {

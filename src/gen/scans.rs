@@ -10,7 +10,7 @@
 //! chance, such a read met a move in 1 seed of 5 within about 2,000 cases
 //! (BENCHMARKS.md, "Key-change phantoms in seconds").
 
-use super::moves::{replaceable, Move};
+use super::moves::{locked_key, replaceable, Move};
 use super::Gen;
 use crate::model::{Expr, Isolation, LockMode, Select, Stmt, StmtRef, Txn};
 use crate::rng::Rng;
@@ -18,9 +18,12 @@ use crate::rng::Rng;
 /// Mixed into the seed of the stream.
 const STREAM: u64 = 0x4b45_595f_5343_414e; // "KEY_SCAN"
 
-/// For each key move of a case, one time in two: a data statement of
-/// another transaction at READ COMMITTED or READ UNCOMMITTED, submitted
-/// after the statement that locks the row and before the move, becomes
+/// For each key move of a case, and each INSERT of a row below a key its
+/// transaction locked before (the same shape for the inserted-row classes,
+/// `mariadb-read-committed-locking-read-misses-inserted-row`), one time in
+/// two: a data statement of another transaction at READ COMMITTED or READ
+/// UNCOMMITTED, submitted after the statement that locks the row and before
+/// the move or INSERT, becomes
 /// `SELECT <every column> FROM t FOR UPDATE` (one in three: `FOR SHARE`)
 /// on the moved row's table, unless a statement there already writes or
 /// lock-reads that table.
@@ -35,7 +38,9 @@ pub(super) fn draw_scans(
 ) {
     let mut rng = Rng::new(seed ^ STREAM, index);
     let pos = |r: StmtRef| order.iter().position(|x| *x == r);
-    for m in moves {
+    // The moves first: their draws are those of a case without inserts.
+    let inserts = inserts_behind_locks(g, txns);
+    for m in moves.iter().chain(&inserts) {
         if !rng.chance(1, 2) {
             continue;
         }
@@ -105,4 +110,45 @@ fn scans_with_locks(stmt: &Stmt, table: &str) -> bool {
         Stmt::Select(s) => s.lock.is_some() && s.from.iter().any(|f| f.table == table),
         _ => false,
     }
+}
+
+/// Each INSERT (of literal rows) whose transaction locked a row of its
+/// table by key `x` earlier and which inserts a key below `x`: as a move,
+/// the lock and the INSERT.
+fn inserts_behind_locks(g: &Gen, txns: &[Txn]) -> Vec<Move> {
+    let mut out = Vec::new();
+    for t in txns.iter().filter(|t| !t.autocommit) {
+        for (i, s) in t.stmts.iter().enumerate() {
+            let Some(lock) = locked_key(g, &s.stmt) else {
+                continue;
+            };
+            let pk = &g.schema.tables[lock.table].columns[lock.column].name;
+            let table = g.table_name(lock.table);
+            let below = |stmt: &Stmt| match stmt {
+                Stmt::Insert(ins) if ins.table == table && ins.select.is_none() => {
+                    let Some(c) = ins.columns.iter().position(|c| c == pk) else {
+                        return false;
+                    };
+                    ins.rows.iter().any(|r| {
+                        matches!(r.get(c), Some(Expr::Lit(crate::model::Value::Int(k))) if *k < lock.key)
+                    })
+                }
+                _ => false,
+            };
+            if let Some(j) = (i + 1..t.stmts.len()).find(|&j| below(&t.stmts[j].stmt)) {
+                out.push(Move {
+                    lock: StmtRef {
+                        txn: t.id,
+                        index: i as u32,
+                    },
+                    mv: StmtRef {
+                        txn: t.id,
+                        index: j as u32,
+                    },
+                    table: lock.table,
+                });
+            }
+        }
+    }
+    out
 }

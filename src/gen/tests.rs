@@ -727,16 +727,27 @@ fn locking_scans_wait_between_a_lock_and_its_key_move_on_a_stream_of_their_own()
                     index: j as u32,
                 });
                 // Another transaction locks a row of the table before and
-                // moves its key after.
+                // moves its key, or inserts a row, after.
                 let moved = c.txns.iter().filter(|o| o.id != t.id).any(|o| {
                     o.stmts.iter().zip(0..).any(|(m, k)| {
-                        matches!(&m.stmt, Stmt::Update(u) if u.table == s.from[0].table
-                            && u.assignments.len() == 1
-                            && c.schema.table(&u.table).unwrap().primary_key == [u.assignments[0].column.clone()])
-                            && pos(StmtRef { txn: o.id, index: k }) > at
+                        let later = pos(StmtRef {
+                            txn: o.id,
+                            index: k,
+                        }) > at;
+                        later
+                            && match &m.stmt {
+                                Stmt::Update(u) => {
+                                    u.table == s.from[0].table
+                                        && u.assignments.len() == 1
+                                        && c.schema.table(&u.table).unwrap().primary_key
+                                            == [u.assignments[0].column.clone()]
+                                }
+                                Stmt::Insert(i) => i.table == s.from[0].table,
+                                _ => false,
+                            }
                     })
                 });
-                assert!(moved, "no key move after the scan: {c:?}");
+                assert!(moved, "no key move or INSERT after the scan: {c:?}");
             }
         }
     }
