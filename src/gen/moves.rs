@@ -58,17 +58,7 @@ pub(super) fn draw_moves(g: &Gen, seed: u64, index: u64, txns: &mut [Txn]) -> Ve
             continue;
         };
         let pk = &g.schema.tables[lock.table].columns[lock.column].name;
-        placed.push(Move {
-            lock: StmtRef {
-                txn: t.id,
-                index: i as u32,
-            },
-            mv: StmtRef {
-                txn: t.id,
-                index: j as u32,
-            },
-            table: lock.table,
-        });
+        placed.push(Move::in_txn(t.id, i, j, lock.table));
         t.stmts[j].stmt = Stmt::Update(Update {
             table: g.table_name(lock.table),
             assignments: vec![Assignment {
@@ -89,6 +79,22 @@ pub(super) struct Move {
     pub(super) lock: StmtRef,
     pub(super) mv: StmtRef,
     pub(super) table: usize,
+}
+
+impl Move {
+    /// Statement `lock` of transaction `txn` locks a row of `table`, its
+    /// statement `mv` moves it.
+    pub(super) fn in_txn(txn: u32, lock: usize, mv: usize, table: usize) -> Move {
+        let at = |index: usize| StmtRef {
+            txn,
+            index: index as u32,
+        };
+        Move {
+            lock: at(lock),
+            mv: at(mv),
+            table,
+        }
+    }
 }
 
 /// A row by its one-column integer primary key (one a statement locks).

@@ -136,17 +136,7 @@ fn inserts_behind_locks(g: &Gen, txns: &[Txn]) -> Vec<Move> {
                 _ => false,
             };
             if let Some(j) = (i + 1..t.stmts.len()).find(|&j| below(&t.stmts[j].stmt)) {
-                out.push(Move {
-                    lock: StmtRef {
-                        txn: t.id,
-                        index: i as u32,
-                    },
-                    mv: StmtRef {
-                        txn: t.id,
-                        index: j as u32,
-                    },
-                    table: lock.table,
-                });
+                out.push(Move::in_txn(t.id, i, j, lock.table));
             }
         }
     }
