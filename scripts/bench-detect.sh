@@ -7,7 +7,12 @@
 # its first finding. A Markdown table for BENCHMARKS.md.
 #
 #   scripts/bench-detect.sh [--seeds N] [--limit DURATION] [--out DIR]
-#                           [--known FILE]... [CONFIG...]
+#                           [--cases N1,N2,...] [--known FILE]... [CONFIG...]
+#
+# --cases gives each seed (1, 2, ...) a budget of cases instead of a time
+# limit: the cases of a seed do not depend on the machine's speed, so two
+# binaries compare case for case on a machine whose speed varies (BENCHMARKS.md
+# "Key moves behind a locked row" and later sections).
 #
 # CONFIG (default: sqlite mariadb mariadb-si, plus turso turso-mvcc in a build
 # with the `turso` feature):
@@ -26,17 +31,25 @@ limit=10m
 out=bench-detect-out
 known=()
 configs=()
+cases=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --seeds) seeds=$2; shift 2 ;;
     --limit) limit=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --cases) cases=$2; shift 2 ;;
     --known) known+=(--known "$2"); shift 2 ;;
-    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,28p' "$0"; exit 0 ;;
     -*) echo "bench-detect: unknown option $1" >&2; exit 2 ;;
     *) configs+=("$1"); shift ;;
     esac
 done
+budgets=()
+if [ -n "$cases" ]; then
+    IFS=, read -r -a budgets <<<"$cases"
+    seeds=${#budgets[@]}
+    limit="the budget"
+fi
 features=()
 if [ ${#configs[@]} -eq 0 ]; then
     configs=(sqlite mariadb mariadb-si)
@@ -70,10 +83,14 @@ for c in "${configs[@]}"; do
     for seed in $(seq 1 "$seeds"); do
         dir="$out/$name-s$seed"
         rm -rf "$dir"
-        echo "$name seed $seed: up to $limit" >&2
+        budget=(--time "$limit")
+        if [ -n "$cases" ]; then
+            budget=(--tests "${budgets[$((seed - 1))]}")
+        fi
+        echo "$name seed $seed: up to ${budget[1]}" >&2
         rc=0
         # shellcheck disable=SC2086
-        "$bin" run $args --time "$limit" --seed "$seed" --until-known all \
+        "$bin" run $args "${budget[@]}" --seed "$seed" --until-known all \
             "${known[@]}" --out "$dir" --quiet >"$dir.log" 2>&1 || rc=$?
         if [ $rc -gt 1 ]; then
             # No class to look for (or a usage error): said once per config.
