@@ -83,6 +83,13 @@ impl EngineError {
     }
 }
 
+/// Whether the text of a server failure (a history's `final_state_error`)
+/// says the server stopped answering: [`EngineError::Hung`], or a deadline
+/// missed.
+pub fn says_hung(text: &str) -> bool {
+    text.starts_with(HUNG) || text.contains(NO_ANSWER)
+}
+
 /// The error code of a round trip that did not answer within its deadline
 /// (class `ConnectionLost`: the connection is dropped).
 pub const DEADLINE_CODE: &str = "deadline";

@@ -94,10 +94,10 @@ pub fn execute_replay(
 
 /// The server failure a history records, if any (as `oracle::crash` reads it).
 pub fn server_failure(h: &History) -> Option<EngineError> {
-    use crate::engine::{DEADLINE_CODE, HUNG, NO_ANSWER};
+    use crate::engine::{says_hung, DEADLINE_CODE};
     use crate::model::{ErrorClass, EventKind};
     if let Some(e) = &h.final_state_error {
-        return Some(if e.starts_with(HUNG) || e.contains(NO_ANSWER) {
+        return Some(if says_hung(e) {
             EngineError::Hung(format!("reading the final state of a replay: {e}"))
         } else {
             EngineError::Lost(format!("reading the final state of a replay: {e}"))

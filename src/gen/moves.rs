@@ -164,6 +164,18 @@ pub(super) fn key_equality(e: &Expr, pk: &str) -> Option<i64> {
     }
 }
 
+/// Statement `r` of `txns`.
+pub(super) fn stmt_at(txns: &[Txn], r: StmtRef) -> Option<&Stmt> {
+    let t = txns.iter().find(|t| t.id == r.txn)?;
+    t.stmts.get(r.index as usize).map(|s| &s.stmt)
+}
+
+/// Statement `r` of `txns`, to replace.
+pub(super) fn stmt_at_mut(txns: &mut [Txn], r: StmtRef) -> Option<&mut Stmt> {
+    let t = txns.iter_mut().find(|t| t.id == r.txn)?;
+    t.stmts.get_mut(r.index as usize).map(|s| &mut s.stmt)
+}
+
 /// A data statement a move may take the place of (not a cursor's).
 pub(super) fn replaceable(stmt: &Stmt) -> bool {
     match stmt {

@@ -12,7 +12,7 @@
 //! shape was found in 1 of 5 seeds within about 2,000 cases (BENCHMARKS.md,
 //! "Key moves behind a locked row").
 
-use super::moves::{free_key_below, int_key, replaceable, KeyLock};
+use super::moves::{free_key_below, int_key, replaceable, stmt_at, stmt_at_mut, KeyLock};
 use super::schema::{INT_HI, INT_LO, STRINGS};
 use super::Gen;
 use crate::model::{
@@ -87,11 +87,9 @@ pub(super) fn draw_phantoms(
     let (pk, col) = (columns[key].name.clone(), columns[c].name.clone());
     let items = columns.iter().map(|c| Expr::qcol("a0", &c.name)).collect();
     let read = Stmt::Select(Select::plain(&table, "a0", items));
-    let at = |r: StmtRef| (r.txn, r.index as usize);
     let mut set = |r: StmtRef, stmt: Stmt| {
-        let (id, i) = at(r);
-        if let Some(txn) = txns.iter_mut().find(|x| x.id == id) {
-            txn.stmts[i].stmt = stmt;
+        if let Some(s) = stmt_at_mut(txns, r) {
+            *s = stmt;
         }
     };
     set(shape.view, read.clone());
@@ -133,13 +131,7 @@ struct Shape {
 /// Every shape the submit order allows: A at REPEATABLE READ.
 fn shapes(isolation: Isolation, order: &[StmtRef], txns: &[Txn]) -> Vec<Shape> {
     let pos = |r: StmtRef| order.iter().position(|x| *x == r);
-    let stmt = |r: StmtRef| {
-        txns.iter()
-            .find(|t| t.id == r.txn)
-            .and_then(|t| t.stmts.get(r.index as usize))
-            .map(|s| &s.stmt)
-    };
-    let data = |r: &&StmtRef| stmt(**r).is_some_and(replaceable);
+    let data = |r: &&StmtRef| stmt_at(txns, **r).is_some_and(replaceable);
     let explicit = |t: &&Txn| !t.autocommit && !t.begin().read_only;
     let mut out = Vec::new();
     for a in txns.iter().filter(explicit) {

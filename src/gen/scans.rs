@@ -10,7 +10,7 @@
 //! chance, such a read met a move in 1 seed of 5 within about 2,000 cases
 //! (BENCHMARKS.md, "Key-change phantoms in seconds").
 
-use super::moves::{locked_key, replaceable, Move};
+use super::moves::{locked_key, replaceable, stmt_at, stmt_at_mut, Move};
 use super::Gen;
 use crate::model::{Expr, Isolation, LockMode, Select, Stmt, StmtRef, Txn};
 use crate::rng::Rng;
@@ -52,12 +52,6 @@ pub(super) fn draw_scans(
                 .find(|t| t.id == id)
                 .map(|t| t.isolation.unwrap_or(isolation))
         };
-        let stmt = |r: &StmtRef| {
-            txns.iter()
-                .find(|t| t.id == r.txn)
-                .and_then(|t| t.stmts.get(r.index as usize))
-                .map(|s| &s.stmt)
-        };
         let window: Vec<StmtRef> = order[from + 1..to]
             .iter()
             .filter(|r| r.txn != m.lock.txn)
@@ -67,7 +61,7 @@ pub(super) fn draw_scans(
                     Some(Isolation::ReadCommitted | Isolation::ReadUncommitted)
                 )
             })
-            .filter(|r| stmt(r).is_some_and(replaceable))
+            .filter(|r| stmt_at(txns, **r).is_some_and(replaceable))
             .copied()
             .collect();
         // A write or locking read of the table there already scans it (the
@@ -75,7 +69,7 @@ pub(super) fn draw_scans(
         let table = g.table_name(m.table);
         if window
             .iter()
-            .any(|r| stmt(r).is_some_and(|s| scans_with_locks(s, &table)))
+            .any(|r| stmt_at(txns, *r).is_some_and(|s| scans_with_locks(s, &table)))
         {
             continue;
         }
@@ -95,8 +89,8 @@ pub(super) fn draw_scans(
             .collect();
         let mut read = Select::plain(&table, "a0", items);
         read.lock = Some(lock);
-        if let Some(txn) = txns.iter_mut().find(|t| t.id == r.txn) {
-            txn.stmts[r.index as usize].stmt = Stmt::Select(read);
+        if let Some(s) = stmt_at_mut(txns, r) {
+            *s = Stmt::Select(read);
         }
     }
 }

@@ -30,7 +30,7 @@ pub fn check(history: &History) -> Vec<Finding> {
     }
     if let Some(e) = &history.final_state_error {
         // `EngineError::Hung`, or a deadline missed: the server stopped answering.
-        let kind = if e.starts_with(crate::engine::HUNG) || e.contains(crate::engine::NO_ANSWER) {
+        let kind = if crate::engine::says_hung(e) {
             "hang"
         } else {
             "connection-lost"
