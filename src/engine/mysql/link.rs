@@ -91,16 +91,43 @@ impl Link {
         };
         let sql = steps.join("; ");
         let results = match self.deadline {
-            None => self.rt.block_on(run_each(conn, &sql)),
+            None => self.rt.block_on(run_each(conn, &sql, steps.len())),
             Some(d) => self
                 .rt
-                .block_on(async { tokio::time::timeout(d, run_each(conn, &sql)).await })
+                .block_on(async {
+                    tokio::time::timeout(d, run_each(conn, &sql, steps.len())).await
+                })
                 .unwrap_or_else(|_| vec![Err(crate::engine::deadline_error(d))]),
         };
         if let Some(Err(e)) = results.last() {
             self.note_failure(e);
         }
         results
+    }
+
+    /// Runs every step, as the steps one call each would, in as few round
+    /// trips as the errors allow: one, and one more after each step the
+    /// server refused (the steps after it are sent again). One result per
+    /// step; after a lost connection the remaining steps fail with it.
+    pub fn query_all(&mut self, steps: &[&str]) -> Vec<Result<QueryResult, StmtError>> {
+        let mut out = Vec::with_capacity(steps.len());
+        while out.len() < steps.len() {
+            let mut answers = self.query_each(&steps[out.len()..]);
+            let lost_by = match answers.last() {
+                None => Some(lost("no answer")),
+                Some(Err(e)) if e.class == crate::model::ErrorClass::ConnectionLost => {
+                    answers.pop().and_then(Result::err)
+                }
+                Some(_) => None,
+            };
+            out.extend(answers);
+            if let Some(e) = lost_by {
+                while out.len() < steps.len() {
+                    out.push(Err(e.clone()));
+                }
+            }
+        }
+        out
     }
 
     fn lost_earlier(&self) -> StmtError {
@@ -188,8 +215,16 @@ async fn run_text(conn: &mut Conn, sql: &str) -> Result<QueryResult, StmtError> 
     }))
 }
 
-/// Each statement's result of a multi-statement text, up to the first error.
-async fn run_each(conn: &mut Conn, sql: &str) -> Vec<Result<QueryResult, StmtError>> {
+/// Each statement's result of a multi-statement text of `statements`
+/// statements, up to the first error. mysql_async's `is_empty` is already
+/// true while the last result is still to be read when that result has no
+/// columns (an INSERT's affected-rows count), so the count of statements,
+/// not `is_empty` alone, says whether one is left.
+async fn run_each(
+    conn: &mut Conn,
+    sql: &str,
+    statements: usize,
+) -> Vec<Result<QueryResult, StmtError>> {
     let mut out = Vec::new();
     let mut res = match conn.query_iter(sql).await {
         Ok(res) => res,
@@ -216,7 +251,7 @@ async fn run_each(conn: &mut Conn, sql: &str) -> Vec<Result<QueryResult, StmtErr
                 affected,
             })),
         }
-        if res.is_empty() {
+        if res.is_empty() && out.len() >= statements {
             // A later statement's error is held as the next (pending) result.
             if let Err(e) = res.drop_result().await {
                 out.push(Err(classify(&e)));

@@ -250,7 +250,9 @@ impl MysqlEngine {
     }
 
     /// `SET FOREIGN_KEY_CHECKS=0; BEGIN; DELETE ...; INSERT ...; COMMIT`: one
-    /// round trip, one commit.
+    /// round trip, one commit. A load (`delete` false) ends with the tables'
+    /// `ANALYZE TABLE`; a reset keeps the statistics of the load
+    /// ([`pinned_statistics`]).
     fn fill_sql(schema: &Schema, data: &[TableData], layout: Layout, delete: bool) -> String {
         let mut batch = String::from("SET FOREIGN_KEY_CHECKS=0; BEGIN;\n");
         if delete {
@@ -267,7 +269,9 @@ impl MysqlEngine {
             }
         }
         batch.push_str("COMMIT; SET FOREIGN_KEY_CHECKS=1;\n");
-        batch.push_str(&analyze_sql(schema));
+        if !delete {
+            batch.push_str(&analyze_sql(schema));
+        }
         batch
     }
 
@@ -319,6 +323,26 @@ impl MysqlEngine {
 pub(super) fn analyze_sql(schema: &Schema) -> String {
     let names: Vec<&str> = schema.tables.iter().map(|t| t.name.as_str()).collect();
     format!("ANALYZE TABLE {}", names.join(", "))
+}
+
+/// Table options that keep a table's persistent statistics as the load's
+/// `ANALYZE TABLE` computed them. By default InnoDB recalculates them in the
+/// background "when the table changes significantly (more than 10% of the
+/// rows)", a setting that "can be overwritten on a per-table basis by use of
+/// the STATS_PERSISTENT, STATS_AUTO_RECALC ... clauses in a CREATE TABLE"
+/// (MariaDB KB, "InnoDB Persistent Statistics"). Every run of a case (each
+/// after a reset: the same rows again) then plans with the statistics of the
+/// load, and no recalculation after a run's writes changes them midway.
+const PINNED_STATISTICS: &str = " STATS_PERSISTENT=1 STATS_AUTO_RECALC=0";
+
+/// `create` (a `CREATE TABLE` of [`sql::create_table_as`]) with
+/// [`PINNED_STATISTICS`]; other statements (its indexes) as they are.
+fn pinned_statistics(create: String) -> String {
+    if create.starts_with("CREATE TABLE ") && create.ends_with(" ENGINE=InnoDB") {
+        create + PINNED_STATISTICS
+    } else {
+        create
+    }
 }
 
 fn scalar(link: &mut Link, q: &str) -> Result<String, EngineError> {
@@ -575,7 +599,7 @@ impl MysqlEngine {
         }
         for t in &schema.tables {
             for s in sql::create_table_as(Dialect::Mysql, t, layout) {
-                ddl.push_str(&s);
+                ddl.push_str(&pinned_statistics(s));
                 ddl.push_str(";\n");
             }
         }

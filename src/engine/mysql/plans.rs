@@ -40,26 +40,36 @@ use crate::model::{
 use crate::sql::{self, Dialect, Layout};
 use std::collections::HashMap;
 
-/// `EXPLAIN sql` on `admin`, without the row estimates; `None` when the
-/// server refuses it.
-fn explain(admin: &mut Link, sql: &str) -> Result<Option<Vec<Vec<Value>>>, EngineError> {
-    match admin.query(&format!("EXPLAIN {sql}")) {
-        Ok(r) => Ok(Some(
-            r.rows
-                .into_iter()
-                .map(|mut row| {
-                    // `rows` is an estimate, not part of the plan.
-                    if row.len() > 8 {
-                        row.remove(8);
-                    }
-                    row
-                })
-                .collect(),
-        )),
-        Err(e) if e.class == ErrorClass::ConnectionLost => Err(setup("EXPLAIN", e)),
-        Err(_) => Ok(None),
-    }
+/// `EXPLAIN` of each of `sqls` on `admin`, without the row estimates, in
+/// one round trip (more only where the server refuses one); `None` for a
+/// statement the server refuses to explain.
+fn explain_all(admin: &mut Link, sqls: &[&str]) -> Result<Vec<Option<Plan>>, EngineError> {
+    let steps: Vec<String> = sqls.iter().map(|s| format!("EXPLAIN {s}")).collect();
+    let steps: Vec<&str> = steps.iter().map(String::as_str).collect();
+    admin
+        .query_all(&steps)
+        .into_iter()
+        .map(|answer| match answer {
+            Ok(r) => Ok(Some(
+                r.rows
+                    .into_iter()
+                    .map(|mut row| {
+                        // `rows` is an estimate, not part of the plan.
+                        if row.len() > 8 {
+                            row.remove(8);
+                        }
+                        row
+                    })
+                    .collect(),
+            )),
+            Err(e) if e.class == ErrorClass::ConnectionLost => Err(setup("EXPLAIN", e)),
+            Err(_) => Ok(None),
+        })
+        .collect()
 }
+
+/// `EXPLAIN`'s rows.
+type Plan = Vec<Vec<Value>>;
 
 /// Each table's index in a plan, by `EXPLAIN`'s `table` (a SELECT's alias):
 /// the index used (`key`; `None`: a full scan) and the indexes it could use
@@ -105,12 +115,25 @@ fn run_reads_as_written(
     case: &TestCase,
     prepared: &mut HashMap<StmtRef, Prepared>,
 ) -> Result<(), EngineError> {
+    let mut compared = Vec::new();
     for p in prepared.values_mut() {
         if !plan_decides(case, p.stmt, &p.ir) || p.sql == p.plain {
             continue;
         }
-        if index_only_possible(case, &p.ir) || explain(admin, &p.sql)? != explain(admin, &p.plain)?
-        {
+        if index_only_possible(case, &p.ir) {
+            *p = p.unobserved();
+        } else {
+            compared.push(p.stmt);
+        }
+    }
+    let texts: Vec<&str> = compared
+        .iter()
+        .flat_map(|r| [prepared[r].sql.as_str(), prepared[r].plain.as_str()])
+        .collect();
+    let plans = explain_all(admin, &texts)?;
+    for (r, pair) in compared.iter().zip(plans.chunks(2)) {
+        if pair[0] != pair[1] {
+            let p = prepared.get_mut(r).expect("a compared statement");
             *p = p.unobserved();
         }
     }
@@ -261,13 +284,18 @@ fn hint_plans(
     let mut hinted: Vec<Hintable> = Vec::new();
     // Inner joins and the order their instrumented plan reads the tables.
     let mut joins: Vec<(StmtRef, Vec<String>)> = Vec::new();
-    for (r, p) in prepared.iter() {
-        let candidate = matches!(p.ir, Stmt::Update(_)) || plan_decides(case, *r, &p.ir);
+    let candidates: Vec<(&StmtRef, &Prepared)> = prepared
+        .iter()
+        .filter(|(r, p)| {
+            let candidate = matches!(p.ir, Stmt::Update(_)) || plan_decides(case, **r, &p.ir);
+            candidate && !hint_anchors(&p.ir).is_empty()
+        })
+        .collect();
+    let texts: Vec<&str> = candidates.iter().map(|(_, p)| p.sql.as_str()).collect();
+    let plans = explain_all(admin, &texts)?;
+    for ((r, p), plan) in candidates.into_iter().zip(plans) {
         let anchors = hint_anchors(&p.ir);
-        if !candidate || anchors.is_empty() {
-            continue;
-        }
-        let Some(plan) = explain(admin, &p.sql)? else {
+        let Some(plan) = plan else {
             continue;
         };
         if let Some(order) = join_order(&p.ir, &plan) {
@@ -298,8 +326,13 @@ fn hint_plans(
     if hinted.is_empty() && joins.is_empty() {
         return Ok(());
     }
-    let mut created = Vec::new();
-    let mut twins_ok = true;
+    // Every twin's statements, then their `ANALYZE TABLE` (the statistics
+    // the plain tables of a run get: `analyze_sql`), in one round trip. The
+    // server stops at a failed step; the later twin steps then run as they
+    // would alone, and the twins are not analyzed (a name whose twin is
+    // missing is the run's table). `creates`: the table of each CREATE step.
+    let mut steps: Vec<String> = Vec::new();
+    let mut creates: HashMap<usize, String> = HashMap::new();
     for t in &case.schema.tables {
         let ddl = sql::create_table_as(Dialect::Mysql, &twin(t), Layout::Plain);
         let mut statements: Vec<String> = ddl
@@ -318,48 +351,55 @@ fn hint_plans(
                 Layout::Plain,
             ));
         }
-        for (i, s) in statements.iter().enumerate() {
-            match admin.query(s) {
-                Ok(_) => {
-                    if i == 0 {
-                        created.push(t.name.clone());
-                    }
-                }
-                Err(e) if e.class == ErrorClass::ConnectionLost => {
-                    return Err(setup("plain twin tables", e))
-                }
-                Err(_) => twins_ok = false,
-            }
-        }
+        creates.insert(steps.len(), t.name.clone());
+        steps.extend(statements);
     }
-    if twins_ok && !created.is_empty() {
-        // The statistics the plain tables of a run get (`analyze_sql`).
-        if let Err(e) = admin.query(&super::analyze_sql(&case.schema)) {
-            if e.class == ErrorClass::ConnectionLost {
-                return Err(setup("plain twin tables", e));
+    let analyze = super::analyze_sql(&case.schema);
+    let mut texts: Vec<&str> = steps.iter().map(String::as_str).collect();
+    texts.push(&analyze);
+    let mut answers = admin.query_each(&texts);
+    let analyzed = answers.len() == texts.len() && answers.iter().all(Result::is_ok);
+    if analyzed {
+        answers.pop();
+    } else if answers.len() < steps.len() {
+        let rest = admin.query_all(&texts[answers.len()..steps.len()]);
+        answers.extend(rest);
+    }
+    let mut created = Vec::new();
+    let mut twins_ok = analyzed;
+    for (i, answer) in answers.into_iter().enumerate() {
+        match answer {
+            Ok(_) => created.extend(creates.remove(&i)),
+            Err(e) if e.class == ErrorClass::ConnectionLost => {
+                return Err(setup("plain twin tables", e))
             }
-            twins_ok = false;
+            Err(_) => twins_ok = false,
         }
     }
     let mut plain_plans = HashMap::new();
     if twins_ok {
-        let stmts = hinted
+        let mut stmts: Vec<StmtRef> = Vec::new();
+        for r in hinted
             .iter()
             .map(|h| h.stmt)
-            .chain(joins.iter().map(|j| j.0));
-        for r in stmts {
-            if let std::collections::hash_map::Entry::Vacant(slot) = plain_plans.entry(r) {
-                slot.insert(explain(admin, &prepared[&r].plain)?.unwrap_or_default());
+            .chain(joins.iter().map(|j| j.0))
+        {
+            if !stmts.contains(&r) {
+                stmts.push(r);
             }
+        }
+        let texts: Vec<&str> = stmts.iter().map(|r| prepared[r].plain.as_str()).collect();
+        for (r, plan) in stmts.into_iter().zip(explain_all(admin, &texts)?) {
+            plain_plans.insert(r, plan.unwrap_or_default());
         }
     }
     let plain_keys: HashMap<StmtRef, _> = plain_plans
         .iter()
         .map(|(r, plan)| (*r, keys_of(plan)))
         .collect();
-    for name in created {
+    if !created.is_empty() {
         admin
-            .query(&format!("DROP TEMPORARY TABLE {name}"))
+            .query(&format!("DROP TEMPORARY TABLE {}", created.join(", ")))
             .map_err(|e| setup("plain twin tables", e))?;
     }
     // The hints, decided before any is written: a join that gets one also

@@ -128,10 +128,32 @@ impl Scratch {
         filled
     }
 
+    /// Empties the table and inserts `rows`, in one round trip where the
+    /// engine takes several statements in one ([`Session::query_each`]).
     fn replace_rows(&mut self, t: &Table, rows: &[Vec<Value>]) -> ScratchResult<()> {
         let name = &t.name;
         let (empty, cascades) = sql::empty_table(self.dialect, name);
-        self.query(&empty)?;
+        let insert = (!rows.is_empty()).then(|| {
+            let tuples: Vec<String> = rows
+                .iter()
+                .map(|r| {
+                    let vals: Vec<String> = r
+                        .iter()
+                        .map(|v| sql::render_value(self.dialect, v))
+                        .collect();
+                    format!("({})", vals.join(", "))
+                })
+                .collect();
+            format!(
+                "INSERT INTO {name} ({}) VALUES {}",
+                columns(t).join(", "),
+                tuples.join(", ")
+            )
+        });
+        let steps: Vec<&str> = std::iter::once(empty.as_str())
+            .chain(insert.as_deref())
+            .collect();
+        let answers = self.session.query_each(&steps);
         if cascades {
             // TRUNCATE ... CASCADE empties every table that references this
             // one, transitively: none of them holds what was filled any more.
@@ -151,22 +173,14 @@ impl Scratch {
                 self.filled.remove(c);
             }
         }
-        if !rows.is_empty() {
-            let tuples: Vec<String> = rows
-                .iter()
-                .map(|r| {
-                    let vals: Vec<String> = r
-                        .iter()
-                        .map(|v| sql::render_value(self.dialect, v))
-                        .collect();
-                    format!("({})", vals.join(", "))
-                })
-                .collect();
-            self.query(&format!(
-                "INSERT INTO {name} ({}) VALUES {}",
-                columns(t).join(", "),
-                tuples.join(", ")
-            ))?;
+        for (step, answer) in steps.iter().zip(&answers) {
+            if let Err(e) = answer {
+                tracing::debug!("scratch fill: {step}: {} ({})", e.message, e.code);
+                return Err(format!("{step}: {} ({})", e.message, e.code));
+            }
+        }
+        if answers.len() < steps.len() {
+            return Err(format!("{}: no answer", steps[answers.len()]));
         }
         self.filled.insert(name.clone(), rows.to_vec());
         Ok(())
