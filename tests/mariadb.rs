@@ -1130,3 +1130,25 @@ fn a_reset_keeps_the_statistics_of_the_load() {
         "the statistics changed after the load"
     );
 }
+
+/// `query_all` (the plain twins' statements and `EXPLAIN`s of `keep_plans`)
+/// runs every step as one call each would, though the server stops a
+/// multi-statement text at its first error: the steps after a refused one
+/// still run, each with its own result.
+#[test]
+fn every_step_runs_though_one_fails() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let mut e = common::mariadb(&url);
+    let r = e.query_all(&[
+        "SET @x = 1",
+        "SELECT * FROM no_such_table",
+        "SET @x = @x + 1",
+        "SELECT @x",
+    ]);
+    assert_eq!(r.len(), 4, "{r:?}");
+    assert!(r[0].is_ok() && r[2].is_ok(), "{r:?}");
+    assert!(r[1].as_ref().unwrap_err().code.starts_with("1146"), "{r:?}");
+    assert_eq!(r[3].as_ref().unwrap().rows, vec![vec![Value::Int(2)]]);
+}

@@ -211,6 +211,16 @@ impl MysqlEngine {
         &self.database
     }
 
+    /// Each of `steps` on the engine's own connection, as one call each
+    /// would run them, in as few round trips as their errors allow (what
+    /// `keep_plans` sends: `link::Link::query_all`).
+    pub fn query_all(
+        &mut self,
+        steps: &[&str],
+    ) -> Vec<Result<crate::engine::QueryResult, crate::model::StmtError>> {
+        self.admin.query_all(steps)
+    }
+
     /// Drops the databases left by recoveries (each waits at most 1 s for
     /// its metadata locks); those still locked stay listed.
     fn drop_stale(&mut self) {
