@@ -98,7 +98,7 @@ impl Scratch {
         self.session
             .query(sql)
             .map(|r| r.rows)
-            .map_err(|e| format!("{sql}: {} ({})", e.message, e.code))
+            .map_err(|e| refused(sql, &e))
     }
 
     fn table(&self, name: &str) -> ScratchResult<Table> {
@@ -175,8 +175,7 @@ impl Scratch {
         }
         for (step, answer) in steps.iter().zip(&answers) {
             if let Err(e) = answer {
-                tracing::debug!("scratch fill: {step}: {} ({})", e.message, e.code);
-                return Err(format!("{step}: {} ({})", e.message, e.code));
+                return Err(refused(step, e));
             }
         }
         if answers.len() < steps.len() {
@@ -406,6 +405,11 @@ impl Scratch {
             })
             .collect())
     }
+}
+
+/// A scratch statement the engine refused, as [`ScratchResult`] says it.
+fn refused(sql: &str, e: &StmtError) -> String {
+    format!("{sql}: {} ({})", e.message, e.code)
 }
 
 fn scratch_error(class: ErrorClass, message: String) -> Outcome {
