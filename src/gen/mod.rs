@@ -15,6 +15,7 @@
 pub mod pattern;
 
 mod cursor;
+mod deferred;
 mod dml;
 mod echo;
 mod expr;
@@ -25,6 +26,7 @@ mod scans;
 mod schema;
 mod start;
 mod stmt;
+mod subquery_view;
 mod txn;
 
 #[cfg(test)]
@@ -132,18 +134,21 @@ pub fn generate_case(seed: u64, index: u64, cfg: &GenConfig) -> TestCase {
         scans::draw_scans(&g, seed, index, isolation, &submit_order, &moved, &mut txns);
     }
     phantom::draw_phantoms(&g, seed, index, isolation, &submit_order, &mut txns);
+    subquery_view::draw_subquery_views(&g, seed, index, isolation, &submit_order, &mut txns);
     let mut case = TestCase {
         format: CASE_FORMAT,
         seed,
         index,
         isolation,
-        schema: g.schema,
+        // Kept in `g` for the draws after the cursors.
+        schema: g.schema.clone(),
         data,
         txns,
         submit_order,
         checkpoint: draw_checkpoint(seed, index, &cfg.features),
     };
     cursor::draw_cursors(seed, index, &cfg.features, &mut case);
+    deferred::draw_deferred(&mut g, seed, index, &case.data, &mut case.txns);
     case
 }
 
@@ -204,7 +209,8 @@ pub fn generate_workload(seed: u64, cfg: &GenConfig, txns: usize) -> TestCase {
         seed,
         index: u64::MAX,
         isolation,
-        schema: g.schema,
+        // Kept in `g` for the draws after the cursors.
+        schema: g.schema.clone(),
         data,
         txns: all,
         submit_order,

@@ -187,8 +187,19 @@ fn shapes(isolation: Isolation, order: &[StmtRef], txns: &[Txn]) -> Vec<Shape> {
 
 /// A value of type `ty` other than `old` (a boolean: its negation).
 fn other_value(rng: &mut Rng, ty: ColType, old: Option<&Value>) -> Value {
+    if ty == ColType::Bool {
+        return Value::Bool(!matches!(old, Some(Value::Bool(true))));
+    }
+    let taken: Vec<Value> = old.cloned().into_iter().collect();
+    // The generator's strings and integers outnumber one taken value.
+    fresh_value(rng, ty, &taken).unwrap_or(Value::Null)
+}
+
+/// A value of type `ty` that none of `taken` is, from the generator's own
+/// values; `None` when every one is taken.
+pub(super) fn fresh_value(rng: &mut Rng, ty: ColType, taken: &[Value]) -> Option<Value> {
     let candidates: Vec<Value> = match ty {
-        ColType::Bool => vec![Value::Bool(!matches!(old, Some(Value::Bool(true))))],
+        ColType::Bool => vec![Value::Bool(false), Value::Bool(true)],
         ColType::Varchar(_) | ColType::Text => {
             STRINGS.iter().map(|s| Value::Text(s.to_string())).collect()
         }
@@ -197,6 +208,6 @@ fn other_value(rng: &mut Rng, ty: ColType, old: Option<&Value>) -> Value {
             .map(|units| Value::decimal_cents(units * 100))
             .collect(),
     };
-    let fresh: Vec<&Value> = candidates.iter().filter(|v| Some(*v) != old).collect();
-    (*rng.pick(&fresh)).clone()
+    let fresh: Vec<&Value> = candidates.iter().filter(|v| !taken.contains(v)).collect();
+    rng.try_pick(&fresh).map(|v| (*v).clone())
 }

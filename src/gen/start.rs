@@ -171,12 +171,13 @@ mod tests {
     #[test]
     fn mixed_cases_draw_a_level_per_transaction_and_leave_the_rest_alone() {
         let levels = vec![Isolation::ReadCommitted, Isolation::Serializable];
-        // The locking scans and key-change phantoms, drawn after the
-        // levels, follow them: off both ways.
+        // The locking scans, key-change phantoms and subquery read views,
+        // drawn after the levels, follow them: off both ways.
         let single = GenConfig {
             isolations: levels.clone(),
             features: Features {
                 moved_row_scans: false,
+                subquery_read_views: false,
                 key_change_phantoms: false,
                 ..Features::mysql()
             },

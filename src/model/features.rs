@@ -74,6 +74,17 @@ pub struct Features {
     /// and the move (`gen::scans`): the resumed scan misses the moved row
     /// on InnoDB (MariaDB).
     pub moved_row_scans: bool,
+    /// An autocommit locking read at SERIALIZABLE may wait for a
+    /// transaction that changes a column its subquery compares
+    /// (`gen::subquery_view`): InnoDB evaluates the subquery in the read
+    /// view from before the wait (MariaDB).
+    pub subquery_read_views: bool,
+    /// A transaction may leave a child row of a DEFERRABLE INITIALLY
+    /// DEFERRED key without its parent and then write parents so that a
+    /// foreign-key action writes other children, or delete two parents with
+    /// children and insert one again (`gen::deferred`): turso forgets the
+    /// violation at COMMIT.
+    pub deferred_key_shapes: bool,
 }
 
 /// SQLite's and turso's start modes ("BEGIN TRANSACTION"; turso's
@@ -109,6 +120,8 @@ impl Features {
             key_moves: false,
             key_change_phantoms: false,
             moved_row_scans: false,
+            subquery_read_views: false,
+            deferred_key_shapes: false,
         }
     }
     pub fn mysql() -> Self {
@@ -133,6 +146,8 @@ impl Features {
             key_moves: true,
             key_change_phantoms: true,
             moved_row_scans: true,
+            subquery_read_views: true,
+            deferred_key_shapes: false,
         }
     }
     pub fn postgres() -> Self {
@@ -158,6 +173,8 @@ impl Features {
             key_moves: false,
             key_change_phantoms: false,
             moved_row_scans: false,
+            subquery_read_views: false,
+            deferred_key_shapes: false,
         }
     }
 }

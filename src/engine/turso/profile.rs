@@ -68,6 +68,7 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
     // defer_foreign_keys.
     p.features = Features {
         set_constraints: false,
+        deferred_key_shapes: true,
         ..Features::sqlite()
     };
     p.start_rules = crate::engine::sqlite::immediate_start_rules(Source {

@@ -15,12 +15,14 @@ fn key_moves_follow_a_lock_of_the_same_row_on_a_stream_of_their_own() {
     let mysql = cfg_for(Features {
         key_change_phantoms: false,
         moved_row_scans: false,
+        subquery_read_views: false,
         ..Features::mysql()
     });
     let without = cfg_for(Features {
         key_moves: false,
         key_change_phantoms: false,
         moved_row_scans: false,
+        subquery_read_views: false,
         ..Features::mysql()
     });
     let mut moves = 0;
@@ -88,10 +90,15 @@ fn key_moves_follow_a_lock_of_the_same_row_on_a_stream_of_their_own() {
 /// again, both after B's COMMIT; nothing else changes.
 #[test]
 fn key_change_phantoms_write_a_moved_row_after_the_move_commits_on_a_stream_of_their_own() {
-    let mysql = cfg_for(Features::mysql());
+    // The subquery read views, drawn after the phantoms, may replace their
+    // statements: off both ways.
+    let mysql = cfg_for(Features {
+        subquery_read_views: false,
+        ..Features::mysql()
+    });
     let without = cfg_for(Features {
         key_change_phantoms: false,
-        ..Features::mysql()
+        ..mysql.features
     });
     let mut shapes = 0;
     let mut repeatable = 0;
@@ -105,19 +112,7 @@ fn key_change_phantoms_write_a_moved_row_after_the_move_commits_on_a_stream_of_t
         if c.isolation == Isolation::RepeatableRead {
             repeatable += 1;
         }
-        let changed: Vec<StmtRef> = c
-            .txns
-            .iter()
-            .zip(&plain.txns)
-            .flat_map(|(t, p)| {
-                (0..t.stmts.len())
-                    .filter(|&j| t.stmts[j].stmt != p.stmts[j].stmt)
-                    .map(|j| StmtRef {
-                        txn: t.id,
-                        index: j as u32,
-                    })
-            })
-            .collect();
+        let changed = changed_statements(&c, &plain);
         if changed.is_empty() {
             continue;
         }
@@ -215,6 +210,7 @@ fn key_change_phantoms_write_a_moved_row_after_the_move_commits_on_a_stream_of_t
 fn locking_scans_wait_between_a_lock_and_its_key_move_on_a_stream_of_their_own() {
     let with = cfg_for(Features {
         key_change_phantoms: false,
+        subquery_read_views: false,
         ..Features::mysql()
     });
     let without = cfg_for(Features {

@@ -1,0 +1,133 @@
+//! Deferred foreign-key violations a later statement must not repay
+//! (`gen::deferred`, turso).
+
+use super::*;
+use crate::model::{Deferral, FkAction};
+
+/// One case in two with a DEFERRABLE INITIALLY DEFERRED key gets a shape,
+/// on a stream of its own: with it off, every case is the same but for two
+/// data statements of one explicit read-write transaction that commits,
+/// which became either an UPDATE of the child's key column to a value no
+/// parent holds followed by a parent write the key's action answers, or a
+/// DELETE of two parents followed by an INSERT of the parent table.
+#[test]
+fn deferred_violations_meet_an_action_or_a_reinsert_on_a_stream_of_their_own() {
+    let with = cfg_for(Features {
+        deferred_key_shapes: true,
+        ..Features::sqlite()
+    });
+    let without = cfg_for(Features::sqlite());
+    let (mut deferred, mut actions, mut reinserts) = (0, 0, 0);
+    for i in 0..1500 {
+        let c = generate_case(8, i, &with);
+        let plain = generate_case(8, i, &without);
+        c.validate().expect("valid");
+        assert_eq!(c.schema, plain.schema);
+        assert_eq!(c.data, plain.data);
+        assert_eq!(c.submit_order, plain.submit_order);
+        let has_deferred = c.schema.tables.iter().any(|t| {
+            t.foreign_keys
+                .iter()
+                .any(|f| f.deferrable == Some(Deferral::InitiallyDeferred))
+        });
+        if has_deferred {
+            deferred += 1;
+        }
+        let mut changed = Vec::new();
+        for (t, p) in c.txns.iter().zip(&plain.txns) {
+            assert_eq!(t.stmts.len(), p.stmts.len());
+            for j in 0..t.stmts.len() {
+                if t.stmts[j].stmt != p.stmts[j].stmt {
+                    changed.push((t, j));
+                }
+            }
+        }
+        if changed.is_empty() {
+            continue;
+        }
+        assert!(has_deferred, "{c:?}");
+        assert!(changed.len() <= 2, "{changed:?}");
+        let txn = changed[0].0;
+        assert!(changed.iter().all(|(t, _)| t.id == txn.id));
+        assert!(!txn.autocommit && txn.stmts.iter().any(|s| s.stmt == Stmt::Commit));
+        // The shape's statements, changed or already what they became.
+        let stmts: Vec<&Stmt> = txn.stmts.iter().map(|s| &s.stmt).collect();
+        let child_orphan = stmts.iter().position(|s| {
+            matches!(s, Stmt::Update(u) if c.schema.table(&u.table).is_some_and(|t|
+                t.foreign_keys.iter().any(|f| f.deferrable == Some(Deferral::InitiallyDeferred)
+                    && u.assignments.len() == 1 && f.columns == [u.assignments[0].column.clone()])))
+        });
+        let two_parents = stmts.iter().position(|s| {
+            matches!(s, Stmt::Delete(d) if matches!(&d.where_, Some(Expr::Bin { op: crate::model::BinOp::Or, .. })))
+        });
+        match (child_orphan, two_parents) {
+            (Some(o), _) if changed.iter().any(|(_, j)| *j == o) => {
+                let Stmt::Update(u) = stmts[o] else {
+                    unreachable!()
+                };
+                let fk = c
+                    .schema
+                    .table(&u.table)
+                    .unwrap()
+                    .foreign_keys
+                    .iter()
+                    .find(|f| f.columns == [u.assignments[0].column.clone()])
+                    .unwrap();
+                assert!(fk.on_delete.writes_children() || fk.on_update.writes_children());
+                // The orphan's key is no parent's at generation.
+                let parent = c.schema.table(&fk.ref_table).unwrap();
+                let k = parent
+                    .columns
+                    .iter()
+                    .position(|x| x.name == fk.ref_columns[0])
+                    .unwrap();
+                let Expr::Lit(m) = &u.assignments[0].value else {
+                    panic!("{u:?}")
+                };
+                assert!(c
+                    .data
+                    .iter()
+                    .filter(|d| d.table == parent.name)
+                    .flat_map(|d| &d.rows)
+                    .all(|r| r.values[k] != *m));
+                // A write of the parent after it.
+                assert!(
+                    stmts[o + 1..].iter().any(|s| match s {
+                        Stmt::Update(w) => w.table == parent.name,
+                        Stmt::Delete(d) => d.table == parent.name,
+                        _ => false,
+                    }),
+                    "{stmts:?}"
+                );
+                actions += 1;
+            }
+            (_, Some(d)) => {
+                let Stmt::Delete(del) = stmts[d] else {
+                    unreachable!()
+                };
+                let fk_to = |t: &crate::model::Table| {
+                    t.foreign_keys.iter().any(|f| {
+                        f.ref_table == del.table
+                            && f.deferrable == Some(Deferral::InitiallyDeferred)
+                            && f.on_delete == FkAction::NoAction
+                    })
+                };
+                assert!(c.schema.tables.iter().any(fk_to), "{c:?}");
+                assert!(
+                    stmts[d + 1..]
+                        .iter()
+                        .any(|s| matches!(s, Stmt::Insert(i) if i.table == del.table)),
+                    "{stmts:?}"
+                );
+                reinserts += 1;
+            }
+            _ => panic!("no shape in {stmts:?}"),
+        }
+    }
+    eprintln!("{actions} actions, {reinserts} reinserts in {deferred} cases with a deferred key");
+    assert!(actions > 0 && reinserts > 0);
+    assert!(
+        (deferred / 20..deferred / 2).contains(&(actions + reinserts)),
+        "{actions} + {reinserts} shapes in {deferred} cases with a deferred key"
+    );
+}
