@@ -441,6 +441,84 @@ fn the_left_join_panic_is_the_known_upstream_issue() {
     assert!(f.is_empty(), "{f:#?}\n{h:#?}");
 }
 
+/// After the panic the session refuses its later statements
+/// (`after-panic`): they are evidence of the panic's one `crash` finding,
+/// and the oracles that compare replays count the case undecided
+/// (`internal-error`) instead of judging what the engine does after it.
+#[test]
+fn statements_after_a_panic_are_evidence_of_it_and_replays_are_not_judged() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/turso-left-join-panic.json");
+    let file = txfuzz::finding::load_case_file(&path).unwrap();
+    let mut case = file.case().clone();
+    // An autocommit session: the panicking SELECT, then a plain read of
+    // the table (in a transaction, the panic ends the transaction).
+    let txn = &mut case.txns[0];
+    let Stmt::Select(join) = txn.stmts[1].stmt.clone() else {
+        panic!("the fixture's second statement is its SELECT")
+    };
+    let read = txfuzz::model::Select::plain(
+        &join.from[0].table,
+        "a0",
+        vec![txfuzz::model::Expr::qcol("a0", "c0")],
+    );
+    txn.autocommit = true;
+    txn.stmts = vec![
+        txfuzz::model::CaseStmt {
+            op: 13,
+            stmt: Stmt::Select(join),
+        },
+        txfuzz::model::CaseStmt {
+            op: 14,
+            stmt: Stmt::Select(read),
+        },
+    ];
+    let id = txn.id;
+    case.submit_order = vec![at(id, 0), at(id, 1)];
+    case.validate().expect("valid");
+    let mut e = wal();
+    let oracles = [
+        OracleKind::Crash,
+        OracleKind::Wss,
+        OracleKind::Sdg,
+        OracleKind::View,
+        OracleKind::Fidelity,
+    ];
+    let mut stats = CheckStats::default();
+    let case = in_default_mode(&case, e.as_ref());
+    let (h, mut f) = run_case(
+        e.as_mut(),
+        &case,
+        &oracles,
+        &ExecOptions::default(),
+        &mut stats,
+    )
+    .unwrap();
+    let refused = h.outcome(at(id, 1)).and_then(|o| o.error.clone()).unwrap();
+    assert_eq!(
+        (refused.class, refused.code.as_str()),
+        (ErrorClass::Internal, txfuzz::engine::AFTER_PANIC_CODE)
+    );
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(
+        f[0].evidence["refused_after"].as_array().map(Vec::len),
+        Some(1)
+    );
+    let known = known_ids(e.as_ref(), &case, &h, &mut f);
+    assert_eq!(
+        known,
+        [Some("turso-left-join-index-cursor-panic".to_string())]
+    );
+    for name in ["wss", "sdg", "view", "fidelity"] {
+        let counts = stats.oracle(name);
+        assert_eq!(
+            counts.undecided_by.get("internal-error"),
+            Some(&1),
+            "{name}: {counts:?}"
+        );
+    }
+}
+
 /// `txfuzz stress` prepares statements for the engine's target, as the
 /// executor does: on turso an UPDATE reports its rows with RETURNING (there
 /// are no session functions), so the free-running history's write lists are

@@ -94,6 +94,11 @@ pub fn says_hung(text: &str) -> bool {
 /// (class `ConnectionLost`: the connection is dropped).
 pub const DEADLINE_CODE: &str = "deadline";
 
+/// The error code of a statement refused because its session's engine
+/// panicked at an earlier statement (class `Internal`: the session is
+/// broken, and the earlier statement's error is the finding).
+pub const AFTER_PANIC_CODE: &str = "after-panic";
+
 /// A round trip that did not answer within `d`.
 pub(crate) fn deadline_error(d: std::time::Duration) -> StmtError {
     StmtError {

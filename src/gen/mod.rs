@@ -21,9 +21,12 @@ mod echo;
 mod expr;
 mod locking;
 mod moves;
+mod outer_join;
 mod phantom;
+mod replace_parent;
 mod scans;
 mod schema;
+mod snapshot_reads;
 mod start;
 mod stmt;
 mod subquery_view;
@@ -135,6 +138,7 @@ pub fn generate_case(seed: u64, index: u64, cfg: &GenConfig) -> TestCase {
     }
     phantom::draw_phantoms(&g, seed, index, isolation, &submit_order, &mut txns);
     subquery_view::draw_subquery_views(&g, seed, index, isolation, &submit_order, &mut txns);
+    snapshot_reads::draw_snapshot_reads(&g, seed, index, isolation, &submit_order, &mut txns);
     let mut case = TestCase {
         format: CASE_FORMAT,
         seed,
@@ -149,6 +153,8 @@ pub fn generate_case(seed: u64, index: u64, cfg: &GenConfig) -> TestCase {
     };
     cursor::draw_cursors(seed, index, &cfg.features, &mut case);
     deferred::draw_deferred(&mut g, seed, index, &case.data, &mut case.txns);
+    replace_parent::draw_parent_replaces(&mut g, seed, index, &case.data, &mut case.txns);
+    outer_join::draw_outer_joins(&g, seed, index, &mut case.txns);
     case
 }
 

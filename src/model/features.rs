@@ -85,6 +85,20 @@ pub struct Features {
     /// children and insert one again (`gen::deferred`): turso forgets the
     /// violation at COMMIT.
     pub deferred_key_shapes: bool,
+    /// A REPLACE into a parent table may conflict on a UNIQUE key with a
+    /// parent that has children of an immediate foreign key
+    /// (`gen::replace_parent`): turso commits the orphan.
+    pub parent_replaces: bool,
+    /// A plain SELECT may become a LEFT JOIN that null-extends rows, with a
+    /// correlated EXISTS on the joined table's key (`gen::outer_join`):
+    /// turso panics on the null-extended row.
+    pub null_side_subqueries: bool,
+    /// A transaction whose session sets `innodb_snapshot_isolation=ON` may
+    /// take a read view, then lock-read a table through a secondary index
+    /// while another transaction holds a changed row of it
+    /// (`gen::snapshot_reads`): InnoDB returns the row changed after the
+    /// read view instead of failing (MariaDB).
+    pub snapshot_index_reads: bool,
 }
 
 /// SQLite's and turso's start modes ("BEGIN TRANSACTION"; turso's
@@ -122,6 +136,9 @@ impl Features {
             moved_row_scans: false,
             subquery_read_views: false,
             deferred_key_shapes: false,
+            parent_replaces: false,
+            null_side_subqueries: false,
+            snapshot_index_reads: false,
         }
     }
     pub fn mysql() -> Self {
@@ -148,6 +165,9 @@ impl Features {
             moved_row_scans: true,
             subquery_read_views: true,
             deferred_key_shapes: false,
+            parent_replaces: false,
+            null_side_subqueries: false,
+            snapshot_index_reads: true,
         }
     }
     pub fn postgres() -> Self {
@@ -175,6 +195,9 @@ impl Features {
             moved_row_scans: false,
             subquery_read_views: false,
             deferred_key_shapes: false,
+            parent_replaces: false,
+            null_side_subqueries: false,
+            snapshot_index_reads: false,
         }
     }
 }

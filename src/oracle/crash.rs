@@ -57,6 +57,18 @@ pub fn check(history: &History) -> Vec<Finding> {
             ErrorClass::ConnectionLost => "connection-lost",
             _ => continue,
         };
+        if e.code == crate::engine::AFTER_PANIC_CODE {
+            // One fault, one finding: a statement its broken session
+            // refused after the panic is evidence of that panic's finding.
+            let after = json!({ "stmt": o.stmt, "error": e });
+            if let Some(first) = out.iter_mut().rev().find(|f| f.kind == "internal-error") {
+                match first.evidence["refused_after"].as_array_mut() {
+                    Some(list) => list.push(after),
+                    None => first.evidence["refused_after"] = json!([after]),
+                }
+                continue;
+            }
+        }
         if hang_reported && e.class == ErrorClass::ConnectionLost {
             // One fault, one finding: a session given up after the hang (its
             // connection dropped, its thread gone) fails because of it.
@@ -147,5 +159,32 @@ mod tests {
         // Without the hang, a lost connection is its own finding.
         let h = history(vec![lost(2, "io")], false);
         assert_eq!(kinds(&h), ["connection-lost"]);
+    }
+
+    fn internal(txn: u32, code: &str) -> StmtOutcome {
+        StmtOutcome {
+            stmt: StmtRef { txn, index: 1 },
+            op: txn,
+            outcome: Outcome::failed(StmtError {
+                class: ErrorClass::Internal,
+                code: code.into(),
+                message: "boom".into(),
+            }),
+        }
+    }
+
+    #[test]
+    fn statements_refused_after_a_panic_are_part_of_its_finding() {
+        let after = crate::engine::AFTER_PANIC_CODE;
+        let h = history(vec![internal(1, "panic"), internal(2, after)], false);
+        let found = check(&h);
+        assert_eq!(kinds(&h), ["internal-error"]);
+        assert_eq!(
+            found[0].evidence["refused_after"].as_array().unwrap().len(),
+            1
+        );
+        // Two panics are two findings.
+        let h = history(vec![internal(1, "panic"), internal(2, "panic")], false);
+        assert_eq!(kinds(&h), ["internal-error", "internal-error"]);
     }
 }

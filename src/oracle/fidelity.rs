@@ -493,6 +493,13 @@ impl crate::oracle::Oracle for FidelityOracle {
     fn replays(&self) -> bool {
         true
     }
+    /// A panic of the instrumented run that the plain run does not meet is
+    /// the engine's bug, reported by `crash`; what follows it differs by
+    /// construction. (A plain run that fails where the judged run did not
+    /// is still compared.)
+    fn judges_after_internal_errors(&self) -> bool {
+        false
+    }
     fn check(
         &self,
         cx: crate::oracle::CheckContext<'_>,

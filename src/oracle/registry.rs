@@ -27,6 +27,15 @@ pub trait Oracle: Sync {
     /// Whether it re-executes the case (serial replays, a shadow run), so it
     /// needs a fixed interleaving and resets the engine.
     fn replays(&self) -> bool;
+    /// Whether it judges a case whose judged run met an engine's internal
+    /// error (a panic, corruption, SQLSTATE XX000). What an engine does
+    /// after one is specified nowhere, and a replay's sessions meet it in
+    /// other places than the judged run's, so the oracles that compare
+    /// replays or a shadow run count such a case undecided
+    /// (`internal-error`) and leave it to `crash`.
+    fn judges_after_internal_errors(&self) -> bool {
+        true
+    }
     /// Its findings (before the verdict policy); infrastructure failures are
     /// errors, never findings.
     fn check(&self, cx: CheckContext<'_>) -> Result<Vec<Finding>, EngineError>;

@@ -685,6 +685,9 @@ impl crate::oracle::Oracle for WssOracle {
     fn replays(&self) -> bool {
         true
     }
+    fn judges_after_internal_errors(&self) -> bool {
+        false
+    }
     fn check(
         &self,
         cx: crate::oracle::CheckContext<'_>,

@@ -455,6 +455,19 @@ impl Canceller for TursoCanceller {
     }
 }
 
+/// The error of a statement the session refuses after the engine panicked
+/// at `panic`.
+fn after_panic(panic: &StmtError) -> StmtError {
+    StmtError {
+        class: ErrorClass::Internal,
+        code: crate::engine::AFTER_PANIC_CODE.into(),
+        message: format!(
+            "not run: the session's engine panicked at an earlier statement ({})",
+            panic.message
+        ),
+    }
+}
+
 impl TursoSession {
     /// `result`, remembering an engine panic (the session is broken then).
     fn noting_panic<T>(&mut self, result: Result<T, StmtError>) -> Result<T, StmtError> {
@@ -508,7 +521,7 @@ impl Drop for TursoSession {
 impl Session for TursoSession {
     fn query(&mut self, sql: &str) -> Result<QueryResult, StmtError> {
         if let Some(e) = &self.broken {
-            return Err(e.clone());
+            return Err(after_panic(e));
         }
         let Some(conn) = &self.conn else {
             return Err(StmtError {
@@ -527,7 +540,7 @@ impl Session for TursoSession {
 
     fn open_cursor(&mut self, name: &str, sql: &str, rows: u32) -> Result<CursorRows, StmtError> {
         if let Some(e) = &self.broken {
-            return Err(e.clone());
+            return Err(after_panic(e));
         }
         if self.cursors.iter().any(|(n, ..)| n == name) {
             return Err(StmtError {
@@ -550,7 +563,7 @@ impl Session for TursoSession {
 
     fn fetch_cursor(&mut self, name: &str, rows: u32) -> Result<CursorRows, StmtError> {
         if let Some(e) = &self.broken {
-            return Err(e.clone());
+            return Err(after_panic(e));
         }
         let Some(at) = self.cursors.iter().position(|(n, ..)| n == name) else {
             return Err(crate::engine::no_such_cursor(name));

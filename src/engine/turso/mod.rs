@@ -10,7 +10,8 @@
 //! fails at once (`Busy`; in MVCC mode a write-write conflict). The profile
 //! says so (`lock_waits: false`). A panic inside the engine is caught at the
 //! session boundary and becomes an `Internal` error with code `panic` (a
-//! `crash` finding); the session is unusable afterwards.
+//! `crash` finding); the session is unusable afterwards and refuses its
+//! later statements with code `after-panic` (`crate::engine::AFTER_PANIC_CODE`).
 
 mod profile;
 pub use profile::{mvcc_rule, profile, MODE_SETTING, MVCC};

@@ -69,6 +69,8 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
     p.features = Features {
         set_constraints: false,
         deferred_key_shapes: true,
+        parent_replaces: true,
+        null_side_subqueries: true,
         ..Features::sqlite()
     };
     p.start_rules = crate::engine::sqlite::immediate_start_rules(Source {

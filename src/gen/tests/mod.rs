@@ -9,7 +9,9 @@ use std::collections::{HashMap, HashSet};
 
 mod deferred;
 mod keys;
+mod snapshot_reads;
 mod subquery_view;
+mod turso_shapes;
 
 fn cfg_for(features: Features) -> GenConfig {
     GenConfig {
@@ -120,6 +122,9 @@ fn small_and_degenerate_configs() {
             moved_row_scans: false,
             subquery_read_views: false,
             deferred_key_shapes: false,
+            parent_replaces: false,
+            null_side_subqueries: false,
+            snapshot_index_reads: false,
         },
     };
     for i in 0..300 {

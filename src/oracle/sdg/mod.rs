@@ -199,6 +199,9 @@ impl crate::oracle::Oracle for SdgOracle {
     fn replays(&self) -> bool {
         true
     }
+    fn judges_after_internal_errors(&self) -> bool {
+        false
+    }
     fn check(
         &self,
         cx: crate::oracle::CheckContext<'_>,

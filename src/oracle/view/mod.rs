@@ -103,6 +103,9 @@ impl crate::oracle::Oracle for ViewOracle {
     fn replays(&self) -> bool {
         true
     }
+    fn judges_after_internal_errors(&self) -> bool {
+        false
+    }
     fn check(
         &self,
         cx: crate::oracle::CheckContext<'_>,
