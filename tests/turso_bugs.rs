@@ -640,6 +640,71 @@ fn an_inner_join_with_exists_on_the_joined_rowid_runs() {
     assert!(exists_on_the_joined_rowid("JOIN").is_empty());
 }
 
+/// The rows of a self LEFT JOIN whose ON clause keeps one outer row
+/// (`a0.c0 = 16`), filtered by a correlated EXISTS on the joined table's
+/// rowid alias, over an index on the join column; `items` is the select
+/// list. Every other outer row is null-extended, so `a1.c0` is NULL there,
+/// the EXISTS is false, and SQLite returns the one matched row.
+fn null_extended_rows(items: &str) -> Vec<Vec<Value>> {
+    let dir = tempfile::tempdir().unwrap();
+    block(async {
+        let db = empty_database(&dir).await;
+        let c = db.connect().unwrap();
+        exec(
+            &c,
+            "CREATE TABLE t0 (c0 INTEGER NOT NULL, c1 BIGINT, c3 DECIMAL(10,2), PRIMARY KEY (c0))",
+        )
+        .await;
+        exec(&c, "CREATE INDEX i_t0_1 ON t0 (c3)").await;
+        exec(
+            &c,
+            "INSERT INTO t0 VALUES (7, 1, -3.75), (6, 2, 4.5), (10, 3, 1.5), (13, 4, NULL), (16, 5, 17.75)",
+        )
+        .await;
+        let sql = format!(
+            "SELECT {items} FROM t0 AS a0 LEFT JOIN t0 AS a1 ON a0.c3 = a1.c3 AND a0.c0 = 16 \
+             WHERE EXISTS (SELECT sq.c0 FROM t0 AS sq WHERE sq.c0 = a1.c0)"
+        );
+        let mut rows = c.query(&sql, ()).await.unwrap();
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().await.unwrap() {
+            out.push(
+                (0..row.column_count())
+                    .map(|i| row.get_value(i).unwrap())
+                    .collect(),
+            );
+        }
+        out
+    })
+}
+
+/// turso 0.8.3 (both modes): the same null-extended rows as the panic
+/// above, read through the index on the join column: when the select list
+/// also names a column of the joined table outside that index (`a1.c1`),
+/// the correlated EXISTS on the rowid alias passes the null-extended rows,
+/// which come back with `a1.c3` NULL and `a1.c1` from a stale row. SQLite
+/// returns only `(17.75, 5)`. Found by txfuzz's shadow run (a `fidelity:result`
+/// finding of a WAL campaign, seed 3 case 3156: the instrumented SELECT, which
+/// projects `a1.rid`, returned the extra rows; the plain one did not), reduced
+/// by hand; the wrong-result form of tursodatabase/turso#9243.
+#[test]
+#[should_panic(expected = "null-extended rows passed the EXISTS")]
+fn a_left_join_with_exists_on_the_joined_rowid_drops_the_null_extended_rows() {
+    let rows = null_extended_rows("a1.c3, a1.c1");
+    assert_eq!(
+        rows,
+        [vec![Value::Real(17.75), Value::Integer(5)]],
+        "null-extended rows passed the EXISTS"
+    );
+}
+
+/// Control: with only the indexed column in the select list turso returns
+/// the one matched row, as SQLite does.
+#[test]
+fn a_left_join_with_exists_on_the_joined_rowid_over_the_index_alone_is_right() {
+    assert_eq!(null_extended_rows("a1.c3"), [vec![Value::Real(17.75)]]);
+}
+
 /// turso 0.8.3, default mode (found by the 20-minute turso campaign of issue
 /// 33, `integrity:foreign-key`, reduced by `txfuzz reduce`): `t1.c1`
 /// references `t0.c0`; children of parents 9 (two) and 1 (one). `REPLACE
