@@ -635,6 +635,20 @@ mod turso {
             let mut passed = 0;
             let mut failed = Vec::new();
             for (index, case, h) in common::plain_schedules(&mut e, 41, 40) {
+                // A panic of the instrumented statement (the LEFT JOIN shape,
+                // gen/outer_join.rs) need not happen to the plain one the
+                // script runs: such a run is observed only under txfuzz's
+                // instrumentation (its `fidelity`), and the panic's own
+                // export is the_turso_panic_exported_fails_under_pyturso.
+                let internal = h.outcomes.iter().any(|o| {
+                    o.outcome
+                        .error
+                        .as_ref()
+                        .is_some_and(|e| e.class == txfuzz::model::ErrorClass::Internal)
+                });
+                if internal {
+                    continue;
+                }
                 let Ok(source) = script::render(target, &case, &h, None, &[]) else {
                     continue;
                 };
