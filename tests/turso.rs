@@ -360,10 +360,17 @@ fn a_reused_connection_starts_clean() {
     next.query("COMMIT").unwrap();
 }
 
-fn campaign(engine: &mut dyn Engine, seed: u64, tests: u64, shadow: f64) -> Summary {
+/// A campaign of `tests` cases; `known`: with the built-in known issues, as
+/// `txfuzz run` has them (their findings are then not new violations).
+fn campaign(engine: &mut dyn Engine, seed: u64, tests: u64, shadow: f64, known: bool) -> Summary {
     let out = tempfile::tempdir().unwrap();
     let cfg = CampaignConfig {
         shadow,
+        known: if known {
+            txfuzz::finding::known::KnownIssues::builtin()
+        } else {
+            Default::default()
+        },
         ..CampaignConfig::new(seed, tests, out.path())
     };
     run_campaign(engine, &cfg).unwrap()
@@ -372,7 +379,9 @@ fn campaign(engine: &mut dyn Engine, seed: u64, tests: u64, shadow: f64) -> Summ
 #[test]
 fn campaigns_in_both_modes_find_no_violation() {
     for (mode, mut e) in [("mvcc", mvcc()), ("wal", wal())] {
-        let s = campaign(e.as_mut(), 3, 200, txfuzz::campaign::DEFAULT_SHADOW);
+        // The generator's LEFT JOIN shape (gen/outer_join.rs) meets the
+        // known turso panic: a known violation, no new one.
+        let s = campaign(e.as_mut(), 3, 200, txfuzz::campaign::DEFAULT_SHADOW, true);
         assert_eq!(s.cases, 200, "{mode}");
         assert_eq!((s.violations, s.fidelity), (0, 0), "{mode}: {}", s.render());
         assert!(s.aborts > 10, "{mode}: {}", s.render());
@@ -389,7 +398,7 @@ fn campaigns_in_both_modes_find_no_violation() {
 #[test]
 fn mvcc_lost_write_is_caught() {
     let mut e = FaultyEngine::new(mvcc(), Fault::LoseWrite);
-    let s = campaign(&mut e, 5, 100, 0.0);
+    let s = campaign(&mut e, 5, 100, 0.0, false);
     assert!(s.violations > 0, "{}", s.render());
 }
 
