@@ -223,6 +223,16 @@ pub fn run_case(
         findings.extend(oracle::check(o, engine, case, &history, exec, stats)?);
         stats.time(o.name(), checking);
     }
+    // A server lost during an oracle's replay (`sdg` makes the crash
+    // finding there) is evidenced by its log like one lost in the judged run.
+    for f in &mut findings {
+        let server_failure = matches!(f.kind.as_str(), "connection-lost" | "hang");
+        let logged =
+            f.evidence.get("server_log").is_some() || f.evidence.get("server_log_note").is_some();
+        if f.oracle == OracleKind::Crash && server_failure && !logged {
+            attach_server_log(engine, &mut f.evidence);
+        }
+    }
     Ok((history, findings))
 }
 

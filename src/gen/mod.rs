@@ -215,8 +215,7 @@ pub fn generate_workload(seed: u64, cfg: &GenConfig, txns: usize) -> TestCase {
         seed,
         index: u64::MAX,
         isolation,
-        // Kept in `g` for the draws after the cursors.
-        schema: g.schema.clone(),
+        schema: g.schema,
         data,
         txns: all,
         submit_order,
