@@ -640,13 +640,7 @@ mod turso {
                 // script runs: such a run is observed only under txfuzz's
                 // instrumentation (its `fidelity`), and the panic's own
                 // export is the_turso_panic_exported_fails_under_pyturso.
-                let internal = h.outcomes.iter().any(|o| {
-                    o.outcome
-                        .error
-                        .as_ref()
-                        .is_some_and(|e| e.class == txfuzz::model::ErrorClass::Internal)
-                });
-                if internal {
+                if h.internal_error() {
                     continue;
                 }
                 let Ok(source) = script::render(target, &case, &h, None, &[]) else {

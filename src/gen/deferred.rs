@@ -78,7 +78,7 @@ pub(super) fn draw_deferred(
         .iter()
         .enumerate()
         .filter(|(_, t)| !t.autocommit && !t.begin().read_only)
-        .filter(|(_, t)| t.stmts.iter().any(|s| s.stmt == Stmt::Commit))
+        .filter(|(_, t)| super::moves::commit_of(t).is_some())
         // Drawn after the cursors: none in the transaction, so no write
         // lands between a cursor's steps.
         .filter(|(_, t)| !t.stmts.iter().any(|s| opens_cursor(&s.stmt)))

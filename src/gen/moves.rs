@@ -176,6 +176,15 @@ pub(super) fn stmt_at_mut(txns: &mut [Txn], r: StmtRef) -> Option<&mut Stmt> {
     t.stmts.get_mut(r.index as usize).map(|s| &mut s.stmt)
 }
 
+/// The COMMIT of `t`, where it ends with one.
+pub(super) fn commit_of(t: &Txn) -> Option<StmtRef> {
+    let i = t.stmts.iter().position(|s| s.stmt == Stmt::Commit)?;
+    Some(StmtRef {
+        txn: t.id,
+        index: i as u32,
+    })
+}
+
 /// A data statement a move may take the place of (not a cursor's).
 pub(super) fn replaceable(stmt: &Stmt) -> bool {
     match stmt {

@@ -12,7 +12,9 @@
 //! shape was found in 1 of 5 seeds within about 2,000 cases (BENCHMARKS.md,
 //! "Key moves behind a locked row").
 
-use super::moves::{free_key_below, int_key, replaceable, stmt_at, stmt_at_mut, KeyLock};
+use super::moves::{
+    commit_of, free_key_below, int_key, replaceable, stmt_at, stmt_at_mut, KeyLock,
+};
 use super::schema::{INT_HI, INT_LO, STRINGS};
 use super::Gen;
 use crate::model::{
@@ -140,18 +142,9 @@ fn shapes(isolation: Isolation, order: &[StmtRef], txns: &[Txn]) -> Vec<Shape> {
         }
         let of_a: Vec<StmtRef> = order.iter().filter(|r| r.txn == a.id).copied().collect();
         for b in txns.iter().filter(explicit).filter(|b| b.id != a.id) {
-            let Some(commit) = b
-                .stmts
-                .iter()
-                .position(|s| matches!(s.stmt, Stmt::Commit))
-                .map(|i| StmtRef {
-                    txn: b.id,
-                    index: i as u32,
-                })
-            else {
+            let Some(end) = commit_of(b).and_then(pos) else {
                 continue;
             };
-            let Some(end) = pos(commit) else { continue };
             let before: Vec<StmtRef> = of_a
                 .iter()
                 .filter(data)

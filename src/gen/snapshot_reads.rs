@@ -11,7 +11,7 @@
 //! seed of 3 within 2 minutes (BENCHMARKS.md, "mariadb-si with both
 //! draws").
 
-use super::moves::{int_key, replaceable, stmt_at, stmt_at_mut};
+use super::moves::{commit_of, int_key, replaceable, stmt_at, stmt_at_mut};
 use super::phantom::fresh_value;
 use super::Gen;
 use crate::model::{
@@ -150,17 +150,7 @@ fn shapes(isolation: Isolation, order: &[StmtRef], txns: &[Txn]) -> Vec<Shape> {
             .iter()
             .filter(|t| t.id != a.id && !t.autocommit && !t.begin().read_only)
         {
-            let Some(commit) = b
-                .stmts
-                .iter()
-                .position(|s| matches!(s.stmt, Stmt::Commit))
-                .and_then(|i| {
-                    pos(StmtRef {
-                        txn: b.id,
-                        index: i as u32,
-                    })
-                })
-            else {
+            let Some(commit) = commit_of(b).and_then(pos) else {
                 continue;
             };
             for &write in of(b.id) {

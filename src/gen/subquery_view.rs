@@ -14,7 +14,7 @@
 //! "Key moves behind a locked row").
 
 use super::expr::SUB_ALIAS;
-use super::moves::{int_key, replaceable, stmt_at, stmt_at_mut};
+use super::moves::{commit_of, int_key, replaceable, stmt_at, stmt_at_mut};
 use super::phantom::fresh_value;
 use super::Gen;
 use crate::model::{
@@ -131,17 +131,7 @@ fn shapes(isolation: Isolation, order: &[StmtRef], txns: &[Txn]) -> Vec<Shape> {
         .iter()
         .filter(|t| !t.autocommit && !t.begin().read_only)
     {
-        let Some(commit) = a
-            .stmts
-            .iter()
-            .position(|s| matches!(s.stmt, Stmt::Commit))
-            .and_then(|i| {
-                pos(StmtRef {
-                    txn: a.id,
-                    index: i as u32,
-                })
-            })
-        else {
+        let Some(commit) = commit_of(a).and_then(pos) else {
             continue;
         };
         let of = |id: u32| order.iter().filter(move |r| r.txn == id && data(r));

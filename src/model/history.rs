@@ -312,6 +312,17 @@ impl History {
             })
     }
 
+    /// Whether a statement met an engine's internal error (a panic, a
+    /// corrupt database, SQLSTATE XX000).
+    pub fn internal_error(&self) -> bool {
+        self.outcomes.iter().any(|o| {
+            o.outcome
+                .error
+                .as_ref()
+                .is_some_and(|e| e.class == ErrorClass::Internal)
+        })
+    }
+
     pub fn aborts(&self) -> usize {
         self.events
             .iter()

@@ -58,10 +58,14 @@ pub fn check(history: &History) -> Vec<Finding> {
             _ => continue,
         };
         if e.code == crate::engine::AFTER_PANIC_CODE {
-            // One fault, one finding: a statement its broken session
-            // refused after the panic is evidence of that panic's finding.
+            // One fault, one finding: a statement its broken session (one
+            // per transaction) refused after the panic is evidence of that
+            // panic's finding.
             let after = json!({ "stmt": o.stmt, "error": e });
-            if let Some(first) = out.iter_mut().rev().find(|f| f.kind == "internal-error") {
+            let same_session = |f: &&mut Finding| {
+                f.kind == "internal-error" && f.involved.iter().any(|r| r.txn == o.stmt.txn)
+            };
+            if let Some(first) = out.iter_mut().rev().find(same_session) {
                 match first.evidence["refused_after"].as_array_mut() {
                     Some(list) => list.push(after),
                     None => first.evidence["refused_after"] = json!([after]),
@@ -113,16 +117,20 @@ mod tests {
     use super::*;
     use crate::model::{Event, Isolation, Outcome, StmtError, StmtOutcome, StmtRef};
 
-    fn lost(txn: u32, code: &str) -> StmtOutcome {
+    fn failed(txn: u32, class: ErrorClass, code: &str) -> StmtOutcome {
         StmtOutcome {
             stmt: StmtRef { txn, index: 1 },
             op: txn,
             outcome: Outcome::failed(StmtError {
-                class: ErrorClass::ConnectionLost,
+                class,
                 code: code.into(),
-                message: "gone".into(),
+                message: "failed".into(),
             }),
         }
+    }
+
+    fn lost(txn: u32, code: &str) -> StmtOutcome {
+        failed(txn, ErrorClass::ConnectionLost, code)
     }
 
     fn history(outcomes: Vec<StmtOutcome>, timed_out: bool) -> History {
@@ -162,21 +170,18 @@ mod tests {
     }
 
     fn internal(txn: u32, code: &str) -> StmtOutcome {
-        StmtOutcome {
-            stmt: StmtRef { txn, index: 1 },
-            op: txn,
-            outcome: Outcome::failed(StmtError {
-                class: ErrorClass::Internal,
-                code: code.into(),
-                message: "boom".into(),
-            }),
-        }
+        failed(txn, ErrorClass::Internal, code)
     }
 
     #[test]
     fn statements_refused_after_a_panic_are_part_of_its_finding() {
         let after = crate::engine::AFTER_PANIC_CODE;
-        let h = history(vec![internal(1, "panic"), internal(2, after)], false);
+        // The panicking session's next statement, refused.
+        let refused = StmtOutcome {
+            stmt: StmtRef { txn: 1, index: 2 },
+            ..internal(1, after)
+        };
+        let h = history(vec![internal(1, "panic"), refused], false);
         let found = check(&h);
         assert_eq!(kinds(&h), ["internal-error"]);
         assert_eq!(

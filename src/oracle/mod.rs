@@ -185,13 +185,7 @@ pub fn check(
         _ => crate::model::cursor::with_limits(case, history),
     };
     let case = limited.as_ref().unwrap_or(case);
-    let internal_error = history.outcomes.iter().any(|o| {
-        o.outcome
-            .error
-            .as_ref()
-            .is_some_and(|e| e.class == crate::model::ErrorClass::Internal)
-    });
-    if internal_error && !kind.oracle().judges_after_internal_errors() {
+    if history.internal_error() && !kind.oracle().judges_after_internal_errors() {
         let counts = stats.oracle(kind.name());
         counts.undecided += 1;
         *counts

@@ -33,22 +33,14 @@ fn deferred_violations_meet_an_action_or_a_reinsert_on_a_stream_of_their_own() {
         if has_deferred {
             deferred += 1;
         }
-        let mut changed = Vec::new();
-        for (t, p) in c.txns.iter().zip(&plain.txns) {
-            assert_eq!(t.stmts.len(), p.stmts.len());
-            for j in 0..t.stmts.len() {
-                if t.stmts[j].stmt != p.stmts[j].stmt {
-                    changed.push((t, j));
-                }
-            }
-        }
+        let changed = changed_statements(&c, &plain);
         if changed.is_empty() {
             continue;
         }
         assert!(has_deferred, "{c:?}");
         assert!(changed.len() <= 2, "{changed:?}");
-        let txn = changed[0].0;
-        assert!(changed.iter().all(|(t, _)| t.id == txn.id));
+        let txn = c.txn(changed[0].txn).unwrap();
+        assert!(changed.iter().all(|r| r.txn == txn.id));
         assert!(!txn.autocommit && txn.stmts.iter().any(|s| s.stmt == Stmt::Commit));
         // The shape's statements, changed or already what they became.
         let stmts: Vec<&Stmt> = txn.stmts.iter().map(|s| &s.stmt).collect();
@@ -61,7 +53,7 @@ fn deferred_violations_meet_an_action_or_a_reinsert_on_a_stream_of_their_own() {
             matches!(s, Stmt::Delete(d) if matches!(&d.where_, Some(Expr::Bin { op: crate::model::BinOp::Or, .. })))
         });
         match (child_orphan, two_parents) {
-            (Some(o), _) if changed.iter().any(|(_, j)| *j == o) => {
+            (Some(o), _) if changed.iter().any(|r| r.index as usize == o) => {
                 let Stmt::Update(u) = stmts[o] else {
                     unreachable!()
                 };
