@@ -201,5 +201,25 @@ fn until_known_all_takes_the_classes_the_campaign_can_meet() {
         settings: Default::default(),
     };
     assert!(UntilKnown::All.resolve(&known, &pg, &[]).is_err());
+    // An engine's own setting: the cursor class is WAL mode's, not MVCC's
+    // (tests/turso_bugs.rs::in_mvcc_mode_a_failed_statement_leaves_an_open_cursor_stepping).
+    let turso_in = |mode: &str| EngineInfo {
+        name: "turso".into(),
+        version: "0.8.3".into(),
+        url: String::new(),
+        settings: [("journal_mode".to_string(), mode.to_string())].into(),
+    };
+    let cursor = "turso-failed-statement-ends-open-cursors";
+    let wal = UntilKnown::All
+        .resolve(&known, &turso_in("wal"), &[])
+        .unwrap();
+    let mvcc = UntilKnown::All
+        .resolve(&known, &turso_in("mvcc"), &[])
+        .unwrap();
+    assert!(wal.iter().any(|i| i == cursor), "{wal:?}");
+    assert!(!mvcc.iter().any(|i| i == cursor), "{mvcc:?}");
+    assert!(mvcc
+        .iter()
+        .any(|i| i == "turso-savepoint-takes-the-read-snapshot"));
     assert!(",x".parse::<UntilKnown>().is_err());
 }

@@ -817,10 +817,15 @@ fn keys(n: i64) -> Vec<Value> {
 #[test]
 #[should_panic(expected = "the cursor ended early")]
 fn a_failed_statement_leaves_an_open_cursor_stepping() {
-    for mvcc in [false, true] {
-        let got = cursor_across_a_failed_insert(mvcc, "(7), (7)");
-        assert_eq!(got, keys(4), "the cursor ended early (mvcc {mvcc})");
-    }
+    let got = cursor_across_a_failed_insert(false, "(7), (7)");
+    assert_eq!(got, keys(4), "the cursor ended early");
+}
+
+/// In MVCC mode the same failed INSERT leaves the cursor stepping: the bug
+/// is WAL mode's (known-issues.toml restricts it to `journal_mode = wal`).
+#[test]
+fn in_mvcc_mode_a_failed_statement_leaves_an_open_cursor_stepping() {
+    assert_eq!(cursor_across_a_failed_insert(true, "(7), (7)"), keys(4));
 }
 
 /// Control: an INSERT that fails on its first row (nothing to back out)

@@ -1,4 +1,4 @@
--- turso 0.8.3 (WAL and MVCC): a statement that fails after it wrote a row
+-- turso 0.8.3 (WAL mode; in MVCC mode the cursor keeps stepping): a statement that fails after it wrote a row
 -- ends another open cursor of the same connection. The cursor is an API
 -- object (turso crate: Statement::query, Rows::next); SQL alone cannot show
 -- it. Steps (tests/turso_bugs.rs::a_failed_statement_leaves_an_open_cursor_stepping):
