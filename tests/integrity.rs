@@ -444,6 +444,36 @@ mod turso {
         }
     }
 
+    /// The reduced case of issue 32's turso WAL campaign (seed 2, case
+    /// 21050): one transaction points both children at parent -4 (indexed
+    /// child column), deletes every parent, then sets one child's key to
+    /// NULL; COMMIT succeeds with the other child an orphan
+    /// (tests/turso_bugs.rs). `integrity` finds it in both modes, marked as
+    /// the known issue of the indexed parent-side count.
+    #[test]
+    fn turso_a_child_written_after_its_parent_was_deleted_is_the_known_indexed_count() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/turso-indexed-parent-delete-child-write.json");
+        let file = txfuzz::finding::load_case_file(&path).unwrap();
+        for mvcc in [false, true] {
+            let mut e = open(mvcc);
+            let mut case = file.case().clone();
+            case.isolation = e.profile().isolations[0];
+            let (h, mut f) = run(e.as_mut(), &case);
+            txfuzz::finding::known::KnownIssues::builtin().mark(&mut f, &case, &h, e.info());
+            let fk: Vec<&Finding> = f.iter().filter(|f| f.kind == "foreign-key").collect();
+            assert!(!fk.is_empty(), "mvcc {mvcc}: {f:#?}\n{h:#?}");
+            for f in fk {
+                let id = f.known.as_ref().map(|k| k.id.as_str());
+                assert_eq!(
+                    id,
+                    Some("turso-deferred-key-indexed-parent-delete-counts-one-violation"),
+                    "{f:#?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn turso_integrity_faults_are_caught_in_both_modes() {
         faults_are_caught(|| open(false));

@@ -45,6 +45,13 @@ pub enum Trait {
     /// successful REPLACE into it (which deletes the rows its new row
     /// conflicts with and inserts).
     DeferredKeyParentDeletedAndReinserted,
+    /// A transaction deleted rows of a deferred foreign key's parent table
+    /// (a DELETE of it, or a REPLACE into it), the key's child column leading
+    /// an index (the primary key, a UNIQUE key) of the child table, and later wrote the
+    /// child table (an UPDATE of the key's column, or a DELETE), both
+    /// successfully (turso: the indexed parent-side check counts one
+    /// violation per deleted parent, the child write repays one per child).
+    DeferredKeyParentDeletedThenChildWritten,
     /// A foreign key checked at COMMIT (`DEFERRABLE INITIALLY DEFERRED`)
     /// with an `ON DELETE` action that writes children (CASCADE, SET NULL),
     /// and a successful statement that deleted rows of the key's parent
@@ -246,6 +253,53 @@ fn deferred_key_parent_deleted_and_reinserted(case: &TestCase, history: &History
     false
 }
 
+/// Whether a transaction deleted rows of the parent table of a deferred key
+/// whose child column leads an index (the primary key, a UNIQUE key) of the
+/// child table, and later (completion order) updated that column of the child
+/// table or deleted from it, both successfully.
+fn deferred_key_parent_deleted_then_child_written(case: &TestCase, history: &History) -> bool {
+    let indexed: Vec<(&str, &ForeignKey)> = case
+        .schema
+        .tables
+        .iter()
+        .flat_map(|t| t.foreign_keys.iter().map(move |fk| (t, fk)))
+        .filter(|(t, fk)| {
+            let lead = fk.columns.first();
+            fk.deferrable == Some(Deferral::InitiallyDeferred)
+                && (t.primary_key.first() == lead
+                    || t.uniques.iter().any(|u| u.first() == lead)
+                    || t.indexes.iter().any(|i| i.columns.first() == lead))
+        })
+        .map(|(t, fk)| (t.name.as_str(), fk))
+        .collect();
+    let mut deleted: BTreeSet<(u32, &str)> = BTreeSet::new();
+    for (r, stmt) in succeeded(case, history) {
+        for (child, fk) in &indexed {
+            let parent = fk.ref_table.as_str();
+            match stmt {
+                Stmt::Delete(d) if d.table == parent => {
+                    deleted.insert((r.txn, parent));
+                }
+                Stmt::Insert(i) if i.table == parent && i.on_conflict == OnConflict::Replace => {
+                    deleted.insert((r.txn, parent));
+                }
+                Stmt::Delete(d) if d.table == *child && deleted.contains(&(r.txn, parent)) => {
+                    return true;
+                }
+                Stmt::Update(u)
+                    if u.table == *child
+                        && deleted.contains(&(r.txn, parent))
+                        && u.assignments.iter().any(|a| fk.columns.contains(&a.column)) =>
+                {
+                    return true;
+                }
+                _ => {}
+            }
+        }
+    }
+    false
+}
+
 /// Whether transaction `txn`'s session set `innodb_snapshot_isolation=ON`.
 fn snapshot_isolation_on(case: &TestCase, txn: u32) -> bool {
     case.settings_of(txn)
@@ -336,6 +390,9 @@ pub(super) fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &
         }
         Trait::DeferredKeyParentDeletedAndReinserted => {
             deferred_key_parent_deleted_and_reinserted(case, history)
+        }
+        Trait::DeferredKeyParentDeletedThenChildWritten => {
+            deferred_key_parent_deleted_then_child_written(case, history)
         }
         Trait::ConcurrentParentChildWrites => {
             crate::model::fk_conflict::parent_child_conflict(case, history)
