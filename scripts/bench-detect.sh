@@ -107,9 +107,9 @@ print(f"| campaign | known issue | found (seeds) | median s | worst s | median c
 print("|---|---|---|---|---|---|---|")
 for c in configs:
     name = c.split("=", 1)[0]
-    runs = sorted(out.glob(f"{name}-s*/summary.json"))
+    runs = sorted(out.glob(f"{name}-s[0-9]*/summary.json"))
     if not runs:
-        skipped = sorted(out.glob(f"{name}-s*.log"))
+        skipped = sorted(out.glob(f"{name}-s[0-9]*.log"))
         why = skipped[0].read_text().strip().splitlines()[-1] if skipped else "no run"
         print(f"| {name} | — ({why}) | | | | | |")
         continue
