@@ -127,6 +127,16 @@ fn setup(what: &str) -> impl Fn(StmtError) -> EngineError + '_ {
     move |e| EngineError::Setup(format!("{what}: {} ({})", e.message, e.code))
 }
 
+/// In MVCC mode a temporary database is opened afresh after this many loads
+/// of new tables. turso 0.8.3's MVCC checkpoint and row-version collection
+/// walk every version the store holds, and a long-lived database that
+/// creates and drops a case's tables thousands of times keeps growing that
+/// walk: a 10-minute campaign fell from 103 to 14 cases/s (`perf`: 41% of
+/// the samples in `drop_unused_row_versions_inner`, `CheckpointStateMachine`
+/// and `Vec::retain`; BENCHMARKS.md). A case owes nothing to the cases
+/// before it (replays and reductions run on a fresh database too).
+const MVCC_LOADS_PER_DATABASE: u32 = 200;
+
 pub struct TursoEngine {
     _dir: Option<tempfile::TempDir>,
     db: turso::Database,
@@ -138,6 +148,8 @@ pub struct TursoEngine {
     /// ([`TestCase::checkpoint`]).
     checkpoint: bool,
     idle: Idle,
+    /// Loads of new tables since the database was opened.
+    loads: u32,
 }
 
 impl TursoEngine {
@@ -201,7 +213,33 @@ impl TursoEngine {
             loaded: None,
             checkpoint: false,
             idle: Idle::default(),
+            loads: 0,
         })
+    }
+
+    /// In MVCC mode, a temporary database that has had
+    /// [`MVCC_LOADS_PER_DATABASE`] loads is replaced by a fresh one (no
+    /// session is open between cases; the engine's description stays).
+    fn refresh_if_worn(&mut self) -> Result<(), EngineError> {
+        let mvcc = self
+            .info
+            .settings
+            .get(MODE_SETTING)
+            .is_some_and(|m| m == MVCC);
+        self.loads += 1;
+        if !mvcc || self._dir.is_none() || self.loads <= MVCC_LOADS_PER_DATABASE {
+            return Ok(());
+        }
+        let TursoEngine {
+            _dir, db, admin, ..
+        } = TursoEngine::open(None, true)?;
+        // Connections of the old database go with their own pool.
+        self.idle = Idle::default();
+        self.admin = admin;
+        self.db = db;
+        self._dir = _dir;
+        self.loads = 1;
+        Ok(())
     }
 
     fn drop_all_tables(&self) -> Result<(), EngineError> {
@@ -349,6 +387,7 @@ impl Engine for TursoEngine {
             return self.reset();
         }
         self.loaded = None;
+        self.refresh_if_worn()?;
         self.in_transaction(|| {
             self.drop_all_tables()?;
             for t in &case.schema.tables {
