@@ -422,8 +422,18 @@ mod turso {
     /// the trait knew only a DELETE followed by an INSERT).
     #[test]
     fn turso_a_replace_of_two_parents_is_the_known_reinsert_imbalance() {
+        fixture_is_the_known_issue(
+            "turso-replace-two-parents.json",
+            "turso-deferred-key-reinsert-repays-other-violations",
+        );
+    }
+
+    /// In both modes, `integrity` finds foreign-key violations in the case of
+    /// `fixture` (tests/fixtures), each marked as known issue `id`.
+    fn fixture_is_the_known_issue(fixture: &str, id: &str) {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/turso-replace-two-parents.json");
+            .join("tests/fixtures")
+            .join(fixture);
         let file = txfuzz::finding::load_case_file(&path).unwrap();
         for mvcc in [false, true] {
             let mut e = open(mvcc);
@@ -434,12 +444,7 @@ mod turso {
             let fk: Vec<&Finding> = f.iter().filter(|f| f.kind == "foreign-key").collect();
             assert!(!fk.is_empty(), "mvcc {mvcc}: {f:#?}\n{h:#?}");
             for f in fk {
-                let id = f.known.as_ref().map(|k| k.id.as_str());
-                assert_eq!(
-                    id,
-                    Some("turso-deferred-key-reinsert-repays-other-violations"),
-                    "{f:#?}"
-                );
+                assert_eq!(f.known.as_ref().map(|k| k.id.as_str()), Some(id), "{f:#?}");
             }
         }
     }
@@ -452,26 +457,10 @@ mod turso {
     /// the known issue of the indexed parent-side count.
     #[test]
     fn turso_a_child_written_after_its_parent_was_deleted_is_the_known_indexed_count() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/turso-indexed-parent-delete-child-write.json");
-        let file = txfuzz::finding::load_case_file(&path).unwrap();
-        for mvcc in [false, true] {
-            let mut e = open(mvcc);
-            let mut case = file.case().clone();
-            case.isolation = e.profile().isolations[0];
-            let (h, mut f) = run(e.as_mut(), &case);
-            txfuzz::finding::known::KnownIssues::builtin().mark(&mut f, &case, &h, e.info());
-            let fk: Vec<&Finding> = f.iter().filter(|f| f.kind == "foreign-key").collect();
-            assert!(!fk.is_empty(), "mvcc {mvcc}: {f:#?}\n{h:#?}");
-            for f in fk {
-                let id = f.known.as_ref().map(|k| k.id.as_str());
-                assert_eq!(
-                    id,
-                    Some("turso-deferred-key-indexed-parent-delete-counts-one-violation"),
-                    "{f:#?}"
-                );
-            }
-        }
+        fixture_is_the_known_issue(
+            "turso-indexed-parent-delete-child-write.json",
+            "turso-deferred-key-indexed-parent-delete-counts-one-violation",
+        );
     }
 
     #[test]
