@@ -15,6 +15,10 @@ if ! command -v cc >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
 fi
 
 eval "$(scripts/provision.sh)"
+# MySQL 9.7, MariaDB 11.8 and PostgreSQL 18 from Debian's packages in
+# debootstrap roots (tests/server_root.rs reads their logs; the server tests
+# run again on them at the end, scripts/test-current.sh).
+eval "$(scripts/provision-current.sh)"
 # Headless Chromium renders the HTML report in tests/report.rs.
 scripts/install-chromium.sh
 # turso's Python module runs the exported scripts of turso findings.
@@ -32,3 +36,5 @@ cargo clippy --all-targets --quiet -- -D warnings
 cargo clippy --all-targets --features turso --quiet -- -D warnings
 cargo test --lib --quiet
 cargo test --all-targets --features turso
+# The server tests again on MySQL 9.7, MariaDB 11.8 and PostgreSQL 18.
+scripts/test-current.sh

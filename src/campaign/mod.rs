@@ -291,6 +291,7 @@ pub fn run_campaign_jobs(
         features: first.profile().features,
         mixed_share,
         settings: cfg.settings.clone(),
+        server_settings: first.info().settings.clone(),
         ..GenConfig::default()
     };
     let mut summary = Summary::new(first.info().clone(), cfg, &isolations);

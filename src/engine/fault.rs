@@ -162,6 +162,12 @@ impl Engine for FaultyEngine {
     fn target(&self) -> crate::instrument::Target {
         self.inner.target()
     }
+    fn scratch_database(
+        &mut self,
+        schema: &crate::model::Schema,
+    ) -> Result<Option<(String, bool)>, EngineError> {
+        self.inner.scratch_database(schema)
+    }
     fn profile(&self) -> &EngineProfile {
         self.inner.profile()
     }

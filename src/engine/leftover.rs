@@ -57,7 +57,8 @@ pub fn hostname() -> String {
 pub fn pid_of(name: &str) -> Option<u32> {
     let rest = name.strip_prefix("txfuzz_")?;
     let (pid, n) = rest.split_once('_')?;
-    n.parse::<u32>().ok()?;
+    // `_s`: the view oracle's scratch database next to it (MySQL).
+    n.strip_suffix("_s").unwrap_or(n).parse::<u32>().ok()?;
     pid.parse().ok()
 }
 
@@ -119,6 +120,8 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(pid_of(&a), Some(std::process::id()));
         assert_eq!(pid_of("txfuzz_x_1"), None);
+        assert_eq!(pid_of("txfuzz_41_7_s"), Some(41));
+        assert_eq!(pid_of("txfuzz_41_7_t"), None);
         assert_eq!(pid_of("txfuzz_12"), None);
         assert!(owner_mark().contains(&hostname()));
     }

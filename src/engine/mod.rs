@@ -12,6 +12,7 @@ pub mod profile;
 pub mod registry;
 mod run;
 pub mod server;
+pub mod server_root;
 pub mod sqlite;
 pub mod turso;
 pub mod url;
@@ -368,6 +369,19 @@ pub trait Engine: Send {
         isolation: Isolation,
     ) -> Result<Box<dyn Session>, EngineError> {
         self.open_session(isolation, WaitSignal::new())
+    }
+    /// A database of the engine's own for the view oracle's scratch
+    /// tables, which are then real tables there rather than TEMPORARY ones
+    /// (MariaDB and MySQL: a temporary table can have no trigger, and the
+    /// write capture is made of triggers, [`crate::sql::capture_triggers`]).
+    /// `None`: temporary tables do. With the name, whether the tables of
+    /// `schema` are there already (made for the last schema asked for;
+    /// their rows are whatever the last scratch left).
+    fn scratch_database(
+        &mut self,
+        _schema: &Schema,
+    ) -> Result<Option<(String, bool)>, EngineError> {
+        Ok(None)
     }
     /// Before a run, on the loaded state: replaces each instrumented
     /// statement whose instrumentation would change how the engine runs it

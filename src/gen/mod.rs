@@ -37,7 +37,7 @@ mod check;
 #[cfg(test)]
 mod tests;
 
-use crate::model::{Isolation, Schema, TestCase, Value, CASE_FORMAT};
+use crate::model::{Isolation, Schema, Settings, TestCase, Value, CASE_FORMAT};
 use crate::rng::Rng;
 
 pub use crate::model::Features;
@@ -61,6 +61,9 @@ pub struct GenConfig {
     /// Per-session settings (`--setting NAME=V1,V2`): each session draws one
     /// value of each.
     pub settings: Vec<SettingChoice>,
+    /// The server's settings (`EngineInfo::settings`): what a session that
+    /// draws none of its own runs with (`crate::model::setting_value`).
+    pub server_settings: Settings,
 }
 
 /// A setting each session draws a value of (`--setting NAME=V1,V2`).
@@ -111,6 +114,7 @@ impl Default for GenConfig {
             max_rows: 10,
             mixed_share: None,
             settings: Vec::new(),
+            server_settings: Settings::new(),
         }
     }
 }

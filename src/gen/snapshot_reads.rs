@@ -15,23 +15,24 @@ use super::moves::{commit_of, int_key, replaceable, stmt_at, stmt_at_mut};
 use super::phantom::fresh_value;
 use super::Gen;
 use crate::model::{
-    Assignment, Expr, Isolation, LockMode, Select, Stmt, StmtRef, Txn, Update, Value,
+    setting_is_on, setting_value, Assignment, Expr, Isolation, LockMode, Select, Settings, Stmt,
+    StmtRef, Txn, Update, Value,
 };
 use crate::rng::Rng;
 
 /// Mixed into the seed of the stream.
 const STREAM: u64 = 0x5349_5f49_4e44_4558; // "SI_INDEX"
 
-/// The session setting the shape needs.
-const SETTING: (&str, &str) = ("innodb_snapshot_isolation", "ON");
+/// The session setting the shape needs ON.
+const SETTING: &str = "innodb_snapshot_isolation";
 
 /// Where the engine's profile asks for them
 /// ([`crate::model::Features::snapshot_index_reads`]), one case in two gets
 /// the shape where its submit order allows it, on a table with a one-column
 /// integer primary key, a row `x` at generation and a secondary index over
 /// a column `c` that is not the key: a transaction A at REPEATABLE READ or
-/// SERIALIZABLE, not READ ONLY, whose session sets
-/// `innodb_snapshot_isolation=ON`, and an
+/// SERIALIZABLE, not READ ONLY, whose session runs with
+/// `innodb_snapshot_isolation=ON` (its own value, else the server's), and an
 /// explicit read-write transaction B that commits, with a data statement of
 /// A before one of B, and a later one of A before B's COMMIT. A's first
 /// becomes a plain read of the table (its read view), B's `UPDATE t SET c =
@@ -53,26 +54,10 @@ pub(super) fn draw_snapshot_reads(
     if !rng.chance(1, 2) {
         return;
     }
-    // A table, its key, an index and one of its non-key columns.
-    let mut targets = Vec::new();
-    for t in 0..g.schema.tables.len() {
-        let Some(key) = int_key(g, t) else { continue };
-        if g.known[t].is_empty() {
-            continue;
-        }
-        let table = &g.schema.tables[t];
-        for ix in &table.indexes {
-            for name in ix.columns.iter().filter(|c| **c != table.columns[key].name) {
-                if let Some(c) = table.columns.iter().position(|x| &x.name == name) {
-                    targets.push((t, key, ix.columns.clone(), c));
-                }
-            }
-        }
-    }
-    let Some((t, key, covered, c)) = rng.try_pick(&targets).cloned() else {
+    let Some((t, key, covered, c)) = rng.try_pick(&targets(g)).cloned() else {
         return;
     };
-    let shapes = shapes(isolation, order, txns);
+    let shapes = shapes(isolation, order, txns, &g.cfg.server_settings);
     let Some(&shape) = rng.try_pick(&shapes) else {
         return;
     };
@@ -122,6 +107,28 @@ pub(super) fn draw_snapshot_reads(
     }
 }
 
+/// Each table with rows and a one-column integer key, an index of it and
+/// one of the index's columns that is not the key: (table, key column,
+/// the index's columns, that column).
+fn targets(g: &Gen) -> Vec<(usize, usize, Vec<String>, usize)> {
+    let mut targets = Vec::new();
+    for t in 0..g.schema.tables.len() {
+        let Some(key) = int_key(g, t) else { continue };
+        if g.known[t].is_empty() {
+            continue;
+        }
+        let table = &g.schema.tables[t];
+        for ix in &table.indexes {
+            for name in ix.columns.iter().filter(|c| **c != table.columns[key].name) {
+                if let Some(c) = table.columns.iter().position(|x| &x.name == name) {
+                    targets.push((t, key, ix.columns.clone(), c));
+                }
+            }
+        }
+    }
+    targets
+}
+
 /// The statements of one shape: A's read view, B's write, A's locking read.
 #[derive(Clone, Copy, Debug)]
 struct Shape {
@@ -130,8 +137,10 @@ struct Shape {
     read: StmtRef,
 }
 
-/// Every shape the submit order allows.
-fn shapes(isolation: Isolation, order: &[StmtRef], txns: &[Txn]) -> Vec<Shape> {
+/// Every shape the submit order allows; `server`: the server's settings,
+/// which a session that sets none of its own runs with (MariaDB 11.8 has
+/// `innodb_snapshot_isolation` ON by default).
+fn shapes(isolation: Isolation, order: &[StmtRef], txns: &[Txn], server: &Settings) -> Vec<Shape> {
     let pos = |r: StmtRef| order.iter().position(|x| *x == r);
     let data = |r: &StmtRef| stmt_at(txns, *r).is_some_and(replaceable);
     let of = |id: u32| order.iter().filter(move |r| r.txn == id && data(r));
@@ -139,7 +148,7 @@ fn shapes(isolation: Isolation, order: &[StmtRef], txns: &[Txn]) -> Vec<Shape> {
         matches!(
             t.isolation.unwrap_or(isolation),
             Isolation::RepeatableRead | Isolation::Serializable
-        ) && t.settings.get(SETTING.0).is_some_and(|v| v == SETTING.1)
+        ) && setting_value(&t.settings, server, SETTING).is_some_and(|v| setting_is_on(&v))
     };
     let mut out = Vec::new();
     for a in txns

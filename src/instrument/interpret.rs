@@ -60,9 +60,10 @@ pub fn interpret_result(
 /// Rows (`rid, wl-after`) and matched-but-unchanged rows (`rid, wl`).
 type Captured = (Vec<Vec<Value>>, Vec<(i64, WriteList)>);
 
-/// `rid:wl-before;...` captured by MariaDB UPDATEs -> `(rid, wl-after)` rows,
-/// and the rows an UPDATE matched but left unchanged (`rid:wl=`). NULL: the
-/// UPDATE matched no row.
+/// `rid:wl-before;...` captured by the triggers of an UPDATE (or an
+/// upsert's update arm) -> `(rid, wl-after)` rows, the rows it matched but
+/// left unchanged (`rid:wl=`), and rows inserted or deleted as they are
+/// (`rid:wl!`, MySQL's insert and delete triggers). NULL: no row.
 fn parse_capture(v: Option<&Value>, op: u32) -> Result<Captured, String> {
     let list = match v {
         None | Some(Value::Null) => return Ok((Vec::new(), Vec::new())),
@@ -78,12 +79,18 @@ fn parse_capture(v: Option<&Value>, op: u32) -> Result<Captured, String> {
         let rid: i64 = rid
             .parse()
             .map_err(|_| format!("item '{item}': '{rid}' is not a rid"))?;
-        match wl.strip_suffix('=') {
-            Some(wl) => unchanged.push((rid, WriteList::parse(wl)?)),
-            None => rows.push(vec![
+        if let Some(wl) = wl.strip_suffix('=') {
+            unchanged.push((rid, WriteList::parse(wl)?));
+        } else if let Some(wl) = wl.strip_suffix('!') {
+            rows.push(vec![
+                Value::Int(rid),
+                Value::Text(WriteList::parse(wl)?.to_string()),
+            ]);
+        } else {
+            rows.push(vec![
                 Value::Int(rid),
                 Value::Text(WriteList::parse(wl)?.then(op).to_string()),
-            ]),
+            ]);
         }
     }
     Ok((rows, unchanged))
@@ -266,27 +273,71 @@ mod tests {
     }
 
     #[test]
-    fn a_mariadb_update_appends_to_wl_only_where_a_value_changed() {
-        let schema = Schema {
-            tables: vec![kv_table("t")],
-        };
-        let cs = CaseStmt {
-            op: 9,
-            stmt: set("t", 1, 5),
-        };
-        let p = prepare(Dialect::Mysql, &schema, StmtRef { txn: 1, index: 0 }, &cs);
-        // The old values first, the conditional append last.
-        let keep = p.sql.find("@txfuzz_o :=").unwrap();
-        let assign = p.sql.find("v = 5").unwrap();
-        let append = p
-            .sql
-            .find("IF(CAST(JSON_ARRAY(v) AS BINARY) <=> @txfuzz_o")
-            .unwrap();
-        assert!(keep < assign && assign < append, "{}", p.sql);
-        assert!(p.capture.is_some() && p.pre.is_some());
+    fn a_trigger_capture_reads_inserted_and_deleted_rows_as_they_are() {
+        let (rows, unchanged) =
+            parse_capture(Some(&Value::Text("4:9!;1:0,3!;2:0".into())), 9).unwrap();
+        assert_eq!(
+            rows,
+            vec![
+                vec![Value::Int(4), Value::Text("9".into())],
+                vec![Value::Int(1), Value::Text("0,3".into())],
+                vec![Value::Int(2), Value::Text("0,9".into())],
+            ]
+        );
+        assert!(unchanged.is_empty());
     }
 
-    fn prepared(d: Dialect, stmt: Stmt) -> Prepared {
+    fn mysql_target(returning: bool) -> crate::instrument::Target {
+        crate::instrument::Target {
+            dialect: Dialect::Mysql,
+            update_capture: crate::instrument::UpdateCapture::UserVariable { returning },
+        }
+    }
+
+    /// MariaDB and MySQL: the old values are kept first (and `wl` marked),
+    /// the user's assignments follow, the conditional append comes last and
+    /// reads the new values from the columns when it sees the mark, from the
+    /// assignments' own expressions when it does not (module
+    /// `user_variable`).
+    #[test]
+    fn a_mysql_family_update_appends_to_wl_only_where_a_value_changed() {
+        for returning in [true, false] {
+            let p = prepared(mysql_target(returning), set("t", 1, 5));
+            let keep = p.sql.find("@txfuzz_o :=").unwrap();
+            let assign = p.sql.find("v = 5").unwrap();
+            let append = p
+                .sql
+                .find("IF(RIGHT(wl, 1) = '~', CAST(JSON_ARRAY(v) AS BINARY), CAST(JSON_ARRAY(CAST(5 AS SIGNED)) AS BINARY)) <=> @txfuzz_o")
+                .unwrap_or_else(|| panic!("{}", p.sql));
+            assert!(keep < assign && assign < append, "{}", p.sql);
+            assert!(p.sql.contains("wl, '~'), v = 5"), "{}", p.sql);
+            assert!(!p.sql.contains("RETURNING"), "{}", p.sql);
+            assert_eq!(p.capture.as_deref(), Some("SELECT @txfuzz_w"));
+            let pre = if returning {
+                "SET @txfuzz_w = NULL"
+            } else {
+                "SET @txfuzz_w = NULL, @txfuzz_op = NULL"
+            };
+            assert_eq!(p.pre.as_deref(), Some(pre));
+        }
+    }
+
+    /// MySQL has no RETURNING: an INSERT and a DELETE are reported by the
+    /// triggers, for the op set first; MariaDB keeps RETURNING for them.
+    #[test]
+    fn inserts_and_deletes_use_returning_only_where_the_engine_has_it() {
+        for returning in [true, false] {
+            for stmt in [insert("t", 7, 1, 2), delete("t", 1)] {
+                let p = prepared(mysql_target(returning), stmt);
+                assert_eq!(p.sql.contains("RETURNING"), returning, "{}", p.sql);
+                assert_eq!(p.capture.is_some(), !returning, "{}", p.sql);
+                let pre = (!returning).then(|| "SET @txfuzz_w = NULL, @txfuzz_op = 9".to_string());
+                assert_eq!(p.pre, pre);
+            }
+        }
+    }
+
+    fn prepared(d: impl Into<crate::instrument::Target>, stmt: Stmt) -> Prepared {
         let schema = Schema {
             tables: vec![kv_table("t")],
         };
@@ -357,7 +408,7 @@ mod tests {
     }
 
     #[test]
-    fn a_mariadb_upsert_arm_appends_to_wl_only_where_a_value_changed() {
+    fn a_mysql_family_upsert_arm_appends_to_wl_only_where_a_value_changed() {
         let set_v = crate::model::Assignment {
             column: "v".into(),
             value: crate::model::Expr::Lit(Value::Int(5)),
@@ -369,17 +420,25 @@ mod tests {
                 assignments: vec![set_v],
             },
         );
-        let p = prepared(Dialect::Mysql, upsert);
-        let keep = p
-            .sql
-            .find("ON DUPLICATE KEY UPDATE wl = CONCAT(LEFT(@txfuzz_o :=")
-            .unwrap_or_else(|| panic!("{}", p.sql));
-        let assign = p.sql.find("v = 5").unwrap();
-        let append = p
-            .sql
-            .find("IF(CAST(JSON_ARRAY(t.v) AS BINARY) <=> @txfuzz_o")
-            .unwrap();
-        assert!(keep < assign && assign < append, "{}", p.sql);
+        for returning in [true, false] {
+            let p = prepared(mysql_target(returning), upsert.clone());
+            let keep = p
+                .sql
+                .find("ON DUPLICATE KEY UPDATE wl = CONCAT(LEFT(@txfuzz_o :=")
+                .unwrap_or_else(|| panic!("{}", p.sql));
+            let assign = p.sql.find("v = 5").unwrap();
+            let append = p
+                .sql
+                .find("IF(CAST(JSON_ARRAY(t.v) AS BINARY) <=> @txfuzz_o")
+                .unwrap();
+            assert!(keep < assign && assign < append, "{}", p.sql);
+            // MySQL: the insert trigger reports the rows it inserted.
+            assert!(
+                matches!(p.shape, Shape::Write { complete, .. } if complete != returning),
+                "{:?}",
+                p.shape
+            );
+        }
     }
 
     /// A MariaDB REPLACE into a table with one unique key and no foreign key

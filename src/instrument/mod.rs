@@ -28,9 +28,10 @@
 
 mod interpret;
 mod prepare;
+mod user_variable;
 
 pub use interpret::{interpret_result, Capture};
 pub use prepare::{
     prepare, prepare_case, reports_affected, CursorStep, Prepared, Shape, Target, UpdateCapture,
-    SQLITE_CAPTURE, SQLITE_TAKE,
+    CAPTURE_VAR, OP_VAR, SQLITE_CAPTURE, SQLITE_TAKE,
 };

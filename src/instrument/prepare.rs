@@ -80,9 +80,12 @@ pub enum UpdateCapture {
     /// A session function called from the `wl` assignment (SQLite: RETURNING
     /// changes how SQLite runs an UPDATE).
     SessionFunction,
-    /// A user variable assigned from the `wl` assignment (MariaDB: no
-    /// UPDATE ... RETURNING).
-    UserVariable,
+    /// A user variable assigned from the `wl` assignment (MariaDB and
+    /// MySQL: no UPDATE ... RETURNING; [`super::user_variable`]).
+    /// `returning`: INSERT and DELETE report their rows with RETURNING
+    /// (MariaDB); without it (MySQL) AFTER INSERT and AFTER DELETE triggers
+    /// record them ([`crate::sql::capture_triggers`]).
+    UserVariable { returning: bool },
 }
 
 /// What statements are instrumented for: the SQL dialect and how an UPDATE
@@ -98,7 +101,7 @@ impl From<Dialect> for Target {
     fn from(dialect: Dialect) -> Target {
         let update_capture = match dialect {
             Dialect::Sqlite => UpdateCapture::SessionFunction,
-            Dialect::Mysql => UpdateCapture::UserVariable,
+            Dialect::Mysql => UpdateCapture::UserVariable { returning: true },
             Dialect::Postgres => UpdateCapture::Returning,
         };
         Target {
@@ -187,7 +190,7 @@ pub fn prepare(target: impl Into<Target>, schema: &Schema, r: StmtRef, cs: &Case
         cursor: cursor_step(&cs.stmt),
         ir: cs.stmt.clone(),
     }
-    .for_target(target)
+    .for_target(target, schema)
 }
 
 fn cursor_step(stmt: &Stmt) -> Option<CursorStep> {
@@ -242,95 +245,61 @@ impl Prepared {
     }
 }
 
-/// The MariaDB user variable that collects updated rows.
-const CAPTURE_VAR: &str = "@txfuzz_w";
-/// The MariaDB user variable that keeps a row's assigned columns before an UPDATE.
-const OLD_VAR: &str = "@txfuzz_o";
+pub use crate::sql::{CAPTURE_VAR, OP_VAR};
 
 impl Prepared {
-    /// MariaDB has RETURNING for INSERT, REPLACE and DELETE but not for UPDATE
-    /// (nor for the update arm of ON DUPLICATE KEY UPDATE). There the `wl`
-    /// assignment also appends `rid:old-wl` of each updated row to a user
-    /// variable, read back afterwards: no extra table access, so no extra locks.
-    fn for_target(mut self, target: Target) -> Prepared {
+    fn for_target(self, target: Target, schema: &Schema) -> Prepared {
         match target.update_capture {
-            UpdateCapture::Returning => return self,
+            UpdateCapture::Returning => self,
             UpdateCapture::ReturningWhereChanged => {
-                return self.append_where_changed().upsert_arm_where_changed()
+                self.append_where_changed().upsert_arm_where_changed()
             }
             UpdateCapture::SessionFunction => {
-                return self.sqlite_update_capture().upsert_arm_where_changed()
+                self.sqlite_update_capture().upsert_arm_where_changed()
             }
-            UpdateCapture::UserVariable => {}
+            UpdateCapture::UserVariable { returning } => self.user_variable(schema, returning),
         }
-        let upsert = matches!(&self.ir, Stmt::Insert(i) if matches!(i.on_conflict, OnConflict::Update { .. }));
-        if self.kind != StmtKind::Update && !upsert {
+    }
+
+    /// [`UpdateCapture::UserVariable`] (`super::user_variable`): UPDATEs
+    /// and upsert arms report their rows through the capture variable;
+    /// without RETURNING (MySQL) INSERT and DELETE too, by triggers.
+    fn user_variable(mut self, schema: &Schema, returning: bool) -> Prepared {
+        use super::user_variable as uv;
+        let Shape::Write { table, complete } = self.shape.clone() else {
             return self;
-        }
-        let (table, qualifier) = match &self.ir {
-            Stmt::Update(u) => (u.table.clone(), String::new()),
-            Stmt::Insert(i) => (i.table.clone(), format!("{}.", i.table)),
-            _ => return self,
         };
-        let marker = format!("{WL} = CONCAT({qualifier}{WL}, ',{}')", self.op);
-        let capture_item = |suffix: &str| {
-            format!(
-                "LEFT({v} := CONCAT_WS(';', {v}, CONCAT({q}{RID}, ':', {q}{WL}{suffix})), 0)",
-                q = qualifier,
-                v = CAPTURE_VAR
-            )
+        let (rewritten, complete, triggers_record) = match &self.ir {
+            Stmt::Update(u) => (uv::update_sql(&self.sql, u, schema, self.op), true, false),
+            Stmt::Insert(Insert {
+                on_conflict: OnConflict::Update { assignments, .. },
+                ..
+            }) => (
+                uv::upsert_arm_sql(&self.sql, &table, assignments, self.op),
+                // Its inserted rows: MySQL's insert trigger reports them,
+                // MariaDB's ODKU has no RETURNING.
+                !returning,
+                true,
+            ),
+            _ if returning => return self,
+            // MySQL INSERT, REPLACE, DELETE: the triggers report the rows;
+            // a REPLACE's deleted rows are not told from its inserted ones.
+            Stmt::Insert(i) => (
+                Some(uv::without_returning(&self.sql).to_string()),
+                complete && i.on_conflict != OnConflict::Replace,
+                true,
+            ),
+            _ => (
+                Some(uv::without_returning(&self.sql).to_string()),
+                complete,
+                true,
+            ),
         };
-        let capturing = match &self.ir {
-            // A plain UPDATE appends to `wl` only where a user column changed,
-            // so that a no-op stays a no-op for InnoDB (no new row version).
-            // MariaDB assigns left to right with the new values, so the old
-            // values are kept first (an assignment that changes nothing) and
-            // compared, as stored, after the user's assignments. Unchanged
-            // rows are captured with a trailing `=`.
-            // The update arm of an upsert likewise: a no-op arm stays one
-            // (InnoDB then counts the row as unaffected).
-            Stmt::Update(_) | Stmt::Insert(_) => {
-                let (targets, clause) = match &self.ir {
-                    Stmt::Update(u) => (&u.assignments, " SET "),
-                    Stmt::Insert(Insert {
-                        on_conflict: OnConflict::Update { assignments, .. },
-                        ..
-                    }) => (assignments, " ON DUPLICATE KEY UPDATE "),
-                    _ => return self,
-                };
-                let targets: Vec<String> = targets
-                    .iter()
-                    .map(|a| format!("{qualifier}{}", a.column))
-                    .collect();
-                let digest = format!("CAST(JSON_ARRAY({}) AS BINARY)", targets.join(", "));
-                let keep_old =
-                    format!("{WL} = CONCAT(LEFT({OLD_VAR} := {digest}, 0), {qualifier}{WL}), ");
-                self.sql = self.sql.replacen(clause, &format!("{clause}{keep_old}"), 1);
-                format!(
-                    "{WL} = IF({digest} <=> {OLD_VAR}, CONCAT({q}{WL}, {unchanged}), CONCAT({q}{WL}, ',{k}', {changed}))",
-                    q = qualifier,
-                    unchanged = capture_item(", '='"),
-                    changed = capture_item(""),
-                    k = self.op
-                )
-            }
-            _ => return self,
-        };
-        let base = self
-            .sql
-            .strip_suffix(&format!(" RETURNING {RID}, {WL}"))
-            .unwrap_or(&self.sql)
-            .to_string();
-        if let Some(at) = base.rfind(&marker) {
-            self.sql = format!("{}{}{}", &base[..at], capturing, &base[at + marker.len()..]);
-            self.pre = Some(format!("SET {CAPTURE_VAR} = NULL"));
-            self.capture = Some(format!("SELECT {CAPTURE_VAR}"));
-            // Rows an upsert inserted are not observed (no RETURNING with ODKU).
-            self.shape = Shape::Write {
-                table,
-                complete: !upsert,
-            };
-        }
+        let Some(sql) = rewritten else { return self };
+        self.sql = sql;
+        self.pre = Some(uv::pre(returning, triggers_record, self.op));
+        self.capture = Some(uv::capture_query());
+        self.shape = Shape::Write { table, complete };
         self
     }
 }

@@ -198,6 +198,40 @@ pub type Settings = std::collections::BTreeMap<String, String>;
 
 static NO_SETTINGS: Settings = Settings::new();
 
+/// The settings a session runs with: `own`, the values it sets itself, over
+/// `server`, the server's (`EngineInfo::settings`, what a session that sets
+/// nothing has by default). A name it sets replaces the server's whatever
+/// its case, under the server's spelling. The one place where a server's
+/// default counts as a session's own: session profiles
+/// (`EngineProfile::for_session`), verdicts, known-issue traits and
+/// generation all ask here ([`TestCase::session_settings`],
+/// [`setting_value`]).
+pub fn effective_settings(own: &Settings, server: &Settings) -> Settings {
+    let mut out = server.clone();
+    for (name, value) in own {
+        let key = server
+            .keys()
+            .find(|n| n.eq_ignore_ascii_case(name))
+            .unwrap_or(name);
+        out.insert(key.clone(), value.clone());
+    }
+    out
+}
+
+/// The value of setting `name` (any case) a session that sets `own` runs
+/// with on a server with `server` ([`effective_settings`]).
+pub fn setting_value(own: &Settings, server: &Settings, name: &str) -> Option<String> {
+    effective_settings(own, server)
+        .into_iter()
+        .find_map(|(n, v)| n.eq_ignore_ascii_case(name).then_some(v))
+}
+
+/// Whether a boolean setting's value is on, as `SHOW VARIABLES` (`ON`) or
+/// `SELECT @@` (`1`) print it.
+pub fn setting_is_on(value: &str) -> bool {
+    value.eq_ignore_ascii_case("ON") || value == "1"
+}
+
 impl Txn {
     pub fn label(&self) -> String {
         format!("T{}", self.id)
@@ -296,11 +330,26 @@ impl TestCase {
     pub fn settings_of(&self, id: u32) -> &Settings {
         self.txn(id).map_or(&NO_SETTINGS, |t| &t.settings)
     }
-    /// The one settings map the sessions of `refs` share (the server's when
-    /// `refs` is empty); `None` when they differ.
-    pub fn settings_of_refs(&self, refs: &[StmtRef]) -> Option<&Settings> {
-        let mut it = refs.iter().map(|r| self.settings_of(r.txn));
-        let first = it.next().unwrap_or(&NO_SETTINGS);
+    /// The settings transaction `id`'s session runs with: its own over
+    /// `server`, the server's (the recorded `EngineInfo::settings`).
+    pub fn session_settings(&self, id: u32, server: &Settings) -> Settings {
+        effective_settings(self.settings_of(id), server)
+    }
+    /// The value of setting `name` transaction `id`'s session runs with: its
+    /// own if it sets one, else the server's (`server`).
+    pub fn setting_of(&self, id: u32, name: &str, server: &Settings) -> Option<String> {
+        setting_value(self.settings_of(id), server, name)
+    }
+    /// The one settings map the sessions of `refs` run with
+    /// ([`Self::session_settings`]; the server's when `refs` is empty);
+    /// `None` when they differ.
+    pub fn session_settings_of_refs(
+        &self,
+        refs: &[StmtRef],
+        server: &Settings,
+    ) -> Option<Settings> {
+        let mut it = refs.iter().map(|r| self.session_settings(r.txn, server));
+        let first = it.next().unwrap_or_else(|| server.clone());
         it.all(|s| s == first).then_some(first)
     }
     /// Some session sets settings of its own.
@@ -594,4 +643,41 @@ fn validate_framing(t: &Txn) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session's own values replace the server's (a name in any case,
+    /// under the server's spelling); what it does not set is the server's.
+    #[test]
+    fn a_session_runs_with_its_own_settings_over_the_servers() {
+        let map = |kv: &[(&str, &str)]| -> Settings {
+            kv.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let server = map(&[("innodb_snapshot_isolation", "ON"), ("autocommit", "ON")]);
+        assert_eq!(effective_settings(&Settings::new(), &server), server);
+        assert_eq!(
+            effective_settings(&map(&[("INNODB_SNAPSHOT_ISOLATION", "OFF")]), &server),
+            map(&[("innodb_snapshot_isolation", "OFF"), ("autocommit", "ON")])
+        );
+        assert_eq!(
+            effective_settings(&map(&[("x", "1")]), &Settings::new()),
+            map(&[("x", "1")])
+        );
+        let own = map(&[("innodb_snapshot_isolation", "OFF")]);
+        assert_eq!(
+            setting_value(&Settings::new(), &server, "Innodb_Snapshot_Isolation").as_deref(),
+            Some("ON")
+        );
+        assert_eq!(
+            setting_value(&own, &server, "innodb_snapshot_isolation").as_deref(),
+            Some("OFF")
+        );
+        assert_eq!(setting_value(&own, &Settings::new(), "other"), None);
+        assert!(setting_is_on("on") && setting_is_on("1") && !setting_is_on("OFF"));
+    }
 }

@@ -21,8 +21,8 @@ pub mod write_list;
 pub use anomaly::Anomaly;
 pub use begin::{Begin, StartMode, OUTERMOST_SAVEPOINT};
 pub use case::{
-    CaseStmt, Isolation, LevelChoice, LevelSet, Settings, StmtRef, TestCase, Txn, TxnSet,
-    CASE_FORMAT,
+    effective_settings, setting_is_on, setting_value, CaseStmt, Isolation, LevelChoice, LevelSet,
+    Settings, StmtRef, TestCase, Txn, TxnSet, CASE_FORMAT,
 };
 pub use features::Features;
 pub use history::{

@@ -164,8 +164,9 @@ pub fn permit(profile: &EngineProfile, level: Isolation, claim: Claim) -> Option
 /// at that level (a graph claim names its own levels).
 ///
 /// Where sessions set settings of their own (`Txn::settings`), a finding is
-/// judged by the profile of the sessions it involves when they share their
-/// settings (else by the server's), and a graph anomaly by each reader's
+/// judged by the profile of the sessions it involves when they run with the
+/// same settings (their own, else the server's: `TestCase::session_settings`;
+/// when they do not, by the server's), and a graph anomaly by each reader's
 /// session at the reader's level: permitted when one of them permits it.
 pub fn apply_to_case(findings: &mut [Finding], profile: &EngineProfile, case: &TestCase) {
     for f in findings {
@@ -190,8 +191,8 @@ pub fn apply_to_case(findings: &mut [Finding], profile: &EngineProfile, case: &T
             }
         }
         let session = case
-            .settings_of_refs(&f.involved)
-            .map_or(Cow::Borrowed(profile), |s| profile.for_session(s));
+            .session_settings_of_refs(&f.involved, profile.server_settings())
+            .map_or(Cow::Borrowed(profile), |s| profile.for_session(&s));
         apply(std::slice::from_mut(f), &session, level);
     }
 }
@@ -203,11 +204,20 @@ fn reader_permit(
     txn: u32,
     anomaly: Anomaly,
 ) -> Option<Permit> {
-    let settings = case.settings_of(txn);
+    let server = profile.server_settings();
     let level = case.level_of(txn);
-    let session = profile.for_session(settings);
+    let session = profile.for_session(case.settings_of(txn));
     let p = session.anomaly_permission(level, anomaly)?;
-    let with: Vec<String> = settings.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    // The values of the settings a session may set that it runs with: its
+    // own, else the server's.
+    let allowed = profile
+        .session_settings
+        .as_ref()
+        .map_or(&[][..], |s| s.allowed);
+    let with: Vec<String> = allowed
+        .iter()
+        .filter_map(|(n, _)| Some(format!("{n}={}", case.setting_of(txn, n, server)?)))
+        .collect();
     Some(Permit {
         fact: format!(
             "permitted_anomalies[{level}] (reader T{txn} at {level}, {})",
@@ -299,6 +309,45 @@ mod tests {
         assert_eq!(fs[0].verdict, Verdict::Violation);
         apply(&mut fs, &profile("postgres"), Isolation::ReadCommitted);
         assert_eq!(fs[0].verdict, Verdict::Violation);
+    }
+
+    /// Where another session sets its own value, a reader that sets
+    /// nothing is judged with the server's: a lost update at REPEATABLE
+    /// READ is permitted with `innodb_snapshot_isolation` OFF on the server
+    /// (the fact names the value), a violation with it ON.
+    #[test]
+    fn a_reader_that_sets_nothing_is_judged_with_the_servers_setting() {
+        use crate::testkit::{add, committed, kv_case, select, set};
+        const SI: &str = "innodb_snapshot_isolation";
+        let build = registry::kind("mariadb").unwrap().profile;
+        let judged = |server: &str, t2: &str| {
+            let mut case = kv_case(
+                &[(1, 10)],
+                vec![
+                    committed(vec![select("t", Some(1)), add("t", 1, 1)]),
+                    committed(vec![set("t", 1, 20)]),
+                ],
+                "1 1 2 2 2 1 1",
+            );
+            case.isolation = Isolation::RepeatableRead;
+            case.txns[1].settings.insert(SI.into(), t2.into());
+            let mut fs = vec![finding(Some(Claim::Anomaly {
+                anomaly: Anomaly::LostUpdate,
+                at: LevelSet::default(),
+                readers: TxnSet::of([1]),
+            }))];
+            let profile = build(&[(SI.to_string(), server.to_string())].into());
+            apply_to_case(&mut fs, &profile, &case);
+            fs.remove(0)
+        };
+        let f = judged("OFF", "ON");
+        assert_eq!(f.verdict, Verdict::Permitted, "{f:#?}");
+        let fact = &f.permitted_by.as_ref().unwrap().fact;
+        assert!(
+            fact.contains("reader T1") && fact.contains("innodb_snapshot_isolation=OFF"),
+            "{fact}"
+        );
+        assert_eq!(judged("ON", "OFF").verdict, Verdict::Violation);
     }
 
     #[test]

@@ -23,6 +23,7 @@ mod check;
 mod ddl;
 mod expr;
 mod render;
+mod triggers;
 
 #[cfg(test)]
 mod fixtures;
@@ -35,6 +36,7 @@ pub use ddl::{
 };
 pub use expr::{from_clause, render_expr, render_select, render_value};
 pub use render::{render_stmt, session_settings, session_setup};
+pub use triggers::{capture_triggers, CAPTURE_VAR, OP_VAR};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -207,6 +207,12 @@ impl crate::engine::Engine for WithProfile {
     fn target(&self) -> crate::instrument::Target {
         self.inner.target()
     }
+    fn scratch_database(
+        &mut self,
+        schema: &crate::model::Schema,
+    ) -> Result<Option<(String, bool)>, crate::engine::EngineError> {
+        self.inner.scratch_database(schema)
+    }
     fn profile(&self) -> &crate::engine::EngineProfile {
         &self.profile
     }

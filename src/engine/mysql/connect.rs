@@ -25,7 +25,17 @@ pub(super) fn base_opts(
         (None, Ok(p)) if !p.is_empty() => OptsBuilder::from_opts(base).pass(Some(p)).into(),
         _ => base,
     };
-    Ok(OptsBuilder::from_opts(base).init(vec![SQL_MODE]).into())
+    // Never `prefer_socket` (the driver's default): after the TCP handshake
+    // with a local server the driver asks for `@@socket` and reconnects
+    // through that path on this machine's filesystem, which for a server in
+    // a chroot is another server's socket (MySQL 9.7 on 127.0.0.1:3307 in
+    // /var/cache/txfuzz/roots/sid became the host MariaDB of
+    // /run/mysqld/mysqld.sock). The connection stays with the server the URL
+    // names, and its log is located through it (`log_error_path`).
+    Ok(OptsBuilder::from_opts(base)
+        .init(vec![SQL_MODE])
+        .prefer_socket(false)
+        .into())
 }
 
 /// Every connection's first statement (sessions, the loader, the scratch and
@@ -36,23 +46,12 @@ pub(super) fn base_opts(
 pub(super) const SQL_MODE: &str =
     "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'NO_AUTO_VALUE_ON_ZERO')";
 
-/// A setup error when the server's sql_mode has SIMULTANEOUS_ASSIGNMENT: the
-/// UPDATE instrumentation relies on MariaDB's left-to-right SET assignments
-/// (docs/design.md §2).
-pub(super) fn check_sql_mode(admin: &mut Link) -> Result<(), EngineError> {
-    let sql_mode = scalar(admin, "SELECT @@GLOBAL.sql_mode")?;
-    if sql_mode.contains("SIMULTANEOUS_ASSIGNMENT") {
-        return Err(EngineError::Setup(
-            "sql_mode SIMULTANEOUS_ASSIGNMENT is set: txfuzz's UPDATE instrumentation needs \
-             left-to-right SET assignments (remove it from the server's sql_mode)"
-                .into(),
-        ));
-    }
-    Ok(())
-}
-
-/// The server's error log file, or why it cannot be read here (not on this
-/// machine, no log file, or not said).
+/// The server's error log file as a path on this machine, or why it cannot
+/// be read here (not on this machine, no log file, not said, or its process
+/// not found). The server names the file in its own root directory, which
+/// is not this machine's `/` for a server in a chroot: the name is resolved
+/// through the server's process ([`crate::engine::server_root`]), now, so
+/// that the path still names the file once that process is gone.
 pub(super) fn log_error_path(admin: &mut Link, local: bool) -> Result<String, String> {
     match scalar(admin, "SELECT @@log_error") {
         _ if !local => {
@@ -63,11 +62,43 @@ pub(super) fn log_error_path(admin: &mut Link, local: bool) -> Result<String, St
              stderr of whoever started it)"
                 .into(),
         ),
-        Ok(p) if p.starts_with('/') => Ok(p),
+        Ok(p) if p.starts_with('/') => on_this_machine(admin, &p),
         Ok(p) => {
             let datadir = scalar(admin, "SELECT @@datadir").unwrap_or_default();
-            Ok(format!("{}/{}", datadir.trim_end_matches('/'), p))
+            on_this_machine(admin, &format!("{}/{}", datadir.trim_end_matches('/'), p))
         }
         Err(e) => Err(format!("the server does not say where it logs: {e}")),
     }
+}
+
+/// `path`, absolute in the server's root, as a path on this machine,
+/// located through txfuzz's TCP connection to the server's `@@port`. The
+/// server also reports this connection's client port where it knows it
+/// (`HOST` is `address:port` over TCP; empty under `--skip-grant-tables`;
+/// a bare host name over a Unix socket).
+fn on_this_machine(admin: &mut Link, path: &str) -> Result<String, String> {
+    use crate::engine::server_root::{self, Via};
+    let asked = scalar(admin, "SELECT @@port").and_then(|port| {
+        let q = "SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()";
+        Ok((port, scalar(admin, q)?))
+    });
+    let (port, host) = asked.map_err(|e| {
+        server_root::not_found(&format!(
+            "the server does not say which connection is txfuzz's ({e}); so {path} as the \
+             server names it is not read here"
+        ))
+    })?;
+    let via = Via::Tcp {
+        port: port.parse().map_err(|_| bad_answer(&port))?,
+        client_port: host.rsplit_once(':').and_then(|(_, p)| p.parse().ok()),
+    };
+    let file = server_root::server_file(via, std::path::Path::new(path))?;
+    file.into_os_string()
+        .into_string()
+        .map_err(|f| format!("{} is not UTF-8", f.to_string_lossy()))
+}
+
+/// A `@@port` that does not parse.
+fn bad_answer(answer: &str) -> String {
+    crate::engine::server_root::not_found(&format!("the server's port ({answer:?}) does not parse"))
 }

@@ -28,7 +28,7 @@ use crate::engine::pool::Pool;
 use crate::instrument::Prepared;
 use crate::model::{DbState, EngineInfo, Isolation, Schema, StmtRef, TableData, TestCase, Value};
 use crate::sql::{self, Dialect, Layout};
-use connect::{base_opts, check_sql_mode, log_error_path};
+use connect::{base_opts, log_error_path};
 use link::Link;
 use monitor::{Activity, InnodbProbe};
 use mysql_async::{Opts, OptsBuilder};
@@ -44,7 +44,41 @@ pub fn open(url: &str) -> Result<Box<dyn Engine>, EngineError> {
     Ok(Box::new(MysqlEngine::connect(url)?))
 }
 
+/// Which server answers: MariaDB and MySQL share a protocol and much of
+/// InnoDB, but not their SQL (RETURNING), their lock monitors, their
+/// settings or their manuals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    MariaDb,
+    MySql,
+}
+
+impl Flavor {
+    /// From `VERSION()` and `@@version_comment` (MariaDB says so in one of
+    /// them; MySQL's comment is its distribution's, e.g. "(Debian)").
+    pub fn of(version: &str, comment: &str) -> Flavor {
+        let says = |s: &str| s.to_ascii_lowercase().contains("mariadb");
+        if says(version) || says(comment) {
+            Flavor::MariaDb
+        } else {
+            Flavor::MySql
+        }
+    }
+
+    /// The engine's name in findings and known issues.
+    pub fn name(self) -> &'static str {
+        match self {
+            Flavor::MariaDb => "mariadb",
+            Flavor::MySql => "mysql",
+        }
+    }
+}
+
 pub struct MysqlEngine {
+    flavor: Flavor,
+    /// The view oracle's scratch database ([`Engine::scratch_database`])
+    /// and the schema whose tables it holds.
+    scratch: Option<(String, Option<Schema>)>,
     /// Options for connections to the private database.
     opts: Opts,
     database: String,
@@ -155,7 +189,6 @@ impl MysqlEngine {
         let mut admin = Link::connect(&base).map_err(|e| connect_err(scrub(e)))?;
         let deadline = super::DEFAULT_ADMIN_DEADLINE;
         admin.set_deadline(Some(deadline));
-        check_sql_mode(&mut admin)?;
         let database = super::leftover::private_name();
         create_database(&mut admin, &database)
             .map_err(|e| setup("creating the private database", e))?;
@@ -165,18 +198,19 @@ impl MysqlEngine {
         let opts: Opts = OptsBuilder::from_opts(base)
             .db_name(Some(database.clone()))
             .into();
-        if let Some(line) = status_locks::acquire(&mut admin) {
-            eprintln!("{line}");
-        }
         let version = scalar(&mut admin, "SELECT VERSION()")?;
+        let flavor = Flavor::of(&version, &scalar(&mut admin, "SELECT @@version_comment")?);
+        if flavor == Flavor::MariaDb {
+            if let Some(line) = status_locks::acquire(&mut admin) {
+                eprintln!("{line}");
+            }
+        }
         let settings = read_settings(&mut admin)?;
         let log_error = log_error_path(&mut admin, local);
-        let name = if version.to_ascii_lowercase().contains("mariadb") {
-            "mariadb"
-        } else {
-            "mysql"
+        let profile = match flavor {
+            Flavor::MariaDb => profile(&settings),
+            Flavor::MySql => profile::mysql_profile(&settings),
         };
-        let profile = profile(&settings);
         let registry = Arc::new(Registry::default());
         let activity = Arc::new(Activity::default());
         let mut engine = MysqlEngine {
@@ -186,8 +220,10 @@ impl MysqlEngine {
             registry,
             activity,
             monitor: None,
+            flavor,
+            scratch: None,
             info: EngineInfo {
-                name: name.into(),
+                name: flavor.name().into(),
                 version,
                 url: redacted,
                 settings,
@@ -244,7 +280,7 @@ impl MysqlEngine {
 
     fn start_monitor(&mut self) {
         self.monitor = None;
-        let probe = InnodbProbe::new(self.opts.clone(), self.activity.clone());
+        let probe = InnodbProbe::new(self.opts.clone(), self.activity.clone(), self.flavor);
         self.monitor = Some(Monitor::spawn(
             self.registry.clone(),
             Box::new(probe),
@@ -390,6 +426,17 @@ impl Engine for MysqlEngine {
     fn dialect(&self) -> Dialect {
         Dialect::Mysql
     }
+    /// UPDATEs report their rows through a user variable; MariaDB's INSERT
+    /// and DELETE by RETURNING, MySQL's (no RETURNING) by row triggers
+    /// ([`sql::capture_triggers`]).
+    fn target(&self) -> crate::instrument::Target {
+        crate::instrument::Target {
+            dialect: Dialect::Mysql,
+            update_capture: crate::instrument::UpdateCapture::UserVariable {
+                returning: self.flavor == Flavor::MariaDb,
+            },
+        }
+    }
     fn profile(&self) -> &EngineProfile {
         &self.profile
     }
@@ -419,6 +466,31 @@ impl Engine for MysqlEngine {
         isolation: Isolation,
     ) -> Result<Box<dyn Session>, EngineError> {
         self.session(isolation, WaitSignal::new(), true)
+    }
+
+    /// MySQL: `<private database>_s`, made once; dropped with the private
+    /// one. Its tables are made again only for a new schema (DDL is most of
+    /// a scratch's cost: 150-300 ms a case when made each time). MariaDB's
+    /// capture needs no trigger: temporary tables.
+    fn scratch_database(&mut self, schema: &Schema) -> Result<Option<(String, bool)>, EngineError> {
+        if self.flavor == Flavor::MariaDb {
+            return Ok(None);
+        }
+        let name = format!("{}_s", self.database);
+        if self.scratch.as_ref().map(|s| s.0.as_str()) != Some(name.as_str()) {
+            self.admin
+                .batch(&format!("CREATE DATABASE IF NOT EXISTS {name}"))
+                .map_err(|e| setup("creating the scratch database", e))?;
+            if let Some((old, _)) = self.scratch.replace((name.clone(), None)) {
+                self.stale.push(old);
+            }
+        }
+        let Some((_, made)) = self.scratch.as_mut() else {
+            return Ok(None);
+        };
+        let fresh = made.as_ref() == Some(schema);
+        *made = Some(schema.clone());
+        Ok(Some((name, fresh)))
     }
 
     /// The judged run keeps the plain statements' plans (`plans.rs`).
@@ -571,8 +643,10 @@ impl MysqlEngine {
                     self.pool = Pool::new();
                     self.drop_stale();
                     // A restarted server starts with the setting OFF again.
-                    if let Some(line) = status_locks::acquire(&mut self.admin) {
-                        tracing::debug!("{line}");
+                    if self.flavor == Flavor::MariaDb {
+                        if let Some(line) = status_locks::acquire(&mut self.admin) {
+                            tracing::debug!("{line}");
+                        }
                     }
                     self.start_monitor();
                     if let Some((schema, data, layout)) = self.loaded.clone() {
@@ -612,6 +686,12 @@ impl MysqlEngine {
                 ddl.push_str(&pinned_statistics(s));
                 ddl.push_str(";\n");
             }
+            if layout.instrumented() && self.flavor == Flavor::MySql {
+                for s in sql::capture_triggers(t) {
+                    ddl.push_str(&s);
+                    ddl.push_str(";\n");
+                }
+            }
         }
         ddl.push_str("SET FOREIGN_KEY_CHECKS=1");
         self.admin.batch(&ddl).map_err(|e| {
@@ -647,6 +727,7 @@ impl Drop for MysqlEngine {
         }
         let current = self.database.clone();
         self.stale.push(current);
+        self.stale.extend(self.scratch.take().map(|s| s.0));
         self.deadline = EXIT_DEADLINE;
         self.admin.set_deadline(Some(EXIT_DEADLINE));
         if self.admin.batch("DO 1").is_err() {
@@ -663,8 +744,10 @@ impl Drop for MysqlEngine {
         }
         drop(idle);
         self.drop_stale();
-        if let Some(line) = status_locks::release(&mut self.admin, self.local) {
-            eprintln!("{line}");
+        if self.flavor == Flavor::MariaDb {
+            if let Some(line) = status_locks::release(&mut self.admin, self.local) {
+                eprintln!("{line}");
+            }
         }
     }
 }

@@ -17,6 +17,7 @@
 //! `PROCESSLIST.STATE` as `Waiting for ... lock` (no blocker known).
 
 use super::link::Link;
+use super::Flavor;
 use crate::engine::server::WaitProbe;
 use mysql_async::Opts;
 use std::collections::HashMap;
@@ -48,6 +49,7 @@ impl Activity {
 }
 
 pub struct InnodbProbe {
+    flavor: Flavor,
     opts: Opts,
     link: Option<Link>,
     activity: Arc<Activity>,
@@ -57,12 +59,13 @@ pub struct InnodbProbe {
 const RECONNECT_EVERY: Duration = Duration::from_millis(500);
 
 impl InnodbProbe {
-    pub fn new(opts: Opts, activity: Arc<Activity>) -> InnodbProbe {
+    pub fn new(opts: Opts, activity: Arc<Activity>, flavor: Flavor) -> InnodbProbe {
         let link = Link::connect(&opts).ok().map(|mut l| {
             l.set_deadline(Some(PROBE_DEADLINE));
             l
         });
         InnodbProbe {
+            flavor,
             opts,
             link,
             activity,
@@ -99,6 +102,7 @@ impl WaitProbe for InnodbProbe {
             .iter()
             .map(|&id| (id, self.activity.get(id)))
             .collect();
+        let flavor = self.flavor;
         let link = self.link()?;
         // One round trip for both. `SHOW PROCESSLIST`, not a query of
         // `information_schema.PROCESSLIST`: its INFO column is a LONGTEXT, so
@@ -106,9 +110,9 @@ impl WaitProbe for InnodbProbe {
         // files created and deleted per probe, about 8% of the server's CPU in
         // a campaign.
         let mut answers = link
-            .query_each(&["SHOW ENGINE INNODB STATUS", "SHOW PROCESSLIST"])
+            .query_each(&[flavor.lock_wait_query(), "SHOW PROCESSLIST"])
             .into_iter();
-        let (status, mdl) = match (answers.next(), answers.next()) {
+        let (locks, mdl) = match (answers.next(), answers.next()) {
             (Some(Ok(s)), Some(Ok(m))) => (s, m),
             (Some(Err(e)), _) | (_, Some(Err(e))) => {
                 if e.class == crate::model::ErrorClass::ConnectionLost {
@@ -118,16 +122,8 @@ impl WaitProbe for InnodbProbe {
             }
             _ => return Err("the probe's answer is incomplete".into()),
         };
-        let text = status
-            .rows
-            .first()
-            .and_then(|r| r.get(2))
-            .map(|v| match v {
-                crate::model::Value::Text(s) => s.clone(),
-                other => format!("{other:?}"),
-            })
-            .unwrap_or_default();
-        let mut waits: Vec<(u64, Option<u64>)> = lock_waits(&text)
+        let mut waits: Vec<(u64, Option<u64>)> = flavor
+            .lock_waits(&locks.rows)
             .into_iter()
             .filter(|(w, _)| running.contains(w))
             .collect();
@@ -164,6 +160,60 @@ fn metadata_lock_wait(state: &str) -> bool {
     state
         .strip_prefix("Waiting for")
         .is_some_and(|rest| rest.contains("lock"))
+}
+
+/// MySQL's lock waits, with the waiting and the blocking connection
+/// (MySQL 9.7 Reference Manual 29.12.13.2 "The data_lock_waits Table": "The
+/// data_lock_waits table implements a many-to-many relationship showing
+/// which data lock requests in the data_locks table are blocked by which
+/// held data locks"; its thread ids are the Performance Schema's, mapped to
+/// connection ids by the `threads` table). Read from the lock system on
+/// every query. MySQL's `SHOW ENGINE INNODB STATUS` leaves out a waiting
+/// transaction that has written nothing, so it is not used there.
+const MYSQL_LOCK_WAITS: &str = "SELECT r.PROCESSLIST_ID, b.PROCESSLIST_ID \
+     FROM performance_schema.data_lock_waits w \
+     JOIN performance_schema.threads r ON r.THREAD_ID = w.REQUESTING_THREAD_ID \
+     LEFT JOIN performance_schema.threads b ON b.THREAD_ID = w.BLOCKING_THREAD_ID";
+
+impl Flavor {
+    fn lock_wait_query(self) -> &'static str {
+        match self {
+            Flavor::MariaDb => "SHOW ENGINE INNODB STATUS",
+            Flavor::MySql => MYSQL_LOCK_WAITS,
+        }
+    }
+
+    /// `(waiting, blocking)` connections from the answer to
+    /// [`Flavor::lock_wait_query`]; one pair per waiter.
+    fn lock_waits(self, rows: &[Vec<crate::model::Value>]) -> Vec<(u64, Option<u64>)> {
+        use crate::model::Value;
+        let id = |v: Option<&Value>| match v {
+            Some(Value::Int(i)) => u64::try_from(*i).ok(),
+            Some(Value::Text(s)) => s.parse().ok(),
+            _ => None,
+        };
+        match self {
+            Flavor::MariaDb => {
+                let text = match rows.first().and_then(|r| r.get(2)) {
+                    Some(Value::Text(s)) => s.as_str(),
+                    _ => "",
+                };
+                lock_waits(text)
+            }
+            Flavor::MySql => {
+                let mut out: Vec<(u64, Option<u64>)> = Vec::new();
+                for row in rows {
+                    let Some(waiter) = id(row.first()) else {
+                        continue;
+                    };
+                    if !out.iter().any(|(w, _)| *w == waiter) {
+                        out.push((waiter, id(row.get(1))));
+                    }
+                }
+                out
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -256,6 +256,47 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
     }
 }
 
+/// MySQL's InnoDB: the same rules per level as MariaDB's where both manuals
+/// say the same (each rule above cites the MySQL Reference Manual where it
+/// does), and MySQL's own where they part:
+/// - no `innodb_snapshot_isolation` (a MariaDB variable, MDEV-32898): MySQL
+///   9.7 Reference Manual 17.7.2.3 "Consistent Nonlocking Reads": "The
+///   snapshot of the database state applies to SELECT statements within a
+///   transaction, not necessarily to DML statements", so writes and locking
+///   reads take the latest committed version (lost update and G-single
+///   permitted at REPEATABLE READ, as with the MariaDB setting OFF); no
+///   session setting is modelled;
+/// - the permissions of READ UNCOMMITTED and READ COMMITTED cite MySQL's
+///   manual (17.7.2.1 "Transaction Isolation Levels");
+/// - no REPLACE: without DELETE ... RETURNING, MySQL's deleted rows are
+///   reported by a DELETE trigger, and a table with one makes REPLACE delete
+///   and insert where it would update in place (`sql::capture_triggers`).
+pub fn mysql_profile(settings: &BTreeMap<String, String>) -> EngineProfile {
+    let mut plain = settings.clone();
+    plain.remove("innodb_snapshot_isolation");
+    let mut p = profile(&plain);
+    p.engine = "mysql";
+    p.session_settings = None;
+    p.features.replace = false;
+    for permission in &mut p.permitted_anomalies {
+        match permission.level {
+            Isolation::ReadUncommitted => permission.source.doc = MYSQL_READ_UNCOMMITTED,
+            Isolation::ReadCommitted => permission.source.doc = MYSQL_READ_COMMITTED,
+            Isolation::RepeatableRead => permission.source.doc = MYSQL_REPEATABLE_READ,
+            Isolation::Serializable => {}
+        }
+    }
+    if let Some(read_only) = &mut p.read_only {
+        read_only.source.doc = MYSQL_READ_ONLY;
+    }
+    p
+}
+
+const MYSQL_READ_UNCOMMITTED: &str = "MySQL 9.7 Reference Manual 17.7.2.1 \"Transaction Isolation Levels\" (https://dev.mysql.com/doc/refman/9.7/en/innodb-transaction-isolation-levels.html), READ UNCOMMITTED: \"SELECT statements are performed in a nonlocking fashion, but a possible earlier version of a row might be used. Thus, using this isolation level, such reads are not consistent. This is also called a dirty read. Otherwise, this isolation level works like READ COMMITTED.\"";
+const MYSQL_READ_COMMITTED: &str = "MySQL 9.7 Reference Manual 17.7.2.1 \"Transaction Isolation Levels\" (https://dev.mysql.com/doc/refman/9.7/en/innodb-transaction-isolation-levels.html), READ COMMITTED: \"Each consistent read, even within the same transaction, sets and reads its own fresh snapshot\" (non-repeatable reads, read skew, lost updates by read-then-write)";
+const MYSQL_REPEATABLE_READ: &str = "MySQL 9.7 Reference Manual 17.7.2.3 \"Consistent Nonlocking Reads\" (https://dev.mysql.com/doc/refman/9.7/en/innodb-consistent-read.html): \"The snapshot of the database state applies to SELECT statements within a transaction, not necessarily to DML statements\" (UPDATE/DELETE read the latest committed version: lost update, G-single)";
+const MYSQL_READ_ONLY: &str = "MySQL 9.7 Reference Manual 15.3.1 \"START TRANSACTION, COMMIT, and ROLLBACK Statements\" (https://dev.mysql.com/doc/refman/9.7/en/commit.html): \"The READ ONLY restriction prevents the transaction from modifying or locking both transactional and nontransactional tables that are visible to other transactions\"; a change fails with error 1792 ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION";
+
 /// The settings a MariaDB session may set for itself (`--setting`).
 pub const SESSION_SETTINGS: &[(&str, &[&str])] = &[("innodb_snapshot_isolation", &["ON", "OFF"])];
 
@@ -275,6 +316,25 @@ mod tests {
         assert_eq!(r.view_rule(Access::PlainRead, false), ViewRule::Snapshot);
         assert_eq!(r.lock_of(Access::PlainRead, true), Some(LockMode::ForShare));
         assert_eq!(r.lock_of(Access::PlainRead, false), None);
+    }
+
+    /// MySQL has no innodb_snapshot_isolation: a value in the settings
+    /// (none on a real server) changes nothing, and no session may set it.
+    #[test]
+    fn mysql_profile_has_no_snapshot_isolation_and_cites_mysql() {
+        let si = BTreeMap::from([("innodb_snapshot_isolation".to_string(), "ON".to_string())]);
+        let p = mysql_profile(&si);
+        assert_eq!(p.engine, "mysql");
+        assert!(p.session_settings.is_none());
+        assert!(!p.features.replace);
+        assert_eq!(
+            p.rule(Isolation::RepeatableRead).unwrap().conflict,
+            Conflict::Proceed
+        );
+        assert!(p
+            .permitted_anomalies
+            .iter()
+            .all(|a| a.source.doc.starts_with("MySQL 9.7 Reference Manual")));
     }
 
     #[test]

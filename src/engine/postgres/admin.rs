@@ -154,25 +154,44 @@ pub fn may_set_deadlock_timeout(admin: &PgConn) -> bool {
 
 /// The log file of the server under test, as the server itself names it
 /// (`pg_current_logfile()`, relative to `data_directory`), or why there is
-/// none. Never a guessed path: that could be another cluster's log.
+/// none. Never a guessed path: that could be another cluster's log. The
+/// server names it in its own root directory (not this machine's `/` for a
+/// server in a chroot), so the name is resolved through the server's process
+/// ([`crate::engine::server_root`]; `inet_client_port()`/`inet_server_port()`
+/// identify txfuzz's connection, NULL over a Unix socket), at connect, so
+/// that the path still names the file once the server is gone.
 fn server_log(admin: &PgConn, cfg: &Config) -> Result<PathBuf, String> {
     if !is_local(cfg) {
         return Err("the server is not on this machine; its log is not readable here".into());
     }
     // Needs superuser or pg_monitor-like privileges.
     let res = admin
-        .simple("SELECT current_setting('data_directory'), pg_current_logfile()")
+        .simple(
+            "SELECT current_setting('data_directory'), pg_current_logfile(), \
+             inet_client_port(), inet_server_port()",
+        )
         .map_err(|e| format!("the server does not say where it logs: {}", e.message))?;
-    match res.rows.first().map(|r| (r.first(), r.get(1))) {
-        Some((Some(Value::Text(dir)), Some(Value::Text(file)))) => {
-            Ok(PathBuf::from(dir).join(file))
+    let row = res.rows.into_iter().next().unwrap_or_default();
+    let named = match (row.first(), row.get(1)) {
+        (Some(Value::Text(dir)), Some(Value::Text(file))) => PathBuf::from(dir).join(file),
+        _ => {
+            return Err(
+                "the server writes no log file of its own (logging_collector is off: its log \
+                 goes to the stderr of whoever started it)"
+                    .into(),
+            )
         }
-        _ => Err(
-            "the server writes no log file of its own (logging_collector is off: its log goes \
-             to the stderr of whoever started it)"
-                .into(),
-        ),
-    }
+    };
+    use crate::engine::server_root::{server_file, Via};
+    let number = |i: usize| row.get(i).map(text).and_then(|p| p.parse::<u16>().ok());
+    let via = match number(3) {
+        Some(port) => Via::Tcp {
+            port,
+            client_port: number(2),
+        },
+        None => Via::Socket,
+    };
+    server_file(via, &named)
 }
 
 /// The last `n` lines of a file (reads at most its last 64 KiB).

@@ -257,7 +257,9 @@ impl EngineProfile {
     }
 
     /// The profile of a session that sets `settings` for itself (this one
-    /// when it sets none, or only the server's values).
+    /// when it sets none, or only the server's values): the profile
+    /// function applied to the server's settings with the session's over
+    /// them ([`crate::model::effective_settings`]).
     pub fn for_session(&self, settings: &Settings) -> Cow<'_, EngineProfile> {
         let Some(s) = self
             .session_settings
@@ -266,14 +268,19 @@ impl EngineProfile {
         else {
             return Cow::Borrowed(self);
         };
-        let mut merged = s.server.clone();
-        for (name, value) in settings {
-            merged.insert(name.clone(), value.clone());
-        }
+        let merged = crate::model::effective_settings(settings, &s.server);
         if merged == s.server {
             return Cow::Borrowed(self);
         }
         Cow::Owned((s.build)(&merged))
+    }
+
+    /// The server's settings this profile was built from, where sessions
+    /// may set their own (empty where they may not: every session runs
+    /// with this profile).
+    pub fn server_settings(&self) -> &Settings {
+        static NONE: Settings = Settings::new();
+        self.session_settings.as_ref().map_or(&NONE, |s| &s.server)
     }
 
     /// Why a session cannot set `name` to `value` here (a setting or value
@@ -400,6 +407,63 @@ impl EngineProfile {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::model::Isolation::RepeatableRead;
+
+    /// A MariaDB session's rules follow `innodb_snapshot_isolation` as it
+    /// runs with it: its own value where it sets one, else the server's
+    /// default (ON on MariaDB 11.8, OFF on 10.11).
+    #[test]
+    fn a_session_that_sets_nothing_has_the_servers_snapshot_isolation_rules() {
+        const SI: &str = "innodb_snapshot_isolation";
+        let build = crate::engine::registry::kind("mariadb").unwrap().profile;
+        let server = |v: &str| build(&Settings::from([(SI.into(), v.into())]));
+        let case = |own: Option<(&str, &str)>| {
+            use crate::testkit::{committed, kv_case, select, set};
+            let mut c = kv_case(
+                &[(1, 10)],
+                vec![committed(vec![select("t", Some(1)), set("t", 1, 20)])],
+                "1 1 1 1",
+            );
+            c.isolation = RepeatableRead;
+            c.txns[0]
+                .settings
+                .extend(own.map(|(n, v)| (n.into(), v.into())));
+            c
+        };
+        let conflict = |p: &EngineProfile, c: &TestCase| p.rule_of(c, 1).unwrap().conflict;
+        let abort = Conflict::Abort(ErrorClass::SnapshotConflict);
+        assert_eq!(conflict(&server("ON"), &case(None)), abort);
+        assert_eq!(conflict(&server("OFF"), &case(None)), Conflict::Proceed);
+        assert_eq!(
+            conflict(&server("ON"), &case(Some((SI, "OFF")))),
+            Conflict::Proceed
+        );
+        assert_eq!(conflict(&server("OFF"), &case(Some((SI, "ON")))), abort);
+        // The name in any case replaces the server's.
+        assert_eq!(
+            conflict(
+                &server("ON"),
+                &case(Some(("INNODB_SNAPSHOT_ISOLATION", "OFF")))
+            ),
+            Conflict::Proceed
+        );
+        // A lost update is permitted at REPEATABLE READ only where the
+        // session runs with OFF.
+        let lost = |p: &EngineProfile, c: &TestCase| {
+            p.for_session(c.settings_of(1))
+                .anomaly_permission(RepeatableRead, Anomaly::LostUpdate)
+                .is_some()
+        };
+        assert!(!lost(&server("ON"), &case(None)));
+        assert!(lost(&server("ON"), &case(Some((SI, "OFF")))));
+        assert!(lost(&server("OFF"), &case(None)));
+        assert_eq!(
+            server("ON").server_settings().get(SI).map(String::as_str),
+            Some("ON")
+        );
+    }
+
     /// Every permission of every registered profile names a documentation
     /// source and an existing test function in `tests/`.
     #[test]

@@ -6,7 +6,9 @@
 //! and `--known FILE` adds a user's own. An entry matches a violation when its
 //! engine and version range, its signature pattern (a `*` glob over the
 //! finding's signature key, `oracle/kind/verdict/engine/isolation/features`)
-//! and, if given, its case trait (`when`) all match.
+//! and, if given, its case trait (`when`) all match. A trait that asks for a
+//! session setting takes a session that sets none of its own as running
+//! with the engine's (`EngineInfo::settings`: the server's defaults).
 
 use super::signature::{involved, signature};
 use crate::model::{EngineInfo, History, TestCase};
@@ -191,7 +193,8 @@ impl KnownIssues {
         self.issues.iter().find(|i| {
             i.covers(engine)
                 && i.signature.matches(&key)
-                && i.when.is_none_or(|t| has_trait(t, finding, case, history))
+                && i.when
+                    .is_none_or(|t| has_trait(t, finding, case, history, &engine.settings))
         })
     }
 
@@ -485,10 +488,93 @@ mod tests {
                 &f,
                 &case,
                 &h,
+                &Default::default(),
             )
         };
         assert!(judged("1 1 1 1 2 2 1 2", 1));
         assert!(!judged("1 1 1 2 2 1 1 2", 1));
+    }
+
+    /// The engine's snapshot isolation default and a case with an index on
+    /// `t.v`, at `level`, whose T1 sets `own` (if any) for its session.
+    fn snapshot_setup(
+        server: &str,
+        own: Option<&str>,
+        level: crate::model::Isolation,
+        t1: Vec<Stmt>,
+    ) -> (EngineInfo, TestCase, History) {
+        use crate::testkit::{committed, kv_case, set};
+        const SI: &str = "innodb_snapshot_isolation";
+        let engine = EngineInfo {
+            name: "mariadb".into(),
+            version: "11.8.3-MariaDB".into(),
+            url: String::new(),
+            settings: [(SI.into(), server.into())].into(),
+        };
+        let mut case = kv_case(
+            &[(1, 10)],
+            vec![committed(t1), committed(vec![set("t", 1, 20)])],
+            "1 1 2 2 1 2 1",
+        );
+        case.isolation = level;
+        case.schema.tables[0].indexes.push(crate::model::Index {
+            name: "t_v".into(),
+            columns: vec!["v".into()],
+            unique: false,
+        });
+        if let Some(v) = own {
+            case.txns[0].settings.insert(SI.into(), v.into());
+        }
+        let h = History {
+            isolation: level,
+            events: Vec::new(),
+            outcomes: Vec::new(),
+            txns: Vec::new(),
+            final_state: Default::default(),
+            final_state_error: None,
+        };
+        (engine, case, h)
+    }
+
+    /// The shipped entries that need `innodb_snapshot_isolation=ON` (their
+    /// traits ask for it) match a finding of a session that sets nothing on
+    /// a server where it is ON by default (MariaDB 11.8), not on one where
+    /// it is OFF (10.11), and not for a session that sets OFF itself.
+    #[test]
+    fn a_session_that_sets_nothing_runs_with_the_servers_snapshot_isolation() {
+        use crate::model::Isolation::{ReadUncommitted, RepeatableRead};
+        use crate::oracle::OracleKind;
+        use crate::testkit::{lock_where_v, select, set_where_v};
+        let known = KnownIssues::builtin();
+        let matched = |server, own, level, t1: Vec<Stmt>, kind: &str| {
+            let (engine, case, h) = snapshot_setup(server, own, level, t1);
+            let read = StmtRef { txn: 1, index: 2 };
+            let f = Finding::new(
+                OracleKind::View,
+                kind,
+                String::new(),
+                serde_json::json!({ "stmt": "T1#2" }),
+            )
+            .about([read]);
+            known.find(&f, &case, &h, &engine).map(|i| i.id.clone())
+        };
+        let locking = || vec![select("t", None), lock_where_v("t", 20)];
+        let read = |server, own| matched(server, own, RepeatableRead, locking(), "missed-abort");
+        let id = "mariadb-snapshot-isolation-locking-read-through-secondary-index-after-wait";
+        assert_eq!(read("ON", None).as_deref(), Some(id));
+        assert_eq!(read("OFF", None), None);
+        assert_eq!(read("ON", Some("OFF")), None);
+        assert_eq!(read("OFF", Some("ON")).as_deref(), Some(id));
+        // MariaDB prints 1 through SELECT @@.
+        assert_eq!(read("1", None).as_deref(), Some(id));
+        let updating = || vec![select("t", None), set_where_v("t", 10, 30)];
+        let update =
+            |server, own| matched(server, own, ReadUncommitted, updating(), "missed-block");
+        let id = "mariadb-read-uncommitted-snapshot-isolation-update-skips-on-uncommitted-version";
+        assert_eq!(update("ON", None).as_deref(), Some(id));
+        assert_eq!(update("OFF", None), None);
+        assert_eq!(update("ON", Some("OFF")), None);
+        assert_eq!(update("OFF", Some("ON")).as_deref(), Some(id));
     }
 
     #[test]

@@ -3,7 +3,10 @@
 //! signature can.
 
 use super::involved;
-use crate::model::{Deferral, EventKind, ForeignKey, History, OnConflict, Stmt, StmtRef, TestCase};
+use crate::model::{
+    setting_is_on, Deferral, EventKind, ForeignKey, History, OnConflict, Settings, Stmt, StmtRef,
+    TestCase,
+};
 use crate::oracle::Finding;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -72,11 +75,13 @@ pub enum Trait {
     /// an index).
     LeftJoinIndexCursorPanic,
     /// The finding's statement is an UPDATE in a session at READ
-    /// UNCOMMITTED that set `innodb_snapshot_isolation=ON` (its
+    /// UNCOMMITTED that runs with `innodb_snapshot_isolation=ON`, set by
+    /// itself or the server's default where it sets nothing (its
     /// semi-consistent read judges a held row on the uncommitted version).
     ReadUncommittedSnapshotIsolationUpdate,
-    /// The finding's statement is a locking read, in a session that set
-    /// `innodb_snapshot_isolation=ON`, of a table with a secondary index or
+    /// The finding's statement is a locking read, in a session that runs
+    /// with `innodb_snapshot_isolation=ON` (set by itself, or the server's
+    /// default where it sets nothing), of a table with a secondary index or
     /// unique key (InnoDB may lock through it). Whether it waited does not
     /// matter: through a covering index a record committed since the read
     /// view is returned without 1020 too
@@ -300,11 +305,82 @@ fn deferred_key_parent_deleted_then_child_written(case: &TestCase, history: &His
     false
 }
 
-/// Whether transaction `txn`'s session set `innodb_snapshot_isolation=ON`.
-fn snapshot_isolation_on(case: &TestCase, txn: u32) -> bool {
-    case.settings_of(txn)
-        .get("innodb_snapshot_isolation")
-        .is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1")
+/// Whether transaction `txn`'s session runs with
+/// `innodb_snapshot_isolation=ON`: set by itself, or the server's default
+/// where it sets nothing (`server`: the recorded `EngineInfo::settings`;
+/// MariaDB 11.8 has it ON by default).
+fn snapshot_isolation_on(case: &TestCase, txn: u32, server: &Settings) -> bool {
+    case.setting_of(txn, "innodb_snapshot_isolation", server)
+        .is_some_and(|v| setting_is_on(&v))
+}
+
+/// Whether the finding's statement is an UPDATE in a session at READ
+/// UNCOMMITTED that runs with `innodb_snapshot_isolation=ON`.
+fn read_uncommitted_snapshot_isolation_update(
+    finding: &Finding,
+    case: &TestCase,
+    server: &Settings,
+) -> bool {
+    finding_stmt(finding).is_some_and(|r| {
+        matches!(case.stmt(r).map(|c| &c.stmt), Some(Stmt::Update(_)))
+            && case.level_of(r.txn) == crate::model::Isolation::ReadUncommitted
+            && snapshot_isolation_on(case, r.txn, server)
+    })
+}
+
+/// Whether the finding's statement is a locking read, in a session that
+/// runs with `innodb_snapshot_isolation=ON`, of a table with a secondary
+/// index or unique key.
+fn snapshot_isolation_locking_read_on_secondary_index(
+    finding: &Finding,
+    case: &TestCase,
+    server: &Settings,
+) -> bool {
+    finding_stmt(finding).is_some_and(|r| {
+        let Some(Stmt::Select(q)) = case.stmt(r).map(|c| &c.stmt) else {
+            return false;
+        };
+        let indexed = q
+            .from
+            .iter()
+            .filter_map(|f| case.schema.table(&f.table))
+            .any(|t| !t.indexes.is_empty() || !t.uniques.is_empty());
+        q.lock.is_some() && indexed && snapshot_isolation_on(case, r.txn, server)
+    })
+}
+
+/// Whether the case checkpointed and the finding's statement is an upsert
+/// or another transaction ran one successfully.
+fn upsert_after_checkpoint(finding: &Finding, case: &TestCase, history: &History) -> bool {
+    let upsert = |r: StmtRef| {
+        matches!(case.stmt(r).map(|c| &c.stmt),
+            Some(Stmt::Insert(i)) if matches!(i.on_conflict, OnConflict::Update { .. }))
+    };
+    let judged = finding_stmt(finding);
+    let other_upsert = history
+        .outcomes
+        .iter()
+        .any(|o| judged.is_some_and(|j| j.txn != o.stmt.txn) && o.outcome.ok() && upsert(o.stmt));
+    case.checkpoint && (judged.is_some_and(upsert) || other_upsert)
+}
+
+/// Whether a statement the finding involves is a SELECT with a LEFT JOIN
+/// that failed with turso's "index cursor should have a record" panic.
+fn left_join_index_cursor_panic(finding: &Finding, case: &TestCase, history: &History) -> bool {
+    involved(finding, case).iter().any(|r| {
+        let left_join = matches!(
+            case.stmt(*r).map(|c| &c.stmt),
+            Some(Stmt::Select(q)) if q.from.iter().filter_map(|f| f.join.as_ref())
+                .any(|j| j.kind == crate::model::JoinKind::Left)
+        );
+        let panicked = history
+            .outcome(*r)
+            .and_then(|o| o.error.as_ref())
+            .is_some_and(|e| {
+                e.code == "panic" && e.message.contains("index cursor should have a record")
+            });
+        left_join && panicked
+    })
 }
 
 /// Whether a successful REPLACE went into the parent table of a foreign key
@@ -345,8 +421,16 @@ fn cursor_step_after_failed_write(case: &TestCase, history: &History) -> bool {
     })
 }
 
-/// Whether `finding` of `case` (with `history`) has trait `t`.
-pub(super) fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &History) -> bool {
+/// Whether `finding` of `case` (with `history`) has trait `t`; `server`:
+/// the engine's settings (`EngineInfo::settings`), which a session that
+/// sets none of its own runs with.
+pub(super) fn has_trait(
+    t: Trait,
+    finding: &Finding,
+    case: &TestCase,
+    history: &History,
+    server: &Settings,
+) -> bool {
     match t {
         Trait::SavepointBeforeFirstStatementRolledBack => {
             // The rollback releases its transaction's locks, which changes
@@ -354,11 +438,7 @@ pub(super) fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &
             // statement, every transaction whose rollback completed before
             // it counts; else those the finding names.
             let by = finding_stmt(finding);
-            let named = if by.is_some() {
-                None
-            } else {
-                named_txns(finding)
-            };
+            let named = by.is_none().then(|| named_txns(finding)).flatten();
             case.txns
                 .iter()
                 .filter(|t| named.as_ref().is_none_or(|n| n.contains(&t.id)))
@@ -399,52 +479,18 @@ pub(super) fn has_trait(t: Trait, finding: &Finding, case: &TestCase, history: &
         }
         Trait::RowInsertedWhileWaiting => finding_stmt(finding)
             .is_some_and(|by| row_inserted_while_waiting(finding, case, history, by)),
-        Trait::ReadUncommittedSnapshotIsolationUpdate => finding_stmt(finding).is_some_and(|r| {
-            matches!(case.stmt(r).map(|c| &c.stmt), Some(Stmt::Update(_)))
-                && case.level_of(r.txn) == crate::model::Isolation::ReadUncommitted
-                && snapshot_isolation_on(case, r.txn)
-        }),
-        Trait::SnapshotIsolationLockingReadAfterWaitOnSecondaryIndex => finding_stmt(finding)
-            .is_some_and(|r| {
-                let Some(Stmt::Select(q)) = case.stmt(r).map(|c| &c.stmt) else {
-                    return false;
-                };
-                let indexed = q
-                    .from
-                    .iter()
-                    .filter_map(|f| case.schema.table(&f.table))
-                    .any(|t| !t.indexes.is_empty() || !t.uniques.is_empty());
-                q.lock.is_some() && indexed && snapshot_isolation_on(case, r.txn)
-            }),
         Trait::ReplaceIntoParentOfIndexedChildKey => {
             replace_into_parent_of_indexed_child_key(case, history)
         }
         Trait::CursorStepAfterFailedWrite => cursor_step_after_failed_write(case, history),
-        Trait::UpsertAfterCheckpoint => {
-            let upsert = |r: StmtRef| {
-                matches!(case.stmt(r).map(|c| &c.stmt),
-                    Some(Stmt::Insert(i)) if matches!(i.on_conflict, OnConflict::Update { .. }))
-            };
-            let judged = finding_stmt(finding);
-            let other_upsert = history.outcomes.iter().any(|o| {
-                judged.is_some_and(|j| j.txn != o.stmt.txn) && o.outcome.ok() && upsert(o.stmt)
-            });
-            case.checkpoint && (judged.is_some_and(upsert) || other_upsert)
+        Trait::ReadUncommittedSnapshotIsolationUpdate => {
+            read_uncommitted_snapshot_isolation_update(finding, case, server)
         }
-        Trait::LeftJoinIndexCursorPanic => involved(finding, case).iter().any(|r| {
-            let left_join = matches!(
-                case.stmt(*r).map(|c| &c.stmt),
-                Some(Stmt::Select(q)) if q.from.iter().filter_map(|f| f.join.as_ref())
-                    .any(|j| j.kind == crate::model::JoinKind::Left)
-            );
-            let panicked = history
-                .outcome(*r)
-                .and_then(|o| o.error.as_ref())
-                .is_some_and(|e| {
-                    e.code == "panic" && e.message.contains("index cursor should have a record")
-                });
-            left_join && panicked
-        }),
+        Trait::SnapshotIsolationLockingReadAfterWaitOnSecondaryIndex => {
+            snapshot_isolation_locking_read_on_secondary_index(finding, case, server)
+        }
+        Trait::UpsertAfterCheckpoint => upsert_after_checkpoint(finding, case, history),
+        Trait::LeftJoinIndexCursorPanic => left_join_index_cursor_panic(finding, case, history),
         Trait::BlockedLockingReadWithSubquery => {
             let refs = involved(finding, case);
             !refs.is_empty()

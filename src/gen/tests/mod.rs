@@ -99,6 +99,7 @@ fn small_and_degenerate_configs() {
         isolations: Vec::new(),
         mixed_share: None,
         settings: Vec::new(),
+        server_settings: Default::default(),
         features: Features {
             replace: false,
             locking_reads: false,

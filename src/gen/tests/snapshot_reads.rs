@@ -109,3 +109,40 @@ fn snapshot_index_reads_wait_for_a_change_of_an_indexed_column_on_a_stream_of_th
     eprintln!("{shapes} shapes");
     assert!((5..400).contains(&shapes), "{shapes} shapes");
 }
+
+/// A session that sets nothing runs with the server's value: on a server
+/// with `innodb_snapshot_isolation` ON by default (MariaDB 11.8) the shape
+/// is drawn without `--setting`; on one with it OFF, or where every session
+/// sets OFF, it never is.
+#[test]
+fn snapshot_index_reads_count_the_server_default_as_the_sessions_setting() {
+    let server = |v: &str| Settings::from([("innodb_snapshot_isolation".into(), v.into())]);
+    let cfg = |server_settings: Settings, snapshot_index_reads: bool, settings: &str| GenConfig {
+        server_settings,
+        settings: match settings {
+            "" => Vec::new(),
+            s => vec![s.parse().unwrap()],
+        },
+        ..cfg_for(Features {
+            snapshot_index_reads,
+            ..Features::mysql()
+        })
+    };
+    let drawn = |server_settings: Settings, settings: &str| {
+        (0..200)
+            .filter(|&i| {
+                let c = generate_case(7, i, &cfg(server_settings.clone(), true, settings));
+                c != generate_case(7, i, &cfg(server_settings.clone(), false, settings))
+            })
+            .count()
+    };
+    let on = drawn(server("ON"), "");
+    assert!(on > 0, "no shape on a server with the variable ON");
+    assert_eq!(drawn(server("OFF"), ""), 0);
+    assert_eq!(drawn(Settings::new(), ""), 0);
+    assert_eq!(
+        drawn(server("ON"), "innodb_snapshot_isolation=OFF"),
+        0,
+        "sessions that set OFF on an ON server"
+    );
+}

@@ -26,6 +26,19 @@ pub struct Scratch {
     /// The scratch tables have no foreign keys (MariaDB): a write that leaves
     /// a dangling reference is given the error the engine reports.
     emulate_foreign_keys: bool,
+    /// The session's own database, when the scratch tables live in the
+    /// engine's scratch database ([`Engine::scratch_database`]): made
+    /// current again when the scratch is dropped (the connection is kept
+    /// for later sessions).
+    home: Option<String>,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Some(home) = self.home.take() {
+            let _ = self.session.query(&format!("USE {home}"));
+        }
+    }
 }
 
 /// A scratch statement the engine refused (the case is then undecided).
@@ -71,6 +84,7 @@ impl Scratch {
         isolation: crate::model::Isolation,
     ) -> Result<ScratchResult<Scratch>, EngineError> {
         let session = engine.open_bounded_session(isolation)?;
+        let database = engine.scratch_database(schema)?;
         let mut s = Scratch {
             session,
             dialect: engine.dialect(),
@@ -78,20 +92,75 @@ impl Scratch {
             filled: HashMap::new(),
             emulate_foreign_keys: !engine.profile().temporary_foreign_keys
                 && schema.tables.iter().any(|t| !t.foreign_keys.is_empty()),
+            home: None,
         };
-        for t in &schema.tables {
-            let fks = engine.profile().temporary_foreign_keys;
-            let ddl = sql::create_table(s.dialect, &scratch_table(fks, t));
+        let fks = engine.profile().temporary_foreign_keys;
+        let triggers = matches!(
+            engine.target().update_capture,
+            crate::instrument::UpdateCapture::UserVariable { returning: false }
+        );
+        let created = match database {
+            // Temporary tables cannot report writes by triggers: the
+            // scratch would predict no write at all.
+            None if triggers => Err("the write capture needs a scratch database".into()),
+            None => s.create_temporary(fks),
+            Some((db, made)) => s.create_in(&db, made, engine.target()),
+        };
+        Ok(created.map(|()| s))
+    }
+
+    /// TEMPORARY tables that shadow the base tables of the same names.
+    fn create_temporary(&mut self, fks: bool) -> ScratchResult<()> {
+        for t in self.schema.tables.clone() {
+            let ddl = sql::create_table(self.dialect, &scratch_table(fks, &t));
             let Some(create) = ddl.first() else { continue };
             let Some(rest) = create.strip_prefix("CREATE TABLE ") else {
-                return Ok(Err(format!("unexpected DDL: {create}")));
+                return Err(format!("unexpected DDL: {create}"));
             };
-            if let Err(e) = s.query(&format!("CREATE TEMPORARY TABLE {rest}")) {
-                return Ok(Err(e));
-            }
-            s.filled.insert(t.name.clone(), Vec::new());
+            self.query(&format!("CREATE TEMPORARY TABLE {rest}"))?;
+            self.filled.insert(t.name.clone(), Vec::new());
         }
-        Ok(Ok(s))
+        Ok(())
+    }
+
+    /// Real tables of the same names in the engine's scratch database `db`,
+    /// made current, with the write-capture triggers of `target`, without
+    /// foreign keys (emulated, as for MariaDB's temporary tables). `made`:
+    /// they are there already, their rows unknown.
+    fn create_in(
+        &mut self,
+        db: &str,
+        made: bool,
+        target: crate::instrument::Target,
+    ) -> ScratchResult<()> {
+        let home = self.query("SELECT DATABASE()")?;
+        let Some(Some(Value::Text(home))) = home.first().map(|r| r.first()) else {
+            return Err("the scratch session has no current database".into());
+        };
+        self.home = Some(home.clone());
+        self.query(&format!("USE {db}"))?;
+        if made {
+            return Ok(());
+        }
+        for t in self.schema.tables.clone() {
+            let scratch = scratch_table(false, &t);
+            let mut ddl = vec![sql::drop_table(self.dialect, &t.name)];
+            ddl.extend(
+                sql::create_table(self.dialect, &scratch)
+                    .into_iter()
+                    .take(1),
+            );
+            if let crate::instrument::UpdateCapture::UserVariable { returning: false } =
+                target.update_capture
+            {
+                ddl.extend(sql::capture_triggers(&scratch));
+            }
+            for step in &ddl {
+                self.query(step)?;
+            }
+            self.filled.insert(t.name.clone(), Vec::new());
+        }
+        Ok(())
     }
 
     fn query(&mut self, sql: &str) -> ScratchResult<Vec<Vec<Value>>> {
