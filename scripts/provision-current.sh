@@ -26,23 +26,12 @@ die() { log "$*"; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "needs root (debootstrap, chroot, starting servers)"
 
-wait_for() { # wait_for SECONDS COMMAND...
-    local n=$(( $1 * 10 )); shift
-    for _ in $(seq "$n"); do
-        if "$@" >/dev/null 2>&1; then return 0; fi
-        sleep 0.1
-    done
-    return 1
-}
-
-host_apt() {
-    if [ -z "${APT_UPDATED:-}" ]; then apt-get update -qq >&2; APT_UPDATED=1; fi
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
-}
+# wait_for, apt_get_install
+. "$(dirname "$0")/lib.sh"
 
 # The clients on the host talk to every server over TCP.
-command -v mariadb >/dev/null 2>&1 || host_apt mariadb-client
-command -v psql >/dev/null 2>&1 || host_apt postgresql-client
+command -v mariadb >/dev/null 2>&1 || apt_get_install mariadb-client
+command -v psql >/dev/null 2>&1 || apt_get_install postgresql-client
 
 # make_root NAME SUITE PACKAGES...: a minbase Debian root with PACKAGES
 # installed (no service started by their postinst), made once.
@@ -52,7 +41,7 @@ make_root() {
     if [ -f "$root/.txfuzz-ready" ] && [ "$(cat "$root/.txfuzz-ready")" = "$*" ]; then
         mount_proc "$root"; return 0
     fi
-    command -v debootstrap >/dev/null 2>&1 || host_apt debootstrap
+    command -v debootstrap >/dev/null 2>&1 || apt_get_install debootstrap
     if [ ! -x "$root/usr/bin/apt-get" ]; then
         log "debootstrap $suite into $root"
         mkdir -p "$root"

@@ -18,22 +18,12 @@ need_root() {
     fi
 }
 
+# wait_for, apt_get_install
+. "$(dirname "$0")/lib.sh"
+
 apt_install() {
     need_root "installing $*"
-    if [ -z "${APT_UPDATED:-}" ]; then
-        apt-get update -qq >&2
-        APT_UPDATED=1
-    fi
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
-}
-
-wait_for() { # wait_for SECONDS COMMAND...
-    local n=$(( $1 * 10 )); shift
-    for _ in $(seq "$n"); do
-        if "$@" >/dev/null 2>&1; then return 0; fi
-        sleep 0.1
-    done
-    return 1
+    apt_get_install "$@"
 }
 
 # ---------------------------------------------------------------- MariaDB
