@@ -200,25 +200,8 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
         locking_read_subqueries_use_statement_snapshot: true,
         permitted_anomalies: permitted_anomalies(si),
         rules: Isolation::ALL.iter().map(|&l| (l, rule(l, si))).collect(),
-        start_rules: vec![StartRule {
-            mode: StartMode::ConsistentSnapshot,
-            levels: &[Isolation::RepeatableRead],
-            rule: None,
-            snapshot: Some(SnapshotPoint::Begin),
-            write_lock_at_begin: false,
-            source: Source {
-                doc: "MariaDB KB \"START TRANSACTION\" (https://mariadb.com/kb/en/start-transaction/) and MySQL 8.0 Reference Manual 15.3.1 (https://dev.mysql.com/doc/refman/8.0/en/commit.html): \"The WITH CONSISTENT SNAPSHOT modifier starts a consistent read for storage engines that are capable of it ... The effect is the same as issuing a START TRANSACTION followed by a SELECT from any InnoDB table ... The only isolation level that permits a consistent read is REPEATABLE READ. For all other isolation levels, the WITH CONSISTENT SNAPSHOT clause is ignored.\"",
-                test: "tests/start_modes.rs::mariadb_consistent_snapshot_takes_the_read_view_at_start",
-            },
-        }],
-        read_only: Some(ReadOnlyRule {
-            error: ErrorClass::ReadOnlyTransaction,
-            refused_locks: &[LockMode::ForUpdate],
-            source: Source {
-                doc: "MariaDB KB \"START TRANSACTION\", Access Mode (https://mariadb.com/kb/en/start-transaction/): \"The access mode specifies whether the transaction is allowed to write data or not ... READ ONLY ... prohibits changes to tables\"; a change fails with error 1792 ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION",
-                test: "tests/start_modes.rs::mariadb_read_only_transactions_refuse_writes",
-            },
-        }),
+        start_rules: start_rules(),
+        read_only: read_only_rule(),
         features: Features::mysql(),
         // MariaDB refuses foreign keys between temporary tables (errno 150):
         // tests/mariadb.rs::temporary_tables_cannot_have_foreign_keys.
@@ -254,6 +237,33 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
             },
         }),
     }
+}
+
+/// `START TRANSACTION WITH CONSISTENT SNAPSHOT` takes the read view at once.
+fn start_rules() -> Vec<StartRule> {
+    vec![StartRule {
+        mode: StartMode::ConsistentSnapshot,
+        levels: &[Isolation::RepeatableRead],
+        rule: None,
+        snapshot: Some(SnapshotPoint::Begin),
+        write_lock_at_begin: false,
+        source: Source {
+            doc: "MariaDB KB \"START TRANSACTION\" (https://mariadb.com/kb/en/start-transaction/) and MySQL 8.0 Reference Manual 15.3.1 (https://dev.mysql.com/doc/refman/8.0/en/commit.html): \"The WITH CONSISTENT SNAPSHOT modifier starts a consistent read for storage engines that are capable of it ... The effect is the same as issuing a START TRANSACTION followed by a SELECT from any InnoDB table ... The only isolation level that permits a consistent read is REPEATABLE READ. For all other isolation levels, the WITH CONSISTENT SNAPSHOT clause is ignored.\"",
+            test: "tests/start_modes.rs::mariadb_consistent_snapshot_takes_the_read_view_at_start",
+        },
+    }]
+}
+
+/// A READ ONLY transaction refuses writes and FOR UPDATE.
+fn read_only_rule() -> Option<ReadOnlyRule> {
+    Some(ReadOnlyRule {
+        error: ErrorClass::ReadOnlyTransaction,
+        refused_locks: &[LockMode::ForUpdate],
+        source: Source {
+            doc: "MariaDB KB \"START TRANSACTION\", Access Mode (https://mariadb.com/kb/en/start-transaction/): \"The access mode specifies whether the transaction is allowed to write data or not ... READ ONLY ... prohibits changes to tables\"; a change fails with error 1792 ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION",
+            test: "tests/start_modes.rs::mariadb_read_only_transactions_refuse_writes",
+        },
+    })
 }
 
 /// MySQL's InnoDB: the same rules per level as MariaDB's where both manuals
