@@ -126,3 +126,64 @@ fn statements_on_different_rows_are_never_reported_waiting() {
     assert_eq!(h.blocked_events(), 0, "{:#?}", h.events);
     assert_eq!(h.aborts(), 0);
 }
+
+/// T1 share-locks row 1 (and only it); T2's UPDATE of it waits; T1 then
+/// updates the row itself (an exclusive lock over its shared one while
+/// T2's request waits). MySQL 9.7 re-creates T2's waiting lock in T1's
+/// session then, and lists T2's wait under T1's thread. T3 commits
+/// elsewhere, and the executor asks the monitor to re-confirm T2's wait; a
+/// monitor that finds sessions by the thread that created a lock never
+/// does, and the case stalls for the whole hang timeout. Both ways:
+/// T2 is reported blocked by T1, and the case ends well inside the timeout
+/// (MariaDB 10.11 takes T1's upgrade behind T2's request for a deadlock and
+/// rolls one back; MySQL 9.7 and MariaDB 11.8 grant it).
+#[test]
+fn a_wait_on_a_row_its_holder_rewrites_is_still_reported() {
+    let Some(url) = common::mysql_url() else {
+        return;
+    };
+    let mut case = kv_case(
+        &[(1, 10), (2, 20)],
+        vec![
+            committed(vec![share_key("t", 1), set_null("t", 1)]),
+            committed(vec![add("t", 1, 5)]),
+            committed(vec![add("t", 2, 1)]),
+        ],
+        "1 1 2 2 1 3 3 3 1 2",
+    );
+    case.isolation = Isolation::RepeatableRead;
+    let mut e = common::open(&url);
+    e.load(&case).unwrap();
+    let opts = ExecOptions {
+        hang_timeout: std::time::Duration::from_secs(20),
+        ..ExecOptions::default()
+    };
+    let started = std::time::Instant::now();
+    let h = execute(e.as_mut(), &case, &opts).unwrap();
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(8), "took {took:?}");
+    let blocked = h
+        .events
+        .iter()
+        .find(|e| e.stmt == at(2, 1) && matches!(e.kind, EventKind::Blocked { .. }))
+        .unwrap_or_else(|| panic!("T2's UPDATE must be reported blocked: {h:#?}"));
+    assert_eq!(blocked.kind, EventKind::Blocked { blocker: Some(1) });
+}
+
+/// `SELECT k, v FROM t WHERE k = key FOR SHARE`
+fn share_key(t: &str, key: i64) -> txfuzz::model::Stmt {
+    let mut s = select(t, Some(key));
+    if let txfuzz::model::Stmt::Select(sel) = &mut s {
+        sel.lock = Some(txfuzz::model::LockMode::ForShare);
+    }
+    s
+}
+
+/// `UPDATE t SET v = NULL WHERE k = key`
+fn set_null(t: &str, key: i64) -> txfuzz::model::Stmt {
+    let mut s = set(t, key, 0);
+    if let txfuzz::model::Stmt::Update(u) = &mut s {
+        u.assignments[0].value = txfuzz::model::Expr::Lit(Value::Null);
+    }
+    s
+}

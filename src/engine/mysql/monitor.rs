@@ -166,14 +166,32 @@ fn metadata_lock_wait(state: &str) -> bool {
 /// (MySQL 9.7 Reference Manual 29.12.13.2 "The data_lock_waits Table": "The
 /// data_lock_waits table implements a many-to-many relationship showing
 /// which data lock requests in the data_locks table are blocked by which
-/// held data locks"; its thread ids are the Performance Schema's, mapped to
-/// connection ids by the `threads` table). Read from the lock system on
-/// every query. MySQL's `SHOW ENGINE INNODB STATUS` leaves out a waiting
-/// transaction that has written nothing, so it is not used there.
-const MYSQL_LOCK_WAITS: &str = "SELECT r.PROCESSLIST_ID, b.PROCESSLIST_ID \
-     FROM performance_schema.data_lock_waits w \
-     JOIN performance_schema.threads r ON r.THREAD_ID = w.REQUESTING_THREAD_ID \
-     LEFT JOIN performance_schema.threads b ON b.THREAD_ID = w.BLOCKING_THREAD_ID";
+/// held data locks"). Read from the lock system on every query. MySQL's
+/// `SHOW ENGINE INNODB STATUS` leaves out a waiting transaction that has
+/// written nothing, so it is not used there.
+///
+/// A lock's `THREAD_ID` is not its owner's: 29.12.13.1 "The data_locks
+/// Table": "THREAD_ID: The thread ID of the session that created the lock".
+/// Seen on 9.7.4: after the holder of a shared lock on a row updated it,
+/// the exclusive request another transaction had waiting on that row was
+/// listed under the holder's thread, and the waiter was absent; every such
+/// wait was lost for the hang timeout (tests/mysql_family.rs,
+/// `a_wait_on_a_row_its_holder_rewrites_is_still_reported`). So sessions
+/// are found by transaction: the thread that created the transaction's
+/// table locks, which only the transaction's own
+/// session takes (record locks come after their table's intention lock).
+const MYSQL_LOCK_WAITS: &str = "SELECT \
+     COALESCE((SELECT t.PROCESSLIST_ID FROM performance_schema.data_locks l \
+         JOIN performance_schema.threads t ON t.THREAD_ID = l.THREAD_ID \
+         WHERE l.ENGINE_TRANSACTION_ID = w.REQUESTING_ENGINE_TRANSACTION_ID \
+         AND l.LOCK_TYPE = 'TABLE' LIMIT 1), \
+       (SELECT t.PROCESSLIST_ID FROM performance_schema.threads t \
+         WHERE t.THREAD_ID = w.REQUESTING_THREAD_ID)), \
+     (SELECT t.PROCESSLIST_ID FROM performance_schema.data_locks l \
+         JOIN performance_schema.threads t ON t.THREAD_ID = l.THREAD_ID \
+         WHERE l.ENGINE_TRANSACTION_ID = w.BLOCKING_ENGINE_TRANSACTION_ID \
+         AND l.LOCK_TYPE = 'TABLE' LIMIT 1) \
+     FROM performance_schema.data_lock_waits w";
 
 impl Flavor {
     fn lock_wait_query(self) -> &'static str {
