@@ -18,7 +18,8 @@ export TXFUZZ_REQUIRE_SERVERS=1
 # whose tests assume 10.11's innodb_snapshot_isolation=OFF at REPEATABLE READ
 # (they would need the session setting made explicit).
 MYSQL97_TESTS=(hermitage start_modes view_servers integrity record_identity subqueries
-    mixed_levels sdg_oracle insert_select auto_key secrets pattern reduce resumed_scan mysql_family)
+    mixed_levels sdg_oracle insert_select auto_key secrets pattern reduce resumed_scan mysql_family
+    hostile_input)
 MARIADB118_TESTS=(mariadb_bugs start_modes insert_select auto_key query_bugs verdicts secrets
     hermitage_si mysql_family)
 # PostgreSQL 18 runs with MySQL 9.7 (TXFUZZ_PG_URL): the PostgreSQL tests of

@@ -22,6 +22,124 @@ pub const SUMMARY_LIMIT: u64 = 1 << 30;
 /// Known-issues and pattern files.
 pub const SMALL_FILE_LIMIT: u64 = 64 << 20;
 
+/// A file parsed twice: a probe for its kind, then the whole. A regular
+/// file is read again from the start for the second parse; anything else
+/// (a pipe, `/dev/stdin`) can be read only once, so the probe's parse keeps
+/// the bytes it read (within the limit) for the second. Both parses stream:
+/// `/dev/zero` is refused at its first byte either way.
+pub struct Source {
+    path: std::path::PathBuf,
+    limit: u64,
+    bytes: Option<Vec<u8>>,
+}
+
+impl Source {
+    /// Parses `path` as the probe `P` (`what` names the expected content)
+    /// and returns it with the file, ready for [`Source::json`].
+    pub fn probe<P: DeserializeOwned>(
+        path: &Path,
+        limit: u64,
+        what: &str,
+    ) -> Result<(P, Source), String> {
+        let source = |bytes| Source {
+            path: path.to_path_buf(),
+            limit,
+            bytes,
+        };
+        if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            return Ok((read_json(path, limit, what)?, source(None)));
+        }
+        let mut tee = Tee {
+            inner: open(path, limit)?,
+            kept: Vec::new(),
+        };
+        let parsed = serde_json::from_reader(&mut tee);
+        let Tee { inner, kept } = tee;
+        match parsed {
+            Ok(p) => Ok((p, source(Some(kept)))),
+            Err(_) if inner.over => Err(too_large(path, limit)),
+            Err(e) if e.is_io() => Err(read_error(path, limit, &inner, &e.to_string())),
+            Err(e) => Err(format!(
+                "{} is not {what}: {}",
+                path.display(),
+                one_line(&e.to_string())
+            )),
+        }
+    }
+
+    /// The file parsed as JSON into `T` ([`read_json`]).
+    pub fn json<T: DeserializeOwned>(&self, what: &str) -> Result<T, String> {
+        match &self.bytes {
+            None => read_json(&self.path, self.limit, what),
+            Some(bytes) => serde_json::from_slice(bytes).map_err(|e| {
+                let e = one_line(&e.to_string());
+                format!("{} is not {what}: {e}", self.path.display())
+            }),
+        }
+    }
+}
+
+/// A reader that keeps a copy of what it read.
+struct Tee {
+    inner: Limited<std::fs::File>,
+    kept: Vec<u8>,
+}
+
+impl Read for Tee {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.kept.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Any JSON value, skipped without keeping it, nested at most as deep as
+/// the parser allows (serde's `IgnoredAny` skips `[[[[...` with no depth
+/// limit, holding one byte per level: `check` on such a stream grew to
+/// 2.3 GB). For the probes that tell file kinds apart.
+pub struct Skip;
+
+impl<'de> serde::Deserialize<'de> for Skip {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Skip, D::Error> {
+        d.deserialize_any(SkipVisitor)
+    }
+}
+
+struct SkipVisitor;
+
+impl<'de> serde::de::Visitor<'de> for SkipVisitor {
+    type Value = Skip;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_unit<E>(self) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
+        while seq.next_element::<Skip>()?.is_some() {}
+        Ok(Skip)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
+        while map.next_entry::<Skip, Skip>()?.is_some() {}
+        Ok(Skip)
+    }
+}
+
 /// Reads `path` (at most `limit` bytes) as UTF-8 text.
 pub fn read_text(path: &Path, limit: u64) -> Result<String, String> {
     let mut text = String::new();
@@ -45,10 +163,25 @@ pub fn read_json<T: DeserializeOwned>(path: &Path, limit: u64, what: &str) -> Re
             } else if e.is_io() {
                 Err(read_error(path, limit, inner, &e.to_string()))
             } else {
-                Err(format!("{} is not {what}: {e}", path.display()))
+                Err(format!(
+                    "{} is not {what}: {}",
+                    path.display(),
+                    one_line(&e.to_string())
+                ))
             }
         }
     }
+}
+
+/// `text` on one line: a parser's message may quote the file's own text
+/// (an unknown variant, a bad name), newlines and other controls included.
+pub fn one_line(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| match c {
+            c if c.is_control() => c.escape_default().collect::<Vec<_>>(),
+            c => vec![c],
+        })
+        .collect()
 }
 
 /// The file, refused at once when its size is known to exceed `limit`.
@@ -121,6 +254,54 @@ impl<R: Read> Read for Limited<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A probe skips values nested at most as deep as the parser allows:
+    /// an endless `[[[[` fails at once instead of growing (it reached
+    /// 2.3 GB); ordinary nesting is skipped.
+    #[test]
+    fn a_probe_refuses_endless_nesting() {
+        #[derive(serde::Deserialize)]
+        struct Probe {
+            #[allow(dead_code)]
+            case: Option<Skip>,
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("deep.json");
+        let deep = format!("{{\"case\": {}", "[".repeat(5_000_000));
+        std::fs::write(&p, deep).unwrap();
+        let e = read_json::<Probe>(&p, 1 << 30, "a JSON object")
+            .err()
+            .expect("refused");
+        assert!(e.contains("recursion limit"), "{e}");
+        std::fs::write(
+            &p,
+            r#"{"case": [[1, {"a": [true, null, "x", 2.5]}]], "other": 3}"#,
+        )
+        .unwrap();
+        assert!(read_json::<Probe>(&p, 1 << 30, "a JSON object").is_ok());
+    }
+
+    /// A pipe is read once: both parses of a probed file see its content.
+    #[test]
+    fn a_source_that_is_not_a_regular_file_is_read_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let ok = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::write(fifo, r#"{"a": [1, 2]}"#).unwrap())
+        };
+        let (first, src): (serde_json::Value, Source) =
+            Source::probe(&fifo, 1 << 20, "JSON").unwrap();
+        writer.join().unwrap();
+        let second: serde_json::Value = src.json("JSON").unwrap();
+        assert_eq!(first, second);
+        assert_eq!(first["a"][1], 2);
+    }
 
     #[test]
     fn an_endless_device_is_refused_quickly() {

@@ -362,3 +362,70 @@ fn exports_that_cannot_be_made_are_refused() {
         "/dev/null/x",
     );
 }
+
+/// An unsupported format, of the finding or of the case inside it, is
+/// refused by every command that reads findings (`check` and `export`
+/// used to accept it), and a finding file given through a pipe replays
+/// and checks (it used to be read twice, and the second read found it
+/// empty: "not a finding file").
+#[test]
+fn unsupported_formats_are_refused_by_every_reader_and_pipes_are_read_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("export");
+    let out = out.to_str().unwrap();
+    for (field, needle) in [
+        ("/format", "unsupported finding format 7"),
+        ("/case/format", "unsupported case format 7"),
+    ] {
+        let f = edited_finding(tmp.path(), |v| *v.pointer_mut(field).unwrap() = 7.into());
+        let f = f.to_str().unwrap();
+        refused(&txfuzz(&["check", f]), needle);
+        refused(
+            &txfuzz(&["export", f, "--format", "script", "--out", out]),
+            needle,
+        );
+        refused(&txfuzz(&["replay", f]), needle);
+    }
+    let finding = edited_finding(tmp.path(), |_| {});
+    for args in [vec!["check", "/dev/stdin"], vec!["replay", "/dev/stdin"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_txfuzz"))
+            .args(&args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let bytes = std::fs::read(&finding).unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = stdin.write_all(&bytes);
+        });
+        let o = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("is not"), "{args:?}: {err}");
+        assert!(o.status.code().is_some_and(|c| c != 2), "{args:?}: {err}");
+    }
+}
+
+/// A second campaign on a locked `--out` is refused before it connects:
+/// with the first one's lock held and a server URL where nothing listens,
+/// the refusal names the lock, not the connection (it used to connect, and
+/// on MariaDB change a global setting, first).
+#[test]
+fn a_locked_out_directory_is_refused_before_any_connection() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let _held = txfuzz::finding::lock_dir(&out).unwrap();
+    let o = txfuzz(&[
+        "run",
+        "--db",
+        "mysql://txfuzz@127.0.0.1:1/test",
+        "--tests",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    refused(&o, "another txfuzz campaign");
+}

@@ -39,6 +39,8 @@ pub struct Loaded {
 /// A finding file or a stress history: a case plus what happened.
 #[derive(serde::Deserialize)]
 struct Recorded {
+    /// A finding file's format (a stress history has none).
+    format: Option<u32>,
     case: TestCase,
     history: History,
     engine: Option<EngineInfo>,
@@ -46,18 +48,28 @@ struct Recorded {
 }
 
 /// Loads either format; the error is one line. The file is parsed as it is
-/// read (twice: once to tell the formats apart, keeping nothing), with a
-/// size limit ([`crate::input`]).
+/// read (twice: once to tell the formats apart, keeping nothing; a pipe is
+/// read once into memory), with a size limit ([`crate::input`]).
 pub fn load(path: &std::path::Path) -> Result<Loaded, String> {
-    use crate::input::{read_json, HISTORY_LIMIT};
+    use crate::input::{Skip, Source, HISTORY_LIMIT};
     #[derive(serde::Deserialize)]
     struct Probe {
-        case: Option<serde::de::IgnoredAny>,
-        history: Option<serde::de::IgnoredAny>,
+        case: Option<Skip>,
+        history: Option<Skip>,
     }
-    let probe: Probe = read_json(path, HISTORY_LIMIT, "a JSON object")?;
+    let (probe, source): (Probe, Source) = Source::probe(path, HISTORY_LIMIT, "a JSON object")?;
     if probe.case.is_some() && probe.history.is_some() {
-        let r: Recorded = read_json(path, HISTORY_LIMIT, "a finding file or stress history")?;
+        let r: Recorded = source.json("a finding file or stress history")?;
+        if let Some(f) = r.format {
+            crate::finding::check_format(
+                path,
+                "finding",
+                f.into(),
+                crate::finding::FINDING_FORMAT,
+            )?;
+        }
+        let case_format = u64::from(r.case.format);
+        crate::finding::check_format(path, "case", case_format, crate::model::CASE_FORMAT)?;
         r.case
             .validate()
             .map_err(|e| format!("{}: invalid case: {e}", path.display()))?;
@@ -68,7 +80,7 @@ pub fn load(path: &std::path::Path) -> Result<Loaded, String> {
             finding: r.finding,
         })
     } else {
-        let history: CheckHistory = read_json(path, HISTORY_LIMIT, "a checker history")?;
+        let history: CheckHistory = source.json("a checker history")?;
         history
             .validate()
             .map_err(|e| format!("{}: {e}", path.display()))?;

@@ -207,6 +207,9 @@ pub(super) fn open_for(
             )));
         }
     }
+    if let Some(why) = crate::sql::nul_problem(engine.dialect(), case) {
+        return Err(UsageError(why));
+    }
     for t in &case.txns {
         for (name, value) in &t.settings {
             if let Some(why) = engine.profile().setting_problem(name, value) {

@@ -113,6 +113,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
     )
     .map_err(UsageError)?;
     let cfg = config(&args)?;
+    // Another campaign writing to --out is said before any server is
+    // touched (opening an engine connects and may change a global setting);
+    // the campaign takes the lock for good when it starts (`FindingStore`).
+    if let Err(e) = crate::finding::lock_dir(&args.out) {
+        if e.kind() == std::io::ErrorKind::ResourceBusy {
+            return Err(UsageError(e.to_string()));
+        }
+    }
     let mut engines = (0..jobs(&args)?)
         .map(|job| args.engine.open_for_job(None, job))
         .collect::<Result<Vec<_>, _>>()?;

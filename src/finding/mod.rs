@@ -67,9 +67,57 @@ impl FindingRecord {
     }
 }
 
-/// Reads a finding file.
+/// Reads a finding file through the same checks as [`load_case_file`]
+/// (formats, names and numbers, structure, history): `export`, `report` and
+/// `merge` read findings here.
 pub fn read_record(path: &Path) -> Result<FindingRecord, String> {
-    crate::input::read_json(path, crate::input::CASE_FILE_LIMIT, "a finding file")
+    let rec: FindingRecord =
+        crate::input::read_json(path, crate::input::CASE_FILE_LIMIT, "a finding file")?;
+    admit_record(path, rec)
+}
+
+/// A finding record's formats, upgraded case, structure and history checked.
+fn admit_record(path: &Path, mut rec: FindingRecord) -> Result<FindingRecord, String> {
+    check_format(path, "finding", u64::from(rec.format), FINDING_FORMAT)?;
+    let case_format = u64::from(rec.case.format);
+    check_format(path, "case", case_format, crate::model::CASE_FORMAT)?;
+    // A format-1 BEGIN meant the recorded engine's first start mode.
+    if let Ok(profile) = crate::engine::registry::profile_of(&rec.engine) {
+        rec.case.upgrade(profile.features.start_modes[0]);
+    }
+    admit_case(path, &rec.case)?;
+    check_history(&rec.case, &rec.history)
+        .map_err(|e| format!("{}: invalid history: {e}", path.display()))?;
+    Ok(rec)
+}
+
+/// A case's format and structure (its names and numbers were checked as it
+/// was read: [`crate::model::ident`], [`crate::model::Value`]).
+fn admit_case(path: &Path, case: &TestCase) -> Result<(), String> {
+    check_format(
+        path,
+        "case",
+        u64::from(case.format),
+        crate::model::CASE_FORMAT,
+    )?;
+    case.validate()
+        .map_err(|e| format!("{}: invalid case: {e}", path.display()))
+}
+
+/// `format` is one this txfuzz reads (1 to `newest`).
+pub(crate) fn check_format(
+    path: &Path,
+    what: &str,
+    format: u64,
+    newest: u32,
+) -> Result<(), String> {
+    if (1..=u64::from(newest)).contains(&format) {
+        return Ok(());
+    }
+    Err(format!(
+        "{}: unsupported {what} format {format} (this txfuzz reads {what} formats 1 to {newest})",
+        path.display()
+    ))
 }
 
 /// The readable findings of `files`, each with its path; an unreadable one
@@ -135,59 +183,31 @@ impl CaseFile {
 
 /// Reads a finding record or a bare case; the error is one line for the user.
 pub fn load_case_file(path: &Path) -> Result<CaseFile, String> {
-    use crate::input::{read_json, CASE_FILE_LIMIT};
+    use crate::input::{Skip, Source, CASE_FILE_LIMIT};
     /// What the file is, read without keeping its contents.
     #[derive(serde::Deserialize)]
     struct Probe {
         format: Option<serde_json::Value>,
-        finding: Option<serde::de::IgnoredAny>,
+        finding: Option<Skip>,
     }
-    let probe: Probe = read_json(path, CASE_FILE_LIMIT, "a JSON object")?;
+    let (probe, source): (Probe, Source) = Source::probe(path, CASE_FILE_LIMIT, "a JSON object")?;
     // A finding record's format, or a bare case's own (older case formats
-    // are upgraded when they load).
+    // are upgraded when they load), before the rest is read.
     let (what, newest) = match probe.finding {
         Some(_) => ("finding", FINDING_FORMAT),
         None => ("case", crate::model::CASE_FORMAT),
     };
     if let Some(v) = probe.format {
-        if !v
-            .as_u64()
-            .is_some_and(|f| (1..=u64::from(newest)).contains(&f))
-        {
-            return Err(format!(
-                "{}: unsupported {what} format {v} (this txfuzz reads {what} formats 1 to {newest})",
-                path.display()
-            ));
-        }
+        check_format(path, what, v.as_u64().unwrap_or(0), newest)
+            .map_err(|_| format!("{}: unsupported {what} format {v} (this txfuzz reads {what} formats 1 to {newest})", path.display()))?;
     }
-    let file = if probe.finding.is_some() {
-        CaseFile::Finding(Box::new(read_json(
-            path,
-            CASE_FILE_LIMIT,
-            "a txfuzz finding file",
-        )?))
-    } else {
-        CaseFile::Case(Box::new(read_json(
-            path,
-            CASE_FILE_LIMIT,
-            "a txfuzz case file",
-        )?))
-    };
-    let mut file = file;
-    if let CaseFile::Finding(rec) = &mut file {
-        // A format-1 BEGIN meant the recorded engine's first start mode.
-        if let Ok(profile) = crate::engine::registry::profile_of(&rec.engine) {
-            rec.case.upgrade(profile.features.start_modes[0]);
-        }
+    if probe.finding.is_some() {
+        let rec = source.json("a txfuzz finding file")?;
+        return Ok(CaseFile::Finding(Box::new(admit_record(path, rec)?)));
     }
-    file.case()
-        .validate()
-        .map_err(|e| format!("{}: invalid case: {e}", path.display()))?;
-    if let CaseFile::Finding(rec) = &file {
-        check_history(&rec.case, &rec.history)
-            .map_err(|e| format!("{}: invalid history: {e}", path.display()))?;
-    }
-    Ok(file)
+    let case: TestCase = source.json("a txfuzz case file")?;
+    admit_case(path, &case)?;
+    Ok(CaseFile::Case(Box::new(case)))
 }
 
 /// A recorded history refers only to the case's transactions and statements.

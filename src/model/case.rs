@@ -188,7 +188,11 @@ pub struct Txn {
     pub isolation: Option<Isolation>,
     /// The session's own values of engine settings (`--setting`), set when
     /// it opens (`SET SESSION name = value`); empty: the server's.
-    #[serde(default, skip_serializing_if = "Settings::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Settings::is_empty",
+        deserialize_with = "super::ident::de_settings"
+    )]
     pub settings: Settings,
     pub stmts: Vec<CaseStmt>,
 }
@@ -442,6 +446,7 @@ impl TestCase {
             }
             self.validate_stmts(t, &mut ops)?;
             validate_framing(t)?;
+            validate_savepoints(t)?;
             super::cursor_rules::validate(
                 &self.schema,
                 t.id,
@@ -449,6 +454,7 @@ impl TestCase {
                 t.stmts.iter().map(|s| (s.op, &s.stmt)),
             )?;
         }
+        self.validate_schema()?;
         self.validate_data()?;
         self.validate_submit_order()
     }
@@ -532,6 +538,57 @@ impl TestCase {
             )),
             None => Ok(()),
         }
+    }
+
+    /// Table names are unique; every column a key, index or foreign key
+    /// names is one of its table's, and a foreign key references a defined
+    /// table's columns (the engine would refuse the schema, and `replay`
+    /// would report a setup error instead of the case being wrong).
+    fn validate_schema(&self) -> Result<(), String> {
+        let tables = &self.schema.tables;
+        for (n, t) in tables.iter().enumerate() {
+            if tables[..n]
+                .iter()
+                .any(|o| o.name.eq_ignore_ascii_case(&t.name))
+            {
+                return Err(format!("table {} is defined twice", t.name));
+            }
+            let cols = &t.columns;
+            if let Some(c) = cols.iter().enumerate().find_map(|(k, c)| {
+                cols[..k]
+                    .iter()
+                    .any(|o| o.name.eq_ignore_ascii_case(&c.name))
+                    .then_some(&c.name)
+            }) {
+                return Err(format!("table {}: column {c} is defined twice", t.name));
+            }
+            let named = t
+                .primary_key
+                .iter()
+                .chain(t.uniques.iter().flatten())
+                .chain(t.indexes.iter().flat_map(|i| &i.columns))
+                .chain(t.foreign_keys.iter().flat_map(|f| &f.columns));
+            for c in named {
+                if t.column(c).is_none() {
+                    return Err(format!(
+                        "table {}: a key or index names column {c}, which it does not define",
+                        t.name
+                    ));
+                }
+            }
+            for fk in &t.foreign_keys {
+                let Some(parent) = self.schema.table(&fk.ref_table) else {
+                    return Err(format!("table {}: a foreign key references table {}, which the schema does not define", t.name, fk.ref_table));
+                };
+                if let Some(c) = fk.ref_columns.iter().find(|c| parent.column(c).is_none()) {
+                    return Err(format!(
+                        "table {}: a foreign key references column {c}, which {} does not define",
+                        t.name, parent.name
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// One data section per table, for a defined table, with rows of its width.
@@ -645,9 +702,143 @@ fn validate_framing(t: &Txn) -> Result<(), String> {
     Ok(())
 }
 
+/// Every `RELEASE` and `ROLLBACK TO` names a savepoint the transaction
+/// holds at that point (declared before it, not released since, nor undone
+/// by a rollback to an earlier one): else the engine's "no such savepoint"
+/// error would be the case's whole effect. A transaction started by
+/// `SAVEPOINT txn` may release `txn` (its commit) but not roll back to it:
+/// the oracles do not model a rollback of every write while the
+/// transaction goes on.
+fn validate_savepoints(t: &Txn) -> Result<(), String> {
+    let mut held: Vec<&str> = Vec::new();
+    if !t.autocommit && t.begin().mode == StartMode::Savepoint {
+        held.push(OUTERMOST_SAVEPOINT);
+    }
+    for s in &t.stmts {
+        let (name, release) = match &s.stmt {
+            Stmt::Savepoint(n) => {
+                held.push(n);
+                continue;
+            }
+            Stmt::Release(n) => (n.as_str(), true),
+            Stmt::RollbackTo(n) => (n.as_str(), false),
+            _ => continue,
+        };
+        let Some(at) = held.iter().rposition(|h| h.eq_ignore_ascii_case(name)) else {
+            return Err(format!(
+                "T{} op {}: no savepoint {name} is held there (RELEASE and ROLLBACK TO name one \
+                 the transaction declared and still holds)",
+                t.id, s.op
+            ));
+        };
+        if !release
+            && at == 0
+            && held[0] == OUTERMOST_SAVEPOINT
+            && t.begin().mode == StartMode::Savepoint
+        {
+            return Err(format!(
+                "T{} op {}: ROLLBACK TO the savepoint that started the transaction is not modelled",
+                t.id, s.op
+            ));
+        }
+        held.truncate(if release { at } else { at + 1 });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit::{add, committed, kv_case};
+
+    fn savepoint_case(body: Vec<Stmt>, start: StartMode) -> TestCase {
+        let order = vec!["1"; body.len() + 2].join(" ");
+        let mut case = kv_case(&[(1, 10)], vec![committed(body)], &order);
+        case.txns[0].stmts[0].stmt = Stmt::Begin(crate::model::Begin {
+            mode: start,
+            ..Default::default()
+        });
+        case
+    }
+
+    /// A schema whose keys, indexes or foreign keys name what it does not
+    /// define, or that defines a table or column twice, is refused on load.
+    #[test]
+    fn schemas_name_only_what_they_define() {
+        let base = kv_case(&[(1, 10)], vec![committed(vec![add("t", 1, 1)])], "1 1 1");
+        assert_eq!(base.validate(), Ok(()));
+        type Edit = fn(&mut TestCase);
+        let edits: [(&str, Edit); 5] = [
+            ("index", |c| {
+                c.schema.tables[0].indexes.push(crate::model::Index {
+                    name: "i0".into(),
+                    columns: vec!["nope".into()],
+                    unique: false,
+                })
+            }),
+            ("key", |c| {
+                c.schema.tables[0].primary_key = vec!["nope".into()]
+            }),
+            ("twice", |c| {
+                let t = c.schema.tables[0].clone();
+                c.schema.tables.push(t)
+            }),
+            ("twice", |c| {
+                let col = c.schema.tables[0].columns[0].clone();
+                c.schema.tables[0].columns.push(col)
+            }),
+            ("references", |c| {
+                c.schema.tables[0]
+                    .foreign_keys
+                    .push(crate::model::ForeignKey {
+                        columns: vec!["v".into()],
+                        ref_table: "nope".into(),
+                        ref_columns: vec!["k".into()],
+                        ..Default::default()
+                    })
+            }),
+        ];
+        for (needle, edit) in edits {
+            let mut case = base.clone();
+            edit(&mut case);
+            let e = case.validate().unwrap_err();
+            assert!(e.contains(needle), "{needle}: {e}");
+        }
+    }
+
+    /// RELEASE / ROLLBACK TO of a savepoint the transaction does not hold is
+    /// refused on load (the engine's "no such savepoint" used to vanish:
+    /// `0 violation(s)`); so is ROLLBACK TO the savepoint that started the
+    /// transaction (its writes used to be judged live). Held ones pass.
+    #[test]
+    fn savepoints_are_named_only_while_held() {
+        let sp = |n: &str| Stmt::Savepoint(n.into());
+        let rel = |n: &str| Stmt::Release(n.into());
+        let back = |n: &str| Stmt::RollbackTo(n.into());
+        let d = StartMode::Default;
+        let refused = [
+            savepoint_case(vec![rel("sp9")], d),
+            savepoint_case(vec![back("sp9")], d),
+            savepoint_case(vec![sp("sp1"), rel("sp1"), back("sp1")], d),
+            savepoint_case(vec![sp("sp1"), sp("sp2"), back("sp1"), rel("sp2")], d),
+            savepoint_case(
+                vec![add("t", 1, 1), back(OUTERMOST_SAVEPOINT)],
+                StartMode::Savepoint,
+            ),
+        ];
+        for case in refused {
+            let e = case.validate().unwrap_err();
+            assert!(e.contains("savepoint"), "{e}");
+        }
+        let admitted = [
+            savepoint_case(vec![sp("sp1"), add("t", 1, 1), back("sp1"), rel("sp1")], d),
+            savepoint_case(vec![sp("sp1"), sp("sp1"), rel("sp1"), back("SP1")], d),
+            savepoint_case(vec![sp("sp1"), back("sp1")], StartMode::Savepoint),
+        ];
+        for case in admitted {
+            assert_eq!(case.validate(), Ok(()));
+        }
+    }
 
     /// A session's own values replace the server's (a name in any case,
     /// under the server's spelling); what it does not set is the server's.

@@ -11,6 +11,7 @@ pub mod edit;
 pub mod features;
 pub mod fk_conflict;
 pub mod history;
+pub mod ident;
 pub mod schema;
 pub mod stmt;
 mod stmt_serde;

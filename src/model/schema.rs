@@ -36,6 +36,7 @@ impl ColType {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Column {
+    #[serde(deserialize_with = "super::ident::de")]
     pub name: String,
     pub ty: ColType,
     #[serde(default)]
@@ -55,7 +56,9 @@ pub struct Column {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Index {
+    #[serde(deserialize_with = "super::ident::de")]
     pub name: String,
+    #[serde(deserialize_with = "super::ident::de_list")]
     pub columns: Vec<String>,
     #[serde(default)]
     pub unique: bool,
@@ -110,8 +113,11 @@ pub enum Deferral {
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ForeignKey {
+    #[serde(deserialize_with = "super::ident::de_list")]
     pub columns: Vec<String>,
+    #[serde(deserialize_with = "super::ident::de")]
     pub ref_table: String,
+    #[serde(deserialize_with = "super::ident::de_list")]
     pub ref_columns: Vec<String>,
     #[serde(default, skip_serializing_if = "FkAction::is_default")]
     pub on_delete: FkAction,
@@ -135,13 +141,14 @@ impl ForeignKey {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Table {
+    #[serde(deserialize_with = "super::ident::de")]
     pub name: String,
     pub columns: Vec<Column>,
     /// Empty: no primary key.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::ident::de_list")]
     pub primary_key: Vec<String>,
     /// UNIQUE table constraints.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::ident::de_lists")]
     pub uniques: Vec<Vec<String>>,
     /// CHECK table constraints (expressions over this table's columns).
     #[serde(default)]
@@ -238,6 +245,7 @@ pub struct Row {
 /// The initial contents of one table (each row starts with write list `'0'`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TableData {
+    #[serde(deserialize_with = "super::ident::de")]
     pub table: String,
     pub rows: Vec<Row>,
 }

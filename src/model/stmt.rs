@@ -34,8 +34,13 @@ pub enum AggFn {
 pub enum Expr {
     /// A column, optionally qualified by a table name or alias.
     Col {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "super::ident::de_opt"
+        )]
         table: Option<String>,
+        #[serde(deserialize_with = "super::ident::de")]
         name: String,
     },
     Lit(Value),
@@ -80,7 +85,7 @@ pub enum Expr {
     /// `COALESCE(a, b)`
     Coalesce(Box<Expr>, Box<Expr>),
     /// The value proposed for insertion in an upsert (`excluded.c` / `VALUES(c)`).
-    Excluded(String),
+    Excluded(#[serde(deserialize_with = "super::ident::de")] String),
 }
 
 impl Expr {
@@ -211,7 +216,9 @@ pub enum JoinKind {
 /// One table instance in FROM. The first entry of [`Select::from`] has `join: None`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FromItem {
+    #[serde(deserialize_with = "super::ident::de")]
     pub table: String,
+    #[serde(deserialize_with = "super::ident::de")]
     pub alias: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub join: Option<Join>,
@@ -226,7 +233,11 @@ pub struct Join {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SelectItem {
     pub expr: Expr,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::ident::de_opt"
+    )]
     pub alias: Option<String>,
 }
 
@@ -273,6 +284,7 @@ pub struct Select {
 /// first step returns.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CursorOpen {
+    #[serde(deserialize_with = "super::ident::de")]
     pub name: String,
     pub rows: u32,
 }
@@ -280,6 +292,7 @@ pub struct CursorOpen {
 /// Steps an open cursor by up to `rows` rows.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fetch {
+    #[serde(deserialize_with = "super::ident::de")]
     pub cursor: String,
     pub rows: u32,
 }
@@ -332,6 +345,7 @@ pub enum OnConflict {
     /// `ON DUPLICATE KEY UPDATE` / `ON CONFLICT (target) DO UPDATE SET`.
     Update {
         /// Conflict target (PostgreSQL and SQLite need one): a unique key of the table.
+        #[serde(deserialize_with = "super::ident::de_list")]
         target: Vec<String>,
         assignments: Vec<Assignment>,
     },
@@ -339,13 +353,16 @@ pub enum OnConflict {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Assignment {
+    #[serde(deserialize_with = "super::ident::de")]
     pub column: String,
     pub value: Expr,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Insert {
+    #[serde(deserialize_with = "super::ident::de")]
     pub table: String,
+    #[serde(deserialize_with = "super::ident::de_list")]
     pub columns: Vec<String>,
     /// One value list per row, in `columns` order.
     pub rows: Vec<Vec<Expr>>,
@@ -371,6 +388,7 @@ impl Insert {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Update {
+    #[serde(deserialize_with = "super::ident::de")]
     pub table: String,
     pub assignments: Vec<Assignment>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -379,6 +397,7 @@ pub struct Update {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Delete {
+    #[serde(deserialize_with = "super::ident::de")]
     pub table: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub where_: Option<Expr>,

@@ -82,16 +82,16 @@ impl<'de> Visitor<'de> for StmtVisitor {
                 map.next_value::<()>()?;
                 Stmt::Rollback
             }
-            "savepoint" => Stmt::Savepoint(map.next_value()?),
-            "rollback_to" => Stmt::RollbackTo(map.next_value()?),
-            "release" => Stmt::Release(map.next_value()?),
+            "savepoint" => Stmt::Savepoint(name(map.next_value()?)?),
+            "rollback_to" => Stmt::RollbackTo(name(map.next_value()?)?),
+            "release" => Stmt::Release(name(map.next_value()?)?),
             "set_constraints" => Stmt::SetConstraints(map.next_value()?),
             "select" => Stmt::Select(map.next_value()?),
             "insert" => Stmt::Insert(map.next_value()?),
             "update" => Stmt::Update(map.next_value()?),
             "delete" => Stmt::Delete(map.next_value()?),
             "fetch" => Stmt::Fetch(map.next_value()?),
-            "close" => Stmt::Close(map.next_value()?),
+            "close" => Stmt::Close(name(map.next_value()?)?),
             other => return Err(de::Error::unknown_variant(other, KINDS)),
         };
         if map.next_key::<IgnoredAny>()?.is_some() {
@@ -101,6 +101,13 @@ impl<'de> Visitor<'de> for StmtVisitor {
         }
         Ok(stmt)
     }
+}
+
+/// A savepoint or cursor name, through the identifier gate
+/// ([`super::ident`]).
+fn name<E: de::Error>(s: String) -> Result<String, E> {
+    super::ident::check(&s).map_err(E::custom)?;
+    Ok(s)
 }
 
 impl<'de> Deserialize<'de> for Stmt {

@@ -6,14 +6,60 @@ use std::fmt;
 /// A SQL value. `Real` holds the canonical text of a non-integer number (engines
 /// return DECIMAL/REAL in different native forms; text keeps equality exact and
 /// hashing possible, so result sets can be compared as bags).
+///
+/// Read from a file, a `Real` must be a decimal number ([`is_number`]): it
+/// is rendered into SQL as it is spelt.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", try_from = "ValueRepr")]
 pub enum Value {
     Null,
     Int(i64),
     Real(String),
     Text(String),
     Bool(bool),
+}
+
+/// [`Value`] as a file spells it, before the number check.
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum ValueRepr {
+    Null,
+    Int(i64),
+    Real(String),
+    Text(String),
+    Bool(bool),
+}
+
+impl TryFrom<ValueRepr> for Value {
+    type Error = String;
+    fn try_from(v: ValueRepr) -> Result<Value, String> {
+        Ok(match v {
+            ValueRepr::Null => Value::Null,
+            ValueRepr::Int(i) => Value::Int(i),
+            ValueRepr::Real(r) if is_number(&r) => Value::Real(r),
+            ValueRepr::Real(r) => {
+                let shown: String = r.chars().take(40).collect();
+                return Err(format!("real {shown:?} is not a decimal number"));
+            }
+            ValueRepr::Text(s) => Value::Text(s),
+            ValueRepr::Bool(b) => Value::Bool(b),
+        })
+    }
+}
+
+/// A decimal number as every dialect reads it: `-12.5`, `3`, `1.5e-7`.
+pub fn is_number(s: &str) -> bool {
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let s = s.strip_prefix('-').unwrap_or(s);
+    let (mantissa, exponent) = match s.split_once(['e', 'E']) {
+        Some((m, e)) => (m, Some(e.strip_prefix(['+', '-']).unwrap_or(e))),
+        None => (s, None),
+    };
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some((int, frac)) => digits(int) && digits(frac),
+        None => digits(mantissa),
+    };
+    mantissa_ok && exponent.is_none_or(digits) && s.len() <= 80
 }
 
 impl Value {
@@ -101,6 +147,31 @@ impl fmt::Display for Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_real_from_a_file_must_be_a_number() {
+        for ok in ["12.5", "-3.05", "7", "1.5e-7", "2E+3"] {
+            let v: Value = serde_json::from_str(&format!("{{\"real\": \"{ok}\"}}")).unwrap();
+            assert_eq!(v, Value::Real(ok.into()));
+        }
+        for bad in [
+            "1; DROP TABLE t0",
+            "",
+            "1.",
+            ".5",
+            "1e",
+            "--1",
+            "0x10",
+            "1 ",
+            "NaN",
+        ] {
+            let json = serde_json::to_string(&serde_json::json!({ "real": bad })).unwrap();
+            let e = serde_json::from_str::<Value>(&json)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("not a decimal number"), "{bad:?}: {e}");
+        }
+    }
 
     #[test]
     fn decimal_text_is_canonical() {

@@ -36,6 +36,44 @@ pub fn unsupported(d: Dialect, s: &Stmt) -> Option<String> {
     own.or_else(|| selects_of(s).into_iter().find_map(|q| select_problem(d, q)))
 }
 
+/// Where a case holds text PostgreSQL cannot store: a NUL character
+/// (PostgreSQL 18 manual 8.3 "Character Types": "the character with code
+/// zero (sometimes called NUL) cannot be stored"). The client library
+/// refuses to send such a statement, which looked like a lost connection (a
+/// false `crash:connection-lost`), so `replay` refuses the case instead.
+pub fn nul_problem(d: Dialect, case: &crate::model::TestCase) -> Option<String> {
+    use crate::model::Value;
+    if d != Dialect::Postgres {
+        return None;
+    }
+    let nul = |v: &Value| matches!(v, Value::Text(s) if s.contains('\0'));
+    let in_data = case
+        .data
+        .iter()
+        .find(|d| d.rows.iter().flat_map(|r| &r.values).any(nul));
+    if let Some(d) = in_data {
+        return Some(format!(
+            "an initial row of {} holds a NUL character, which PostgreSQL text cannot store",
+            d.table
+        ));
+    }
+    let defaults = case.schema.tables.iter().flat_map(|t| &t.columns);
+    if defaults.filter_map(|c| c.default.as_ref()).any(nul) {
+        return Some(
+            "a column default holds a NUL character, which PostgreSQL text cannot store".into(),
+        );
+    }
+    let stmt = case.txns.iter().flat_map(|t| &t.stmts);
+    stmt.into_iter()
+        .find(|cs| super::render_stmt(d, &cs.stmt).contains('\0'))
+        .map(|cs| {
+            format!(
+                "op {} holds a NUL character, which PostgreSQL text cannot store",
+                cs.op
+            )
+        })
+}
+
 const NO_CURSORS: &str =
     "MariaDB has cursors only inside stored programs (DECLARE ... CURSOR), not for a client";
 

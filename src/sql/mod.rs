@@ -28,7 +28,7 @@ mod triggers;
 #[cfg(test)]
 mod fixtures;
 
-pub use check::{selects_of, unsupported};
+pub use check::{nul_problem, selects_of, unsupported};
 pub use ddl::{
     create_table, create_table_as, create_temporary_index, drop_table, drop_temporary_index,
     empty_table, foreign_key_switch, insert_rows, insert_rows_as, select_state, select_state_as,

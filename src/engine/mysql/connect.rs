@@ -32,10 +32,20 @@ pub(super) fn base_opts(
     // /var/cache/txfuzz/roots/sid became the host MariaDB of
     // /run/mysqld/mysqld.sock). The connection stays with the server the URL
     // names, and its log is located through it (`log_error_path`).
+    let host = unbracketed(base.ip_or_hostname()).to_string();
     Ok(OptsBuilder::from_opts(base)
+        .ip_or_hostname(host)
         .init(vec![SQL_MODE])
         .prefer_socket(false)
         .into())
+}
+
+/// An IPv6 literal host as an address: the driver keeps the URL's
+/// brackets (`[::1]`) and hands them to name resolution, which fails.
+fn unbracketed(host: &str) -> &str {
+    host.strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host)
 }
 
 /// Every connection's first statement (sessions, the loader, the scratch and
@@ -101,4 +111,20 @@ fn on_this_machine(admin: &mut Link, path: &str) -> Result<String, String> {
 /// A `@@port` that does not parse.
 fn bad_answer(answer: &str) -> String {
     crate::engine::server_root::not_found(&format!("the server's port ({answer:?}) does not parse"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `mysql://u@[::1]:3306/db` connects to the address `::1`: the host
+    /// reaches the driver without its brackets (it used to reach DNS).
+    #[test]
+    fn an_ipv6_literal_host_loses_its_brackets() {
+        let err = |m: String| EngineError::Setup(m);
+        let opts = base_opts("mysql://u@[::1]:3306/db", &err).unwrap();
+        assert_eq!(opts.ip_or_hostname(), "::1");
+        let opts = base_opts("mariadb://u@127.0.0.1:3306/db", &err).unwrap();
+        assert_eq!(opts.ip_or_hostname(), "127.0.0.1");
+    }
 }

@@ -20,6 +20,7 @@ use std::path::Path;
 /// The list txfuzz ships.
 pub const BUILTIN: &str = include_str!("../../../known-issues.toml");
 
+mod check;
 mod traits;
 
 use traits::has_trait;
@@ -93,7 +94,7 @@ pub enum Patterns {
 }
 
 impl Patterns {
-    fn list(&self) -> Vec<&str> {
+    pub(crate) fn list(&self) -> Vec<&str> {
         match self {
             Patterns::One(p) => vec![p.as_str()],
             Patterns::Many(ps) => ps.iter().map(String::as_str).collect(),
@@ -153,6 +154,14 @@ impl KnownIssues {
                 ));
             }
         }
+        for i in &file.issues {
+            if let Some(why) = check::entry_problem(i) {
+                return Err(format!("{origin}: known issue '{}': {why}", i.id));
+            }
+        }
+        if let Some(id) = check::duplicate_id(&file.issues) {
+            return Err(format!("{origin}: known issue id '{id}' is used twice"));
+        }
         Ok(KnownIssues {
             issues: file.issues,
         })
@@ -168,6 +177,12 @@ impl KnownIssues {
         let mut all = KnownIssues::builtin();
         for p in extra {
             all.issues.extend(Self::read(p)?.issues);
+            if let Some(id) = check::duplicate_id(&all.issues) {
+                return Err(format!(
+                    "{}: known issue id '{id}' is used twice (in this file or the shipped list)",
+                    p.display()
+                ));
+            }
         }
         Ok(all)
     }

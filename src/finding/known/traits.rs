@@ -28,9 +28,10 @@ pub enum Trait {
     /// earlier UPDATE (or upsert's update arm) of its transaction matched a
     /// row without changing it, at a version another transaction wrote.
     ReadAfterUnchangedUpdate,
-    /// The finding's transaction wrote a row whose version another, committed
-    /// transaction produced by changing the row's primary key (InnoDB: a
-    /// delete of the old record and an insert of a new one).
+    /// The finding's transaction, at REPEATABLE READ, wrote a row whose
+    /// version another, committed transaction produced by changing the row's
+    /// primary key (InnoDB: a delete of the old record and an insert of a
+    /// new one).
     WriteAfterConcurrentKeyChange,
     /// A transaction the finding names (else any) took a savepoint before its
     /// first data statement, and another transaction committed between the
@@ -453,8 +454,12 @@ pub(super) fn has_trait(
                 (None, Some(named)) => named,
                 (None, None) => return false,
             };
-            txns.iter()
-                .any(|&t| write_after_concurrent_key_change(case, history, t))
+            // The phantom of REPEATABLE READ's read view (a case of mixed
+            // levels may hold the writer at another level).
+            txns.iter().any(|&t| {
+                case.level_of(t) == crate::model::Isolation::RepeatableRead
+                    && write_after_concurrent_key_change(case, history, t)
+            })
         }
         Trait::CommitBetweenSavepointAndFirstStatement => {
             let named = named_txns(finding);
