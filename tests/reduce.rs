@@ -46,6 +46,7 @@ fn finding_of(
         case: case.clone(),
         history,
         replay: String::new(),
+        releases: None,
     })
 }
 

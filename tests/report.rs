@@ -11,7 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use txfuzz::finding::{write_atomic, FindingRecord, FINDING_FORMAT};
-use txfuzz::model::{EngineInfo, History, Isolation};
+use txfuzz::model::{EngineInfo, Isolation};
 use txfuzz::oracle::graph::{findings, CheckHistory, CheckTxn, Op, TxnStatus};
 
 fn txfuzz(args: &[&str]) -> Output {
@@ -85,15 +85,9 @@ fn lost_update_record() -> FindingRecord {
             settings: Default::default(),
         },
         case,
-        history: History {
-            isolation: Isolation::RepeatableRead,
-            events: vec![],
-            outcomes: vec![],
-            txns: vec![],
-            final_state: Default::default(),
-            final_state_error: None,
-        },
+        history: txfuzz::testkit::empty_history(Isolation::RepeatableRead),
         replay: String::new(),
+        releases: None,
     }
 }
 

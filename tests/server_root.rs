@@ -21,17 +21,6 @@ fn roots() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/var/cache/txfuzz/roots"))
 }
 
-/// The server's URL from `var`, or `None` after a SKIPPED line.
-#[track_caller]
-fn url_of(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(url) if !url.trim().is_empty() => Some(url),
-        _ => common::skip(&format!(
-            "{var} is not set (eval \"$(scripts/provision-current.sh)\" provisions it)"
-        )),
-    }
-}
-
 /// `host:port` of a `scheme://user[:password]@host:port/db` URL.
 fn address(url: &str) -> SocketAddr {
     let rest = url.split_once("://").unwrap().1;
@@ -109,7 +98,7 @@ fn check(url: &str, root: &Path, parts: &[String]) {
 
 #[test]
 fn the_log_of_mysql_9_7_in_a_chroot_is_read_in_its_root() {
-    let Some(url) = url_of("TXFUZZ_MYSQL97_URL") else {
+    let Some(url) = common::current_url("TXFUZZ_MYSQL97_URL") else {
         return;
     };
     let parts = ask_mysql(&url, "SELECT @@datadir, @@log_error");
@@ -118,7 +107,7 @@ fn the_log_of_mysql_9_7_in_a_chroot_is_read_in_its_root() {
 
 #[test]
 fn the_log_of_mariadb_11_8_in_a_chroot_is_read_in_its_root() {
-    let Some(url) = url_of("TXFUZZ_MARIADB118_URL") else {
+    let Some(url) = common::current_url("TXFUZZ_MARIADB118_URL") else {
         return;
     };
     let parts = ask_mysql(&url, "SELECT @@datadir, @@log_error");
@@ -127,7 +116,7 @@ fn the_log_of_mariadb_11_8_in_a_chroot_is_read_in_its_root() {
 
 #[test]
 fn the_log_of_postgres_18_in_a_chroot_is_read_in_its_root() {
-    let Some(url) = url_of("TXFUZZ_PG18_URL") else {
+    let Some(url) = common::current_url("TXFUZZ_PG18_URL") else {
         return;
     };
     let sql = "SELECT current_setting('data_directory'), pg_current_logfile()";

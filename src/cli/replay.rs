@@ -12,8 +12,15 @@ use std::process::ExitCode;
 pub struct ReplayArgs {
     /// A finding JSON written by `txfuzz run`, or a bare case JSON.
     pub case: PathBuf,
-    #[command(flatten)]
-    pub engine: EngineArgs,
+    /// Database URL: sqlite:PATH (default: a temporary SQLite database),
+    /// mysql://user@host:port/db, postgres://user@host:port/db. Repeat it to
+    /// replay a finding on several servers (releases): the finding file then
+    /// records the versions it reproduces on and those it does not.
+    #[arg(long = "db", value_name = "DB")]
+    pub dbs: Vec<String>,
+    /// Self-test: wrap the engine in a fault injector.
+    #[arg(long, hide = true)]
+    pub fault: Option<String>,
     /// Oracles to run (default: the finding's oracle, or all for a bare case);
     /// the shadow run without instrumentation (`fidelity`) always runs too.
     #[arg(long)]
@@ -28,15 +35,78 @@ const RACE_ATTEMPTS: usize = 8;
 
 pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
     let mut file = load_case_file(&args.case).map_err(UsageError)?;
-    let expected = match &file {
+    if args.dbs.len() < 2 {
+        let engine = EngineArgs {
+            db: args.dbs.first().cloned(),
+            fault: args.fault.clone(),
+        };
+        let r = replay_on(&args, &engine, &mut file)?;
+        return Ok(exit_code(r.reproduced));
+    }
+    let CaseFile::Finding(_) = &file else {
+        return Err(UsageError(
+            "several --db replay a finding file (a bare case has nothing to reproduce)".into(),
+        ));
+    };
+    let mut releases = crate::finding::Releases::default();
+    for db in &args.dbs {
+        let engine = EngineArgs {
+            db: Some(db.clone()),
+            fault: args.fault.clone(),
+        };
+        let mut one = load_case_file(&args.case).map_err(UsageError)?;
+        let r = replay_on(&args, &engine, &mut one)?;
+        let release = format!("{} {}", r.engine.name, r.engine.version);
+        match r.reproduced {
+            true => releases.reproduces.push(release),
+            false => releases.does_not.push(release),
+        }
+    }
+    println!("{}", releases.summary());
+    if let CaseFile::Finding(rec) = &mut file {
+        rec.releases = Some(releases.clone());
+        let json = serde_json::to_vec_pretty(&**rec).map_err(|e| UsageError(e.to_string()))?;
+        crate::finding::write_atomic(&args.case, &json).map_err(|e| {
+            UsageError(format!(
+                "cannot record the releases in {}: {e}",
+                args.case.display()
+            ))
+        })?;
+        println!("recorded in {}", args.case.display());
+    }
+    Ok(exit_code(!releases.reproduces.is_empty()))
+}
+
+/// 1 when the finding reproduced (or a bare case violates), else 0.
+fn exit_code(reproduced: bool) -> ExitCode {
+    if reproduced {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// What one replay found, on which engine.
+struct Replayed {
+    reproduced: bool,
+    engine: crate::model::EngineInfo,
+}
+
+/// Replays `file` on the engine `engine_args` opens; prints what happened.
+fn replay_on(
+    args: &ReplayArgs,
+    engine_args: &EngineArgs,
+    file: &mut CaseFile,
+) -> Result<Replayed, UsageError> {
+    let expected = match &*file {
         CaseFile::Finding(r) => Some((r.finding.oracle, r.finding.kind.clone())),
         CaseFile::Case(_) => None,
     };
     let oracles = replay_oracles(args.oracle.as_deref(), expected.as_ref())?;
-    let mut engine = open_for(&args.engine, &mut file)?;
+    let mut engine = open_for(engine_args, file)?;
     let case = file.case();
     let known = args.known.load()?;
-    let recorded_race = match &file {
+    let recorded_race = match &*file {
         CaseFile::Finding(r) => fidelity::race(&r.history),
         CaseFile::Case(_) => None,
     };
@@ -106,7 +176,7 @@ pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
                 .find(|f| &f.oracle == o && &f.kind == k)
                 .map(crate::oracle::Finding::verdict_text)
                 .unwrap_or_default();
-            let then = match &file {
+            let then = match &*file {
                 CaseFile::Finding(r) => r.finding.verdict_text(),
                 CaseFile::Case(_) => String::new(),
             };
@@ -120,10 +190,9 @@ pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
         (Some((o, k)), false) => println!("not reproduced: {o}:{k}"),
         (None, _) => println!("{new} violation(s), {known_n} known"),
     }
-    Ok(if reproduced {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
+    Ok(Replayed {
+        reproduced,
+        engine: engine.info().clone(),
     })
 }
 

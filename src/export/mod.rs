@@ -188,6 +188,9 @@ fn header(rec: &FindingRecord) -> Vec<String> {
     if let Some(k) = &f.known {
         lines.push(format!("known issue {}: {}", k.id, k.reference));
     }
+    if let Some(r) = &rec.releases {
+        lines.push(r.summary());
+    }
     if !rec.replay.is_empty() {
         lines.push(format!("replay: {}", rec.replay));
     }
@@ -202,4 +205,31 @@ pub fn stem_of(file_stem: &str) -> String {
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
     format!("txfuzz_{s}")
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::finding::Releases;
+    use crate::oracle::OracleKind;
+
+    /// An exported test's header says on which releases the finding
+    /// reproduces once `replay` with several `--db` recorded them, and
+    /// nothing of the kind before.
+    #[test]
+    fn the_header_names_the_releases_replay_recorded() {
+        use crate::testkit::{add, committed, finding_record, kv_case};
+        let case = kv_case(&[(1, 10)], vec![committed(vec![add("t", 1, 1)])], "1 1 1");
+        let engine = ("mariadb", "10.11.19");
+        let mut rec = finding_record(OracleKind::View, "result", engine, "", case);
+        assert!(!super::header(&rec)
+            .iter()
+            .any(|l| l.contains("reproduces on")));
+        rec.releases = Some(Releases {
+            reproduces: vec!["mariadb 10.11.19".into()],
+            does_not: vec!["mariadb 11.8.9".into()],
+        });
+        let want = "reproduces on: mariadb 10.11.19; not on: mariadb 11.8.9";
+        let header = super::header(&rec);
+        assert!(header.iter().any(|l| l == want), "{header:?}");
+    }
 }

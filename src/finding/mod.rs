@@ -29,6 +29,32 @@ pub struct FindingRecord {
     pub history: History,
     /// Command that re-executes and re-checks this case.
     pub replay: String,
+    /// The releases it was replayed on (`txfuzz replay FILE --db URL1 --db
+    /// URL2 ...`): where it reproduces and where it does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub releases: Option<Releases>,
+}
+
+/// On which servers (engine and version) a finding reproduces.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Releases {
+    pub reproduces: Vec<String>,
+    pub does_not: Vec<String>,
+}
+
+impl Releases {
+    /// `reproduces on: mariadb 11.8.9; not on: mariadb 10.11.19`.
+    pub fn summary(&self) -> String {
+        let list = |v: &[String]| match v {
+            [] => "none".to_string(),
+            v => v.join(", "),
+        };
+        format!(
+            "reproduces on: {}; not on: {}",
+            list(&self.reproduces),
+            list(&self.does_not)
+        )
+    }
 }
 
 impl FindingRecord {
@@ -63,6 +89,7 @@ impl FindingRecord {
             case,
             history,
             replay: String::new(),
+            releases: None,
         }
     }
 }

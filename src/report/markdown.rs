@@ -271,6 +271,9 @@ fn bug_report(r: &Report, oracle: &str, kind: &str, gs: &[&Group]) -> String {
     if let Some((before, after)) = g.reduced {
         let _ = writeln!(s, "- Reduced from {before} to {after} data statement(s)");
     }
+    if let Some(r) = &rec.releases {
+        let _ = writeln!(s, "- Releases: {}", r.summary());
+    }
     if !rec.replay.is_empty() {
         let _ = writeln!(s, "- Replay: `{}`", rec.replay);
     }

@@ -354,6 +354,43 @@ pub fn value_of(state: &DbState, t: &str, k: i64) -> Option<Value> {
         .and_then(|r| r.get(3).cloned())
 }
 
+/// A history with nothing recorded (a hand-made finding's).
+pub fn empty_history(isolation: Isolation) -> History {
+    History {
+        isolation,
+        events: vec![],
+        outcomes: vec![],
+        txns: vec![],
+        final_state: Default::default(),
+        final_state_error: None,
+    }
+}
+
+/// A finding record of `oracle:kind` over `case`, recorded on `engine`
+/// (`name`, `version`) at `url`, with an empty history.
+pub fn finding_record(
+    oracle: crate::oracle::OracleKind,
+    kind: &str,
+    engine: (&str, &str),
+    url: &str,
+    case: TestCase,
+) -> crate::finding::FindingRecord {
+    let finding = crate::oracle::Finding::new(
+        oracle,
+        kind,
+        format!("a hand-made {kind} finding"),
+        serde_json::json!({}),
+    );
+    let info = EngineInfo {
+        name: engine.0.into(),
+        version: engine.1.into(),
+        url: url.into(),
+        settings: Default::default(),
+    };
+    let history = empty_history(case.isolation);
+    crate::finding::FindingRecord::new(finding, info, case, history)
+}
+
 pub mod constraints;
 pub mod hermitage;
 pub mod mariadb_bugs;

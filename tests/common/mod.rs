@@ -74,6 +74,18 @@ pub fn pg_url() -> Option<String> {
     server_url("TXFUZZ_PG_URL")
 }
 
+/// A current server's URL (`TXFUZZ_MARIADB118_URL`, `TXFUZZ_MYSQL97_URL`,
+/// `TXFUZZ_PG18_URL`), or `None` after a SKIPPED line.
+#[track_caller]
+pub fn current_url(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ => skip(&format!(
+            "{var} is not set (eval \"$(scripts/provision-current.sh)\" provisions it)"
+        )),
+    }
+}
+
 #[track_caller]
 fn server_url(var: &str) -> Option<String> {
     match std::env::var(var) {
