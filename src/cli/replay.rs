@@ -151,7 +151,17 @@ fn replay_on(
     known.mark(&mut findings, case, &history, engine.info());
     let shadow = shadow_verdict(&stats, &findings);
     println!("shadow run without instrumentation: {shadow}");
-    for f in &findings {
+    print_findings(&findings);
+    let reproduced = print_verdict(args, file, &findings, expected.as_ref(), attempt);
+    Ok(Replayed {
+        reproduced,
+        engine: engine.info().clone(),
+    })
+}
+
+/// One line per finding of the replay, with its known issue or permission.
+fn print_findings(findings: &[crate::oracle::Finding]) {
+    for f in findings {
         let tag = match (&f.known, &f.permitted_by) {
             (Some(k), _) => format!(" (known: {}, {})", k.id, k.reference),
             (None, Some(p)) => format!(" (by {})", p.fact),
@@ -162,38 +172,40 @@ fn replay_on(
             f.oracle, f.kind, f.verdict, f.summary
         );
     }
+}
+
+/// Prints and returns the replay's verdict: for a finding file whether it
+/// reproduced (`expected`: its oracle and kind), for a bare case whether it
+/// violates (the `--known` policy).
+fn print_verdict(
+    args: &ReplayArgs,
+    file: &CaseFile,
+    findings: &[crate::oracle::Finding],
+    expected: Option<&(OracleKind, String)>,
+    attempt: usize,
+) -> bool {
     let new = findings.iter().filter(|f| f.is_new_violation()).count() as u64;
     let known_n = findings.iter().filter(|f| f.is_known_violation()).count() as u64;
-    // A finding file: whether it reproduced; a bare case: whether it violates.
-    let reproduced = match &expected {
-        Some((o, k)) => findings.iter().any(|f| &f.oracle == o && &f.kind == k),
-        None => args.known.fails(new, known_n),
+    let Some((o, k)) = expected else {
+        println!("{new} violation(s), {known_n} known");
+        return args.known.fails(new, known_n);
     };
-    match (&expected, reproduced) {
-        (Some((o, k)), true) => {
-            let now = findings
-                .iter()
-                .find(|f| &f.oracle == o && &f.kind == k)
-                .map(crate::oracle::Finding::verdict_text)
-                .unwrap_or_default();
-            let then = match &*file {
-                CaseFile::Finding(r) => r.finding.verdict_text(),
-                CaseFile::Case(_) => String::new(),
-            };
-            let tries = if attempt > 1 {
-                format!(", on attempt {attempt}")
-            } else {
-                String::new()
-            };
-            println!("reproduced: {o}:{k} ({now}; recorded: {then}{tries})")
-        }
-        (Some((o, k)), false) => println!("not reproduced: {o}:{k}"),
-        (None, _) => println!("{new} violation(s), {known_n} known"),
-    }
-    Ok(Replayed {
-        reproduced,
-        engine: engine.info().clone(),
-    })
+    let Some(now) = findings.iter().find(|f| &f.oracle == o && &f.kind == k) else {
+        println!("not reproduced: {o}:{k}");
+        return false;
+    };
+    let then = match file {
+        CaseFile::Finding(r) => r.finding.verdict_text(),
+        CaseFile::Case(_) => String::new(),
+    };
+    let tries = if attempt > 1 {
+        format!(", on attempt {attempt}")
+    } else {
+        String::new()
+    };
+    let now = now.verdict_text();
+    println!("reproduced: {o}:{k} ({now}; recorded: {then}{tries})");
+    true
 }
 
 /// The oracles a replay runs: `--oracle`, else the finding's oracle, else
