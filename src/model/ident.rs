@@ -23,18 +23,21 @@ use serde::{Deserialize, Deserializer};
 /// names of its own from table names (`t0_txfuzz_i`, `t0_txfuzz_s`).
 pub const MAX_LEN: usize = 48;
 
-/// Words reserved in SQLite, MySQL 9.7, MariaDB 11.8 or PostgreSQL 18 that
-/// a statement txfuzz renders could read as syntax rather than a name
-/// (SQLite "SQL Keywords", MySQL 9.7 Reference Manual 11.3 "Keywords and
-/// Reserved Words", MariaDB KB "Reserved Words", PostgreSQL 18 Appendix C;
-/// the union of their reserved words, lower case). Non-reserved keywords
-/// are names in every dialect and stay admitted.
+/// Words that a statement txfuzz renders could read as syntax rather than a
+/// name: the reserved words of MySQL 9.7, MariaDB 11.8 and PostgreSQL 18
+/// (MySQL 9.7 Reference Manual 11.3 "Keywords and Reserved Words", MariaDB
+/// KB "Reserved Words", PostgreSQL 18 Appendix C) and SQLite's keywords
+/// ("SQL Keywords"), lower case. The list errs on the side of refusing: a
+/// few of SQLite's keywords are names elsewhere (`action`, `plan`), and a
+/// case file only ever needs txfuzz's own names.
 pub const RESERVED: &[&str] = &[
     "abort",
     "action",
     "add",
+    "after",
     "all",
     "alter",
+    "always",
     "analyze",
     "and",
     "any",
@@ -110,6 +113,7 @@ pub const RESERVED: &[&str] = &[
     "escape",
     "escaped",
     "except",
+    "exclude",
     "exclusive",
     "exists",
     "exit",
@@ -118,9 +122,11 @@ pub const RESERVED: &[&str] = &[
     "false",
     "fetch",
     "filter",
+    "first",
     "float",
     "float4",
     "float8",
+    "following",
     "for",
     "force",
     "foreign",
@@ -170,6 +176,7 @@ pub const RESERVED: &[&str] = &[
     "key",
     "keys",
     "kill",
+    "last",
     "lateral",
     "lead",
     "leading",
@@ -189,6 +196,7 @@ pub const RESERVED: &[&str] = &[
     "loop",
     "low_priority",
     "match",
+    "materialized",
     "maxvalue",
     "mediumblob",
     "mediumint",
@@ -204,6 +212,7 @@ pub const RESERVED: &[&str] = &[
     "nothing",
     "notnull",
     "null",
+    "nulls",
     "numeric",
     "of",
     "offset",
@@ -214,6 +223,7 @@ pub const RESERVED: &[&str] = &[
     "optionally",
     "or",
     "order",
+    "others",
     "out",
     "outer",
     "outfile",
@@ -222,6 +232,7 @@ pub const RESERVED: &[&str] = &[
     "placing",
     "plan",
     "pragma",
+    "preceding",
     "precision",
     "primary",
     "procedure",
@@ -294,6 +305,7 @@ pub const RESERVED: &[&str] = &[
     "transaction",
     "trigger",
     "true",
+    "unbounded",
     "undo",
     "union",
     "unique",
