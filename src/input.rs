@@ -50,20 +50,12 @@ impl Source {
             return Ok((read_json(path, limit, what)?, source(None)));
         }
         let mut tee = Tee {
-            inner: open(path, limit)?,
+            inner: BufReader::with_capacity(1 << 16, open(path, limit)?),
             kept: Vec::new(),
         };
-        let parsed = serde_json::from_reader(&mut tee);
-        let Tee { inner, kept } = tee;
-        match parsed {
-            Ok(p) => Ok((p, source(Some(kept)))),
-            Err(_) if inner.over => Err(too_large(path, limit)),
-            Err(e) if e.is_io() => Err(read_error(path, limit, &inner, &e.to_string())),
-            Err(e) => Err(format!(
-                "{} is not {what}: {}",
-                path.display(),
-                one_line(&e.to_string())
-            )),
+        match serde_json::from_reader(&mut tee) {
+            Ok(p) => Ok((p, source(Some(tee.kept)))),
+            Err(e) => Err(json_error(path, limit, tee.inner.get_ref(), what, &e)),
         }
     }
 
@@ -71,17 +63,17 @@ impl Source {
     pub fn json<T: DeserializeOwned>(&self, what: &str) -> Result<T, String> {
         match &self.bytes {
             None => read_json(&self.path, self.limit, what),
-            Some(bytes) => serde_json::from_slice(bytes).map_err(|e| {
-                let e = one_line(&e.to_string());
-                format!("{} is not {what}: {e}", self.path.display())
-            }),
+            Some(bytes) => {
+                serde_json::from_slice(bytes).map_err(|e| not_what(&self.path, what, &e))
+            }
         }
     }
 }
 
-/// A reader that keeps a copy of what it read.
+/// A reader that keeps a copy of what it read (what the parser consumed:
+/// the buffering is below it).
 struct Tee {
-    inner: Limited<std::fs::File>,
+    inner: BufReader<Limited<std::fs::File>>,
     kept: Vec<u8>,
 }
 
@@ -154,23 +146,34 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, String> {
 /// the expected content in the error ("a finding file").
 pub fn read_json<T: DeserializeOwned>(path: &Path, limit: u64, what: &str) -> Result<T, String> {
     let mut r = BufReader::with_capacity(1 << 16, open(path, limit)?);
-    match serde_json::from_reader(&mut r) {
-        Ok(v) => Ok(v),
-        Err(e) => {
-            let inner = r.get_ref();
-            if inner.over {
-                Err(too_large(path, limit))
-            } else if e.is_io() {
-                Err(read_error(path, limit, inner, &e.to_string()))
-            } else {
-                Err(format!(
-                    "{} is not {what}: {}",
-                    path.display(),
-                    one_line(&e.to_string())
-                ))
-            }
-        }
+    serde_json::from_reader(&mut r).map_err(|e| json_error(path, limit, r.get_ref(), what, &e))
+}
+
+/// A parse of `path` read through `inner` failed: too large, unreadable,
+/// or not `what`.
+fn json_error(
+    path: &Path,
+    limit: u64,
+    inner: &Limited<std::fs::File>,
+    what: &str,
+    e: &serde_json::Error,
+) -> String {
+    if inner.over {
+        too_large(path, limit)
+    } else if e.is_io() {
+        read_error(path, limit, inner, &e.to_string())
+    } else {
+        not_what(path, what, e)
     }
+}
+
+/// `path` is not `what`: the parser's message, on one line.
+fn not_what(path: &Path, what: &str, e: &serde_json::Error) -> String {
+    format!(
+        "{} is not {what}: {}",
+        path.display(),
+        one_line(&e.to_string())
+    )
 }
 
 /// `text` on one line: a parser's message may quote the file's own text

@@ -362,17 +362,25 @@ fn every_vector_is_refused(url: &str) {
                     .insert(key.to_string(), value);
             }
         }
-        let path = dir.path().join("case.json");
-        std::fs::write(&path, serde_json::to_vec(&json).unwrap()).unwrap();
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_txfuzz"))
-            .args(["replay", path.to_str().unwrap(), "--db", url])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{what}: {err}");
-        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        let err = replay_refusal(dir.path(), &json, url);
         assert!(err.contains("case.json"), "{what}: {err}");
     }
+}
+
+/// `txfuzz replay` of `json` (written as `dir/case.json`) on `url`: exit
+/// 2 with one line on stderr, which it returns.
+#[track_caller]
+fn replay_refusal(dir: &std::path::Path, json: &Json, url: &str) -> String {
+    let path = dir.join("case.json");
+    std::fs::write(&path, serde_json::to_vec(json).unwrap()).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_txfuzz"))
+        .args(["replay", path.to_str().unwrap(), "--db", url])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    err
 }
 
 #[test]
@@ -392,16 +400,21 @@ fn every_vector_is_refused_on_sqlite_and_the_canary_survives() {
     assert!(!std::path::Path::new("/tmp/txfuzz-evil.db").exists());
 }
 
+/// A runtime for the canary's own connection.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 #[test]
 fn every_vector_is_refused_on_mysql_and_the_canary_survives() {
     use mysql_async::prelude::Queryable;
     let Some(url) = common::mysql_url() else {
         return;
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let opts = mysql_async::Opts::from_url(&url).unwrap();
     let opts = mysql_async::OptsBuilder::from_opts(opts).prefer_socket(false);
     let mut conn = rt.block_on(mysql_async::Conn::new(opts)).unwrap();
@@ -422,10 +435,7 @@ fn every_vector_is_refused_on_postgres_and_the_canary_survives() {
     let Some(url) = common::pg_url() else {
         return;
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let (client, conn) = rt
         .block_on(tokio_postgres::connect(&url, tokio_postgres::NoTls))
         .unwrap();
@@ -457,14 +467,6 @@ fn a_nul_in_text_is_refused_on_postgres() {
         .pointer_mut("/txns/0/stmts/1/stmt/update/assignments/0/value")
         .unwrap() = serde_json::json!({ "lit": { "text": "a\u{0}b" } });
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("case.json");
-    std::fs::write(&path, serde_json::to_vec(&json).unwrap()).unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_txfuzz"))
-        .args(["replay", path.to_str().unwrap(), "--db", &url])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = replay_refusal(dir.path(), &json, &url);
     assert!(err.contains("NUL") && err.contains("op 2"), "{err}");
 }

@@ -60,19 +60,8 @@ pub fn load(path: &std::path::Path) -> Result<Loaded, String> {
     let (probe, source): (Probe, Source) = Source::probe(path, HISTORY_LIMIT, "a JSON object")?;
     if probe.case.is_some() && probe.history.is_some() {
         let r: Recorded = source.json("a finding file or stress history")?;
-        if let Some(f) = r.format {
-            crate::finding::check_format(
-                path,
-                "finding",
-                f.into(),
-                crate::finding::FINDING_FORMAT,
-            )?;
-        }
-        let case_format = u64::from(r.case.format);
-        crate::finding::check_format(path, "case", case_format, crate::model::CASE_FORMAT)?;
-        r.case
-            .validate()
-            .map_err(|e| format!("{}: invalid case: {e}", path.display()))?;
+        crate::finding::check_formats(path, r.format, &r.case)?;
+        crate::finding::validate_case(path, &r.case)?;
         let name = r.engine.as_ref().map(|e| e.name.as_str());
         Ok(Loaded {
             history: CheckHistory::from_case(&r.case, &r.history, name),

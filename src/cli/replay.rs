@@ -54,7 +54,8 @@ pub fn replay(args: ReplayArgs) -> Result<ExitCode, UsageError> {
             db: Some(db.clone()),
             fault: args.fault.clone(),
         };
-        let mut one = load_case_file(&args.case).map_err(UsageError)?;
+        // Each engine upgrades its own copy (a format-1 BEGIN).
+        let mut one = file.clone();
         let r = replay_on(&args, &engine, &mut one)?;
         let release = format!("{} {}", r.engine.name, r.engine.version);
         match r.reproduced {

@@ -105,46 +105,56 @@ pub fn read_record(path: &Path) -> Result<FindingRecord, String> {
 
 /// A finding record's formats, upgraded case, structure and history checked.
 fn admit_record(path: &Path, mut rec: FindingRecord) -> Result<FindingRecord, String> {
-    check_format(path, "finding", u64::from(rec.format), FINDING_FORMAT)?;
-    let case_format = u64::from(rec.case.format);
-    check_format(path, "case", case_format, crate::model::CASE_FORMAT)?;
+    check_formats(path, Some(rec.format), &rec.case)?;
     // A format-1 BEGIN meant the recorded engine's first start mode.
     if let Ok(profile) = crate::engine::registry::profile_of(&rec.engine) {
         rec.case.upgrade(profile.features.start_modes[0]);
     }
-    admit_case(path, &rec.case)?;
+    validate_case(path, &rec.case)?;
     check_history(&rec.case, &rec.history)
         .map_err(|e| format!("{}: invalid history: {e}", path.display()))?;
     Ok(rec)
 }
 
-/// A case's format and structure (its names and numbers were checked as it
-/// was read: [`crate::model::ident`], [`crate::model::Value`]).
-fn admit_case(path: &Path, case: &TestCase) -> Result<(), String> {
-    check_format(
-        path,
-        "case",
-        u64::from(case.format),
-        crate::model::CASE_FORMAT,
-    )?;
+/// The formats of a finding (`finding`: its own, if the file is one) and
+/// of its case are ones this txfuzz reads (the case's before its upgrade).
+pub(crate) fn check_formats(
+    path: &Path,
+    finding: Option<u32>,
+    case: &TestCase,
+) -> Result<(), String> {
+    if let Some(f) = finding {
+        check_format(path, "finding", f.into(), FINDING_FORMAT)?;
+    }
+    let case_format = u64::from(case.format);
+    check_format(path, "case", case_format, crate::model::CASE_FORMAT)
+}
+
+/// The case's structure ([`TestCase::validate`]; its names and numbers were
+/// checked as it was read: [`crate::model::ident`], [`crate::model::Value`]).
+pub(crate) fn validate_case(path: &Path, case: &TestCase) -> Result<(), String> {
     case.validate()
         .map_err(|e| format!("{}: invalid case: {e}", path.display()))
 }
 
 /// `format` is one this txfuzz reads (1 to `newest`).
-pub(crate) fn check_format(
-    path: &Path,
-    what: &str,
-    format: u64,
-    newest: u32,
-) -> Result<(), String> {
+fn check_format(path: &Path, what: &str, format: u64, newest: u32) -> Result<(), String> {
     if (1..=u64::from(newest)).contains(&format) {
         return Ok(());
     }
-    Err(format!(
-        "{}: unsupported {what} format {format} (this txfuzz reads {what} formats 1 to {newest})",
+    Err(unsupported_format(path, what, &format, newest))
+}
+
+fn unsupported_format(
+    path: &Path,
+    what: &str,
+    shown: &dyn std::fmt::Display,
+    newest: u32,
+) -> String {
+    format!(
+        "{}: unsupported {what} format {shown} (this txfuzz reads {what} formats 1 to {newest})",
         path.display()
-    ))
+    )
 }
 
 /// The readable findings of `files`, each with its path; an unreadable one
@@ -188,6 +198,7 @@ pub fn finding_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 /// What a case file may hold: a finding record or a bare test case.
+#[derive(Clone)]
 pub enum CaseFile {
     Finding(Box<FindingRecord>),
     Case(Box<TestCase>),
@@ -224,16 +235,18 @@ pub fn load_case_file(path: &Path) -> Result<CaseFile, String> {
         Some(_) => ("finding", FINDING_FORMAT),
         None => ("case", crate::model::CASE_FORMAT),
     };
-    if let Some(v) = probe.format {
-        check_format(path, what, v.as_u64().unwrap_or(0), newest)
-            .map_err(|_| format!("{}: unsupported {what} format {v} (this txfuzz reads {what} formats 1 to {newest})", path.display()))?;
+    match probe.format.as_ref().map(|v| (v, v.as_u64())) {
+        Some((_, Some(f))) => check_format(path, what, f, newest)?,
+        Some((v, None)) => return Err(unsupported_format(path, what, v, newest)),
+        None => {}
     }
     if probe.finding.is_some() {
         let rec = source.json("a txfuzz finding file")?;
         return Ok(CaseFile::Finding(Box::new(admit_record(path, rec)?)));
     }
     let case: TestCase = source.json("a txfuzz case file")?;
-    admit_case(path, &case)?;
+    check_formats(path, None, &case)?;
+    validate_case(path, &case)?;
     Ok(CaseFile::Case(Box::new(case)))
 }
 

@@ -546,20 +546,11 @@ impl TestCase {
     /// would report a setup error instead of the case being wrong).
     fn validate_schema(&self) -> Result<(), String> {
         let tables = &self.schema.tables;
-        for (n, t) in tables.iter().enumerate() {
-            if tables[..n]
-                .iter()
-                .any(|o| o.name.eq_ignore_ascii_case(&t.name))
-            {
-                return Err(format!("table {} is defined twice", t.name));
-            }
-            let cols = &t.columns;
-            if let Some(c) = cols.iter().enumerate().find_map(|(k, c)| {
-                cols[..k]
-                    .iter()
-                    .any(|o| o.name.eq_ignore_ascii_case(&c.name))
-                    .then_some(&c.name)
-            }) {
+        if let Some(t) = repeated(tables.iter().map(|t| t.name.as_str())) {
+            return Err(format!("table {t} is defined twice"));
+        }
+        for t in tables {
+            if let Some(c) = repeated(t.columns.iter().map(|c| c.name.as_str())) {
                 return Err(format!("table {}: column {c} is defined twice", t.name));
             }
             let named = t
@@ -649,6 +640,15 @@ impl TestCase {
         }
         Ok(())
     }
+}
+
+/// The first name that stands again after an earlier one, in any case
+/// (PostgreSQL folds unquoted names to lower case, MySQL compares them so).
+fn repeated<'a>(names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let mut seen = std::collections::HashSet::new();
+    names
+        .into_iter()
+        .find(|n| !seen.insert(n.to_ascii_lowercase()))
 }
 
 /// Transaction framing: an autocommit session holds no transaction control;
