@@ -406,10 +406,16 @@ fn stopped_for_good(kind: Kind) {
         return;
     };
     let (out, start, t) = under_way(&server, &["--time", "60s", "--recover-wait", "3s"]);
+    let frozen = Instant::now();
     let pids = freeze(&server);
     let (code, stderr) = finish(t, start);
+    let took = frozen.elapsed();
     thaw(&pids);
     assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        took < STOPPED_FOR_GOOD_EXIT,
+        "exit {took:?} after the freeze, bound {STOPPED_FOR_GOOD_EXIT:?}"
+    );
     stopped_says(out.path(), "did not come back");
     assert!(!findings(out.path(), "").is_empty(), "no crash finding");
     assert_only_kind(out.path(), "hang");
@@ -426,6 +432,17 @@ fn stopped_for_good(kind: Kind) {
     assert!(matches!(code, Some(0 | 1)), "{stderr}");
     assert_eq!(server.leftovers(), Vec::<String>::new(), "{stderr}");
 }
+
+/// How long after a freeze for good the campaign exits: the case under way
+/// ends by its hang timeout (or the stall timeout, 3 s, when every statement
+/// left waits on a lock) and a cancel's connect timeout (3 s), then recovery
+/// waits `--recover-wait` and its last attempt one more connect timeout.
+/// Here (`--hang-timeout 2 --recover-wait 3s`): 2 + 3 + 3 + 3 + 3 = 14 s,
+/// and 6 s of slack (the server tests run side by side on two cores: 19 s
+/// seen once on PostgreSQL then, 15-17 s alone). (Measured with `--hang-timeout 5 --recover-wait 20s`:
+/// 30-33 s, the bound 34 s; it was 27-45 s when each oracle after a hung one
+/// waited a hang timeout of its own.)
+const STOPPED_FOR_GOOD_EXIT: Duration = Duration::from_secs(20);
 
 /// The server freezes for good. `freeze` returns the paused processes.
 fn freeze(server: &Private) -> Vec<u32> {
@@ -478,6 +495,54 @@ fn mariadb_interrupted_while_recovering() {
     assert!(took < Duration::from_secs(10), "exit {took:?} after SIGINT");
     stopped_says(out.path(), "interrupted by SIGINT");
     assert_tidy(out.path());
+}
+
+/// How long after SIGINT a campaign whose server froze one second earlier
+/// may take to exit: the case under way ends when its running statement
+/// misses the hang timeout, or, when every statement left waits on a lock,
+/// after the stall timeout (3 s); the cancel that cannot connect takes one
+/// connect timeout (3 s), a last connection attempt another; after that
+/// nothing waits on the server (no further oracle, shadow run, recovery,
+/// session reset or clean-up round trip). With `--hang-timeout 2`: 2 + 3 +
+/// 3 + 3 = 11 s from the freeze, 10 s from the signal, and 4 s of slack (the
+/// server tests run side by side on two cores). It used to be 4-43 s with `--hang-timeout 5`: each oracle
+/// after the hung one, the shadow run, and each session's reset waited a
+/// hang timeout of its own.
+const INTERRUPTED_FREEZE_EXIT: Duration = Duration::from_secs(14);
+
+/// Ctrl-C one second into a freeze, with the default oracles and two
+/// workers, the freeze landing at a different point of a case each time
+/// (statements, oracles' replays, view's scratch, the shadow run): every
+/// exit is within [`INTERRUPTED_FREEZE_EXIT`] of the signal, says it was
+/// interrupted, and leaves nothing behind.
+#[test]
+fn mariadb_interrupted_one_second_into_a_freeze() {
+    let Some(server) = Private::start(Kind::Mariadb) else {
+        return;
+    };
+    let mut took = Vec::new();
+    for round in 0..6u64 {
+        let args = ["--time", "80s", "--recover-wait", "20s", "--shadow", "1.0"];
+        let (out, _, t) = under_way(&server, &args);
+        std::thread::sleep(Duration::from_millis(150 * round));
+        let pids = freeze(&server);
+        std::thread::sleep(Duration::from_secs(1));
+        let signalled = Instant::now();
+        signal("INT", t.id());
+        let (code, stderr) = finish(t, signalled);
+        took.push(signalled.elapsed());
+        thaw(&pids);
+        assert_eq!(code, Some(130), "{stderr}");
+        stopped_says(out.path(), "interrupted by SIGINT");
+        assert_tidy(out.path());
+        wait_for("the server to answer", || server.answers());
+    }
+    eprintln!("exits after SIGINT: {took:?}");
+    let slowest = took.iter().max().copied().unwrap_or_default();
+    assert!(
+        slowest < INTERRUPTED_FREEZE_EXIT,
+        "exits after SIGINT {took:?}, bound {INTERRUPTED_FREEZE_EXIT:?}"
+    );
 }
 
 /// With two workers and a server frozen for good, the campaign stops once the

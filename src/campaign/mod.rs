@@ -219,6 +219,13 @@ pub fn run_case(
     order.sort_by_key(|o| *o == OracleKind::Fidelity);
     order.dedup();
     for o in order {
+        // After a SIGINT the case under way is judged no further: on a
+        // server that stopped answering, each oracle would wait out a
+        // deadline of its own (docs/reliability.md, "SIGINT while ...").
+        if crate::interrupt::requested().is_some() {
+            break;
+        }
+        tracing::debug!(case = case.index, oracle = o.name(), "oracle starts");
         let checking = Instant::now();
         findings.extend(oracle::check(o, engine, case, &history, exec, stats)?);
         stats.time(o.name(), checking);
@@ -321,6 +328,7 @@ pub fn run_campaign_jobs(
         next: AtomicU64::new(0),
         stop: AtomicBool::new(false),
         failure: Mutex::new(None),
+        server_gone: AtomicBool::new(false),
     };
     let collector = collect::Collector {
         cfg,
@@ -341,14 +349,15 @@ pub fn run_campaign_jobs(
 /// One thread per engine running [`worker::work`], and the collector on
 /// this thread until every worker is done.
 fn run_workers(
-    engines: Vec<&mut dyn Engine>,
+    mut engines: Vec<&mut dyn Engine>,
     shared: &worker::Shared,
     mut collector: collect::Collector,
 ) -> Result<(), CampaignError> {
     let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::scope(|scope| {
-        for (job, engine) in engines.into_iter().enumerate() {
+    let result = std::thread::scope(|scope| {
+        for (job, engine) in engines.iter_mut().enumerate() {
             let tx = tx.clone();
+            let engine: &mut dyn Engine = &mut **engine;
             scope.spawn(move || worker::work(job, engine, shared, tx));
         }
         drop(tx);
@@ -356,7 +365,13 @@ fn run_workers(
         // An output error: the workers stop after their current case.
         shared.stop.store(true, Ordering::SeqCst);
         result
-    })
+    });
+    // One worker gave up on the server: the others' engines do not wait on
+    // it at exit either (a frozen server would hold each a deadline).
+    if shared.server_gone.load(Ordering::SeqCst) {
+        engines.iter_mut().for_each(|e| e.forget_server());
+    }
+    result
 }
 
 /// Says why the campaign stopped early, if it did, and writes the final

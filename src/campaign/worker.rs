@@ -30,6 +30,9 @@ pub(super) struct Shared<'a> {
     pub stop: AtomicBool,
     /// The first error a worker could not go on after.
     pub failure: Mutex<Option<CampaignError>>,
+    /// A worker's recovery gave up on the server: no engine asks it
+    /// anything more at exit ([`Engine::forget_server`]).
+    pub server_gone: AtomicBool,
 }
 
 /// A worker's message to the collector.
@@ -108,6 +111,7 @@ fn work_until_done(
             }
             let wait = cfg.recover_wait.saturating_sub(waited);
             if let Err(e) = engine.recover(wait, &|| stopping(shared)) {
+                shared.server_gone.store(true, Ordering::SeqCst);
                 // The first worker to give up says why; after a signal the
                 // campaign says "interrupted" itself.
                 let first = !shared.stop.swap(true, Ordering::SeqCst);
@@ -293,7 +297,18 @@ fn plain_reproduces(
     stats: &mut CheckStats,
 ) -> bool {
     let fidelity = OracleKind::Fidelity;
-    if history.lost_connection() || findings.iter().any(|f| f.oracle == fidelity) {
+    // A server that failed during the case (a crash finding from a replay
+    // or an oracle's own session) is not asked for a shadow run; nor is one
+    // after a SIGINT (the server may be why the user pressed it).
+    let failed = |f: &Finding| {
+        f.oracle == fidelity
+            || (f.oracle == OracleKind::Crash
+                && matches!(f.kind.as_str(), "hang" | "connection-lost"))
+    };
+    if history.lost_connection()
+        || findings.iter().any(failed)
+        || crate::interrupt::requested().is_some()
+    {
         return false;
     }
     if let Some(counts) = stats.per_oracle.get(&fidelity.to_string()) {

@@ -418,6 +418,11 @@ pub trait Engine: Send {
     /// final state, session setup): a server that does not answer within `d`
     /// gives [`EngineError::Hung`]. Embedded engines have nothing to bound.
     fn set_deadline(&mut self, _d: std::time::Duration) {}
+    /// The campaign gave up on the server (a worker's recovery did): the
+    /// engine's exit makes no clean-up round trip (each would wait out a
+    /// deadline on a frozen server); what it leaves, a later run removes
+    /// ([`leftover`]). Embedded engines have nothing to forget.
+    fn forget_server(&mut self) {}
 }
 
 /// Opens the engine named by a `--db` URL.

@@ -149,15 +149,27 @@ impl<'a> Driver<'a> {
             break;
         }
         for (_, w) in self.workers.drain() {
-            // A session stuck in the engine is left behind rather than joined.
-            let alive = self.state.get(&w.txn) != Some(&State::Dead);
+            // A session stuck in the engine is left behind rather than
+            // joined; so is every session once the server is unreachable
+            // (closing one hands its connection back with a reset, which
+            // would wait out a deadline of its own).
+            let alive = !self.server_unreachable && self.state.get(&w.txn) != Some(&State::Dead);
             w.close(alive);
         }
-        // A server that went away mid-case still leaves a history (crash evidence).
-        let (final_state, final_state_error) = match engine.final_state(&self.case.schema) {
-            Ok(s) => (s, None),
-            Err(e) if e.is_server_failure() => (Default::default(), Some(e.to_string())),
-            Err(e) => return Err(e),
+        // A server that went away mid-case still leaves a history (crash
+        // evidence). One that a cancel could not reach is not asked again:
+        // the read would only wait out another deadline.
+        let (final_state, final_state_error) = if self.server_unreachable {
+            let e = EngineError::Hung(
+                "final state not read: a cancel could not reach the server".into(),
+            );
+            (Default::default(), Some(e.to_string()))
+        } else {
+            match engine.final_state(&self.case.schema) {
+                Ok(s) => (s, None),
+                Err(e) if e.is_server_failure() => (Default::default(), Some(e.to_string())),
+                Err(e) => return Err(e),
+            }
         };
         Ok(History {
             isolation: self.case.isolation,

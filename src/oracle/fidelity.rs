@@ -130,6 +130,14 @@ pub fn shadow(
         .map(|(r, p)| (r, p.uninstrumented()))
         .collect();
     let shadow = execute_prepared(engine, case, &prepared, opts)?;
+    // A shadow the server failed during (its final state unread) says
+    // nothing about the instrumentation: the server's failure is the case's
+    // crash finding, and no further round trip waits on it.
+    if shadow.final_state_error.is_some() {
+        if let Some(e) = crate::exec::server_failure(&shadow) {
+            return Err(e);
+        }
+    }
     let anywhere = case
         .txns
         .iter()

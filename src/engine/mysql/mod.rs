@@ -560,6 +560,10 @@ impl Engine for MysqlEngine {
         read().map_err(|e| format!("{path}: {e}"))
     }
 
+    fn forget_server(&mut self) {
+        self.gave_up = true;
+    }
+
     fn set_deadline(&mut self, d: Duration) {
         self.deadline = d;
         self.admin.set_deadline(Some(d));
@@ -718,6 +722,7 @@ impl Drop for MysqlEngine {
     /// run, [`super::leftover`]).
     fn drop(&mut self) {
         const EXIT_DEADLINE: Duration = Duration::from_secs(5);
+        tracing::debug!(gave_up = self.gave_up, "engine drop starts");
         self.monitor = None;
         // Kept connections: closed politely only if the server answers.
         let idle = self.pool.drain();

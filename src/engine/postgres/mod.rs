@@ -177,6 +177,10 @@ impl Engine for PgEngine {
         &self.profile
     }
 
+    fn forget_server(&mut self) {
+        self.gave_up = true;
+    }
+
     fn set_deadline(&mut self, d: Duration) {
         self.deadline = d;
         self.admin.set_deadline(Some(d));

@@ -212,10 +212,12 @@ pub fn check(
             findings: Vec::new(),
             checks_unevaluated: false,
             initial_state_broken: true,
+            server_failure: None,
         };
     }
     let mut broken = Vec::new();
     let mut unevaluated = false;
+    let mut server_failure = None;
     if history.final_state_error.is_none() {
         let rows = state::final_rows(case, history);
         broken.extend(keys::not_null(case, &rows, &prov, &StateRef::Final));
@@ -226,6 +228,9 @@ pub fn check(
                 Ok(b) => broken.extend(b),
                 // The other findings need no engine: keep them, and count
                 // the CHECKs that could not be evaluated.
+                // A server that stopped answering is the campaign's crash
+                // finding, not this oracle's blind spot.
+                Err(e) if e.is_server_failure() => server_failure = Some(e),
                 Err(e) => {
                     tracing::warn!("integrity: CHECK constraints not evaluated: {e}");
                     unevaluated = true;
@@ -239,6 +244,7 @@ pub fn check(
         findings: broken.into_iter().map(Broken::into_finding).collect(),
         checks_unevaluated: unevaluated,
         initial_state_broken: false,
+        server_failure,
     }
 }
 
@@ -250,6 +256,9 @@ pub struct Checked {
     /// The case's initial rows break a key: nothing judged
     /// (`initial-state-broken`).
     pub initial_state_broken: bool,
+    /// The server did not answer (or went away) while a CHECK was being
+    /// evaluated: the oracle returns it as its error.
+    pub server_failure: Option<EngineError>,
 }
 
 /// The `integrity` oracle in the registry ([`crate::oracle::registry`]).
@@ -262,6 +271,9 @@ impl super::Oracle for IntegrityOracle {
     fn check(&self, cx: super::CheckContext<'_>) -> Result<Vec<Finding>, EngineError> {
         let rules = KeyRules::of(cx.engine.profile(), cx.case);
         let out = check(Some(cx.engine), rules, cx.case, cx.history);
+        if let Some(e) = out.server_failure {
+            return Err(e);
+        }
         let counts = cx.stats.oracle(OracleKind::Integrity.name());
         let reason = if out.initial_state_broken {
             Some("initial-state-broken")

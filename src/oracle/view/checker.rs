@@ -73,6 +73,9 @@ pub fn run(
     let mut undecided_reason = None;
     for h in &histories {
         let c = walk_one(&setup, &mut scratch, case, h);
+        if let Some(e) = scratch.server_failure() {
+            return Err(e);
+        }
         match (&c.undecided, c.violation) {
             // Decided: its findings, if any, claim documented behaviour.
             (None, false) => return Ok(c),

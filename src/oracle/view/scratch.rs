@@ -31,10 +31,17 @@ pub struct Scratch {
     /// current again when the scratch is dropped (the connection is kept
     /// for later sessions).
     home: Option<String>,
+    /// The first scratch statement the server did not answer within its
+    /// deadline: the server stopped answering, which is a crash finding of
+    /// the case, not a blind spot of `view` ([`Scratch::server_failure`]).
+    unanswered: Option<String>,
 }
 
 impl Drop for Scratch {
     fn drop(&mut self) {
+        if self.unanswered.is_some() {
+            return; // asking again would wait out another deadline
+        }
         if let Some(home) = self.home.take() {
             let _ = self.session.query(&format!("USE {home}"));
         }
@@ -93,6 +100,7 @@ impl Scratch {
             emulate_foreign_keys: !engine.profile().temporary_foreign_keys
                 && schema.tables.iter().any(|t| !t.foreign_keys.is_empty()),
             home: None,
+            unanswered: None,
         };
         let fks = engine.profile().temporary_foreign_keys;
         let triggers = matches!(
@@ -106,7 +114,23 @@ impl Scratch {
             None => s.create_temporary(fks),
             Some((db, made)) => s.create_in(&db, made, engine.target()),
         };
+        if let Some(e) = s.server_failure() {
+            return Err(e);
+        }
         Ok(created.map(|()| s))
+    }
+
+    /// The server stopped answering a scratch statement (see `unanswered`).
+    pub fn server_failure(&self) -> Option<EngineError> {
+        let what = self.unanswered.as_ref()?;
+        Some(EngineError::Hung(format!("view's scratch session: {what}")))
+    }
+
+    /// Notes a scratch statement's error that says the server did not answer.
+    fn watch(&mut self, sql: &str, e: &StmtError) {
+        if e.code == crate::engine::DEADLINE_CODE && self.unanswered.is_none() {
+            self.unanswered = Some(refused(sql, e));
+        }
     }
 
     /// TEMPORARY tables that shadow the base tables of the same names.
@@ -164,10 +188,13 @@ impl Scratch {
     }
 
     fn query(&mut self, sql: &str) -> ScratchResult<Vec<Vec<Value>>> {
-        self.session
-            .query(sql)
-            .map(|r| r.rows)
-            .map_err(|e| refused(sql, &e))
+        match self.session.query(sql) {
+            Ok(r) => Ok(r.rows),
+            Err(e) => {
+                self.watch(sql, &e);
+                Err(refused(sql, &e))
+            }
+        }
     }
 
     fn table(&self, name: &str) -> ScratchResult<Table> {
@@ -244,6 +271,7 @@ impl Scratch {
         }
         for (step, answer) in steps.iter().zip(&answers) {
             if let Err(e) = answer {
+                self.watch(step, e);
                 return Err(refused(step, e));
             }
         }
@@ -370,6 +398,9 @@ impl Scratch {
                 },
             ),
         };
+        if let Some(e) = &outcome.error {
+            self.watch("a case statement", e);
+        }
         if fks.is_empty() || !outcome.ok() {
             return outcome;
         }
