@@ -1,7 +1,9 @@
-//! Private MariaDB and PostgreSQL instances that a test starts, kills,
-//! stops and restarts itself (own port, own data directory, loopback only;
-//! never the suite's shared servers): tests/server_faults.rs and
-//! tests/server_crash.rs.
+//! Private MariaDB, PostgreSQL and MySQL instances that a test starts,
+//! kills, stops and restarts itself (own port, own data directory, loopback
+//! only; never the suite's shared servers): tests/server_faults.rs and
+//! tests/server_crash.rs. MySQL 9.7 runs in the `sid` root of
+//! scripts/provision-current.sh (under `TXFUZZ_ROOTS`), by `chroot`, its
+//! data directory a temporary directory in the root's `/tmp`.
 //!
 //! They need root (PostgreSQL runs as the `postgres` user; MariaDB as root)
 //! and the servers' binaries, which scripts/provision.sh installs: MariaDB's
@@ -22,6 +24,16 @@ use super::{find_tool, skip};
 pub enum Kind {
     Mariadb,
     Postgres,
+    /// MySQL 9.7 in the `sid` root ([`mysql_root`]).
+    Mysql,
+}
+
+/// The root MySQL 9.7 is installed in (scripts/provision-current.sh).
+fn mysql_root() -> PathBuf {
+    std::env::var_os("TXFUZZ_ROOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/txfuzz/roots"))
+        .join("sid")
 }
 
 /// A private server instance; killed (and continued first, if stopped) when
@@ -81,6 +93,12 @@ fn unavailable(kind: Kind) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let mut missing = Vec::new();
     let needs = match kind {
+        Kind::Mysql => {
+            if !mysql_root().join("usr/sbin/mysqld").is_file() {
+                missing.push(format!("{}/usr/sbin/mysqld", mysql_root().display()));
+            }
+            "MySQL instance needs MySQL 9.7 in its root (scripts/provision-current.sh)"
+        }
         Kind::Mariadb => {
             for t in ["mariadb-install-db", "mariadbd", "mariadb"] {
                 if find_tool(t).is_none() {
@@ -126,9 +144,29 @@ impl Private {
         if let Some(reason) = unavailable(kind) {
             return skip(&reason);
         }
-        let dir = tempfile::tempdir().unwrap();
+        let dir = match kind {
+            Kind::Mysql => tempfile::tempdir_in(mysql_root().join("tmp")).unwrap(),
+            _ => tempfile::tempdir().unwrap(),
+        };
         let data = dir.path().join("data");
         match kind {
+            Kind::Mysql => {
+                let inside = in_root(&data);
+                let ok = Command::new("chroot")
+                    .arg(mysql_root())
+                    .args([
+                        "mysqld",
+                        "--no-defaults",
+                        "--initialize-insecure",
+                        "--user=root",
+                    ])
+                    .arg(format!("--datadir={inside}"))
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .expect("run mysqld --initialize-insecure");
+                assert!(ok.success(), "mysqld --initialize-insecure failed");
+            }
             Kind::Mariadb => {
                 let tmp = dir.path().join("tmp");
                 std::fs::create_dir(&tmp).unwrap();
@@ -168,6 +206,14 @@ impl Private {
         };
         p.launch();
         p.sql("CREATE DATABASE IF NOT EXISTS test", "CREATE DATABASE test");
+        if kind == Kind::Mysql {
+            // root@localhost alone answers the socket; txfuzz comes by TCP.
+            p.query(
+                "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1'; \
+                 GRANT ALL ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION",
+            )
+            .expect("MySQL takes the TCP account");
+        }
         Some(p)
     }
 
@@ -177,6 +223,30 @@ impl Private {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let child = match self.kind {
+                // chroot execs mysqld: the child's pid is the server's.
+                Kind::Mysql => Command::new("chroot")
+                    .arg(mysql_root())
+                    .args(["mysqld", "--no-defaults", "--user=root", "--mysqlx=OFF"])
+                    .args(["--bind-address=127.0.0.1", "--innodb-buffer-pool-size=32M"])
+                    .arg("--disable-log-bin")
+                    .arg(format!("--datadir={}", in_root(&data)))
+                    .arg(format!("--port={}", self.port))
+                    .arg(format!(
+                        "--socket={}",
+                        in_root(&self.dir.path().join("sock"))
+                    ))
+                    .arg(format!(
+                        "--pid-file={}",
+                        in_root(&self.dir.path().join("pid"))
+                    ))
+                    .arg(format!(
+                        "--log-error={}",
+                        in_root(&self.dir.path().join("error.log"))
+                    ))
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap(),
                 Kind::Mariadb => Command::new(tool("mariadbd"))
                     .args(["--no-defaults", "--user=root", "--skip-grant-tables"])
                     .args(["--bind-address=127.0.0.1", "--innodb-buffer-pool-size=32M"])
@@ -240,6 +310,15 @@ impl Private {
     pub fn query(&self, sql: &str) -> Option<Vec<String>> {
         let port = self.port.to_string();
         let o = match self.kind {
+            Kind::Mysql => Command::new("chroot")
+                .arg(mysql_root())
+                .args(["mysql", "-uroot", "-N", "-B", "--connect-timeout=2"])
+                .arg(format!(
+                    "--socket={}",
+                    in_root(&self.dir.path().join("sock"))
+                ))
+                .args(["-e", sql])
+                .output(),
             Kind::Mariadb => Command::new(tool("mariadb"))
                 .args(["--protocol=tcp", "-h127.0.0.1", "-uroot", "-N", "-B"])
                 .args(["--connect-timeout=2", "-P", &port, "-e", sql])
@@ -261,10 +340,10 @@ impl Private {
 
     /// Runs the statement for this kind of server, ignoring failure.
     pub fn sql(&self, mariadb: &str, postgres: &str) {
-        let q = if self.kind == Kind::Mariadb {
-            mariadb
-        } else {
+        let q = if self.kind == Kind::Postgres {
             postgres
+        } else {
+            mariadb
         };
         // PostgreSQL: CREATE DATABASE fails when it exists; fine.
         let _ = self.query(q);
@@ -273,7 +352,7 @@ impl Private {
     /// The `--db` URL of the database `test`.
     pub fn url(&self) -> String {
         match self.kind {
-            Kind::Mariadb => format!("mysql://root@127.0.0.1:{}/test", self.port),
+            Kind::Mariadb | Kind::Mysql => format!("mysql://root@127.0.0.1:{}/test", self.port),
             Kind::Postgres => format!("postgres://postgres@127.0.0.1:{}/test", self.port),
         }
     }
@@ -281,7 +360,7 @@ impl Private {
     /// The private databases/schemas of txfuzz on this server.
     pub fn leftovers(&self) -> Vec<String> {
         let q = match self.kind {
-            Kind::Mariadb => "SHOW DATABASES LIKE 'txfuzz%'".to_string(),
+            Kind::Mariadb | Kind::Mysql => "SHOW DATABASES LIKE 'txfuzz%'".to_string(),
             Kind::Postgres => {
                 // Schemas live in the database txfuzz was given.
                 let port = self.port.to_string();
@@ -310,6 +389,11 @@ impl Private {
             }
         };
         self.query(&q).expect("the server answers")
+    }
+
+    /// The server's error log, as this machine sees it.
+    pub fn error_log(&self) -> PathBuf {
+        self.dir.path().join("error.log")
     }
 
     pub fn pid(&self) -> u32 {
@@ -349,6 +433,12 @@ impl Drop for Private {
         }
         self.kill();
     }
+}
+
+/// `path` (under [`mysql_root`]) as the chroot sees it.
+fn in_root(path: &std::path::Path) -> String {
+    let inside = path.strip_prefix(mysql_root()).expect("a path in the root");
+    format!("/{}", inside.display())
 }
 
 /// The processes whose parent is `pid` (from /proc).
