@@ -214,9 +214,10 @@ fn turso_begin_immediate_takes_the_write_lock_at_begin() {
 /// turso MVCC: IMMEDIATE transactions take the single write lock at BEGIN
 /// (a second one fails at once with Busy); a CONCURRENT transaction beside
 /// one writes, but cannot commit while the lock is held; an IMMEDIATE
-/// transaction's write of a row a CONCURRENT one wrote is a write-write
-/// conflict; an autocommit write waits for nobody. `view` decides each, and
-/// not with the start rules taken out.
+/// transaction's write of a row a CONCURRENT one wrote is refused, against
+/// the manual (tursodatabase/turso#5954: `view` reports it); an autocommit
+/// write waits for nobody. `view` decides each, and not with the start rules
+/// taken out.
 #[cfg(feature = "turso")]
 #[test]
 fn turso_mvcc_exclusive_transactions_take_the_write_lock() {
@@ -267,8 +268,24 @@ fn turso_mvcc_exclusive_transactions_take_the_write_lock() {
             Some(at(txn, next[txn as usize] - 1))
         })
         .collect();
-    // (A CONCURRENT T1 would fail the same way: not load-bearing here.)
-    let (h, f, counts) = run(mvcc().as_mut(), &same_row);
+    // T1 holds the write lock its BEGIN IMMEDIATE took: by turso's manual
+    // no other connection can write until it completes, so T2's speculative
+    // write cannot refuse T1's. turso refuses it (tursodatabase/turso#5954,
+    // a correctness bug): `view` reports it, where it used to model it.
+    let (h, f, _) = run(mvcc().as_mut(), &same_row);
+    assert_eq!(
+        error_class(&h, at(1, 1)),
+        Some(ErrorClass::SerializationFailure),
+        "{h:#?}"
+    );
+    let kinds: Vec<&str> = f.iter().map(|f| f.kind.as_str()).collect();
+    assert_eq!(kinds, ["spurious-abort"], "{f:#?}");
+    // The same schedule with a CONCURRENT T1: the first writer of the row
+    // wins (turso documentation, Concurrent Writes), no finding.
+    let mut both_concurrent = same_row.clone();
+    both_concurrent.txns[0].stmts[0].stmt =
+        txfuzz::model::Stmt::Begin(Begin::with_mode(StartMode::Concurrent));
+    let (h, f, counts) = run(mvcc().as_mut(), &both_concurrent);
     assert!(f.is_empty() && counts.checked == 1, "{f:#?} {counts:?}");
     assert_eq!(
         error_class(&h, at(1, 1)),

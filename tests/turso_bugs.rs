@@ -235,6 +235,38 @@ fn mvcc_concurrent_parent_delete_and_child_insert_leave_no_orphan() {
     );
 }
 
+/// turso MVCC: T1 `BEGIN IMMEDIATE` holds the write lock; T2 `BEGIN
+/// CONCURRENT` updates row 1 (a speculative write), then T1 updates row 1.
+/// turso's manual ("Transactions"): IMMEDIATE "Acquires a write lock
+/// immediately when BEGIN is executed. Other connections can still read but
+/// cannot write until the transaction completes": T1's write must succeed.
+/// turso refuses it with a write-write conflict (tursodatabase/turso#5954,
+/// open, labelled correctness). Found by txfuzz's `view` oracle
+/// (`view:spurious-abort`) once the rule that had modelled the refusal went
+/// (tests/start_modes.rs::turso_mvcc_exclusive_transactions_take_the_write_lock).
+#[test]
+#[should_panic(expected = "the lock holder's write was refused")]
+fn mvcc_immediate_write_is_not_refused_by_a_concurrent_speculative_write() {
+    let dir = tempfile::tempdir().unwrap();
+    block(async {
+        let db = empty_database(&dir).await;
+        let admin = connect_in_mode(&db, true).await;
+        exec(&admin, "CREATE TABLE t1 (id INTEGER PRIMARY KEY, val TEXT)").await;
+        exec(&admin, "INSERT INTO t1 VALUES (1, 'original')").await;
+        let (t1, t2) = (db.connect().unwrap(), db.connect().unwrap());
+        exec(&t1, "BEGIN IMMEDIATE").await;
+        exec(&t2, "BEGIN CONCURRENT").await;
+        exec(&t2, "UPDATE t1 SET val = 'concurrent' WHERE id = 1").await;
+        let write = t1
+            .execute("UPDATE t1 SET val = 'immediate' WHERE id = 1", ())
+            .await;
+        assert!(
+            write.is_ok(),
+            "the lock holder's write was refused: {write:?}"
+        );
+    });
+}
+
 /// The control: the default (WAL) mode runs one writer at a time, so the
 /// second of the two fails and no orphan is committed.
 #[test]

@@ -81,14 +81,17 @@ pub fn correction(rec: &FindingRecord, d: crate::sql::Dialect) -> Result<Correct
              output is one result (view:result, a resumed locking read), one final state \
              (final-state, a resumed write's skipped rows), a committed state that keeps \
              its constraints (integrity on the final state), a statement that runs \
-             (crash:internal-error), waits (view:missed-block) or fails \
+             (crash:internal-error, view:spurious-abort), waits (view:missed-block) or fails \
              (view:missed-abort), one read of a serial replay (wss read-result), or \
              a shadow-run difference in an output (fidelity) are exported",
             f.oracle, f.kind
         )
     };
-    // An internal error (a panic) of one statement: a correct engine runs it.
-    if f.oracle == "crash" && f.kind == "internal-error" {
+    // An internal error (a panic) of one statement, or a write refused
+    // though nobody else could write: a correct engine runs it.
+    let must_run = (f.oracle == "crash" && f.kind == "internal-error")
+        || (f.oracle == "view" && f.kind == "spurious-abort");
+    if must_run {
         let stmt = *f.involved.first().ok_or_else(unsupported)?;
         return Ok(Correction {
             must_succeed: true,

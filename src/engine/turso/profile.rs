@@ -84,9 +84,13 @@ pub fn profile(settings: &BTreeMap<String, String>) -> EngineProfile {
         // then the modes that take turso's single write lock beside the
         // MVCC transactions: DEFERRED at its first write, IMMEDIATE and
         // EXCLUSIVE at BEGIN. Their rules are SQLite's (one writer, a
-        // writer with a stale snapshot refused); `view` leaves a case that
-        // mixes them with CONCURRENT transactions undecided
-        // (`mixed-conflict-rules`), the other oracles judge it.
+        // writer with a stale snapshot refused); beside CONCURRENT
+        // transactions `view` judges both kinds (`Checker::mixed_conflicts`):
+        // a CONCURRENT transaction cannot commit changes while another holds
+        // the write lock, and the lock holder's writes are not refused
+        // (turso "Transactions": other connections "cannot write until the
+        // transaction completes"; turso refuses them: tursodatabase/turso#5954,
+        // `view:spurious-abort`).
         p.features.start_modes = &[
             StartMode::Concurrent,
             StartMode::Deferred,

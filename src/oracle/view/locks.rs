@@ -135,6 +135,11 @@ impl LockTable {
         self.db_writer.map(|(t, _)| t).filter(|t| *t != txn)
     }
 
+    /// Whether `txn` itself holds the database write lock.
+    pub fn holds_database(&self, txn: u32) -> bool {
+        self.db_writer.is_some_and(|(t, _)| t == txn)
+    }
+
     /// Releases every lock of `txn` (COMMIT, ROLLBACK, abort).
     pub fn release(&mut self, txn: u32) {
         self.release_from(txn, 0, true);

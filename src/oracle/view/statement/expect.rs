@@ -48,8 +48,18 @@ pub(super) fn expect(
             };
         }
         // Beside row-conflict transactions: a row another open transaction
-        // wrote is a write-write conflict with its error.
-        if ck.mixed_conflicts && check_locks {
+        // wrote is a write-write conflict with its error (turso: an
+        // autocommit write against a BEGIN CONCURRENT transaction's
+        // uncommitted change, tursodatabase/turso#3122, a maintainer: "how
+        // it's supposed to work", after the Hekaton paper). Not for the
+        // holder of the write lock taken at BEGIN: "IMMEDIATE: Acquires a
+        // write lock immediately when BEGIN is executed. Other connections
+        // can still read but cannot write until the transaction completes"
+        // (turso documentation, SQL reference "Transactions"), so another
+        // connection's speculative write cannot refuse it
+        // (tursodatabase/turso#5954, labelled a correctness bug).
+        let exclusive = ck.rule_of(txn).write_lock_at_begin && ck.locks.holds_database(txn);
+        if ck.mixed_conflicts && check_locks && !exclusive {
             let conflict = eval.targets.iter().find_map(|(table, rid, mode)| {
                 let h = ck.locks.row_holder(table, *rid, txn, *mode)?;
                 match ck.rule_of(h).conflict {

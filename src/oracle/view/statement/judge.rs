@@ -77,6 +77,23 @@ pub(super) fn judge_abort(
     }
 }
 
+/// Why the holder of a write lock taken at BEGIN writes without a conflict.
+const EXCLUSIVE_WRITER: &str = "turso documentation, SQL reference \"Transactions\": \
+    \"IMMEDIATE: Acquires a write lock immediately when BEGIN is executed. Other connections \
+    can still read but cannot write until the transaction completes\"; \
+    tursodatabase/turso#5954 (a correctness bug: another connection's BEGIN CONCURRENT \
+    speculative write refuses the lock holder's write)";
+
+/// A write refused although its transaction holds the write lock its BEGIN
+/// took, beside BEGIN CONCURRENT transactions (turso MVCC): nobody else can
+/// have written, so no write can conflict with it ([`EXCLUSIVE_WRITER`]).
+fn refused_exclusive_writer(ck: &Checker, r: StmtRef, access: Access) -> bool {
+    access == Access::Write
+        && ck.mixed_conflicts
+        && ck.rule_of(r.txn).write_lock_at_begin
+        && ck.locks.holds_database(r.txn)
+}
+
 /// Judges a statement expected to run: its error or result against the
 /// evaluation's, applied when they agree.
 pub(super) fn judge_run(
@@ -100,6 +117,14 @@ pub(super) fn judge_run(
                 || (waits && scanned_row_changed(ck, r, c))
             {
                 Ok(())
+            } else if refused_exclusive_writer(ck, r, access) {
+                let summary = format!(
+                    "{} holds the write lock its BEGIN took, yet failed with a concurrency \
+                     error: no other connection can write until it completes",
+                    label(ck, r)
+                );
+                let details = json!({ "error_class": c, "why": EXCLUSIVE_WRITER });
+                violation(ck, r, "spurious-abort", summary, details, eval, actual)
             } else {
                 Err(undecided(Undecided::UnpredictedError(c)))
             }
