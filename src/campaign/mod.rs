@@ -219,24 +219,30 @@ pub fn run_case(
     order.sort_by_key(|o| *o == OracleKind::Fidelity);
     order.dedup();
     for o in order {
-        // After a SIGINT the case under way is judged no further: on a
-        // server that stopped answering, each oracle would wait out a
-        // deadline of its own (docs/reliability.md, "SIGINT while ...").
-        if crate::interrupt::requested().is_some() {
+        // After a SIGINT, or once the server failed during an oracle, the
+        // case is judged no further: on a server that stopped answering,
+        // each oracle would wait out a deadline of its own
+        // (docs/reliability.md, "SIGINT while ..."). The findings already
+        // made are kept.
+        let server_failed = findings.iter().any(oracle::crash::is_server_failure);
+        if server_failed || crate::interrupt::requested().is_some() {
             break;
         }
         tracing::debug!(case = case.index, oracle = o.name(), "oracle starts");
         let checking = Instant::now();
-        findings.extend(oracle::check(o, engine, case, &history, exec, stats)?);
+        match oracle::check(o, engine, case, &history, exec, stats) {
+            Ok(found) => findings.extend(found),
+            Err(e) if e.is_server_failure() => findings.push(oracle::crash::server_failure(&e)),
+            Err(e) => return Err(e),
+        }
         stats.time(o.name(), checking);
     }
     // A server lost during an oracle's replay (`sdg` makes the crash
     // finding there) is evidenced by its log like one lost in the judged run.
     for f in &mut findings {
-        let server_failure = matches!(f.kind.as_str(), "connection-lost" | "hang");
         let logged =
             f.evidence.get("server_log").is_some() || f.evidence.get("server_log_note").is_some();
-        if f.oracle == OracleKind::Crash && server_failure && !logged {
+        if oracle::crash::is_server_failure(f) && !logged {
             attach_server_log(engine, &mut f.evidence);
         }
     }
@@ -446,20 +452,8 @@ pub(super) fn unreachable_finding(
         final_state: Default::default(),
         final_state_error: Some(e.to_string()),
     };
-    let mut evidence = serde_json::json!({ "error": e.to_string() });
-    attach_server_log(engine, &mut evidence);
-    let kind = e.crash_kind();
-    let what = if kind == "hang" {
-        "the server stopped answering"
-    } else {
-        "the connection to the server was lost"
-    };
-    let finding = Finding::new(
-        crate::oracle::OracleKind::Crash,
-        kind,
-        format!("{what} while setting up or checking the case: {e}"),
-        evidence,
-    );
+    let mut finding = oracle::crash::server_failure(e);
+    attach_server_log(engine, &mut finding.evidence);
     (history, vec![finding])
 }
 

@@ -97,7 +97,13 @@ fn work_until_done(
         // How long a re-run of a hung case already waited for the server.
         let mut waited = Duration::ZERO;
         let done = run_index(engine, shared, index, &mut waited)?;
-        let crashed = done.history.lost_connection();
+        // The server failed in the judged run, or in an oracle's replay or
+        // own session (a crash finding without a lost history).
+        let crashed = done.history.lost_connection()
+            || done
+                .findings
+                .iter()
+                .any(|(rec, _)| oracle::crash::is_server_failure(&rec.finding));
         if tx.send(Report::Case(Box::new(done))).is_err() {
             break; // the collector is gone: it stopped the campaign
         }
@@ -300,11 +306,7 @@ fn plain_reproduces(
     // A server that failed during the case (a crash finding from a replay
     // or an oracle's own session) is not asked for a shadow run; nor is one
     // after a SIGINT (the server may be why the user pressed it).
-    let failed = |f: &Finding| {
-        f.oracle == fidelity
-            || (f.oracle == OracleKind::Crash
-                && matches!(f.kind.as_str(), "hang" | "connection-lost"))
-    };
+    let failed = |f: &Finding| f.oracle == fidelity || oracle::crash::is_server_failure(f);
     if history.lost_connection()
         || findings.iter().any(failed)
         || crate::interrupt::requested().is_some()

@@ -6,6 +6,30 @@ use super::Finding;
 use crate::model::{ErrorClass, EventKind, History};
 use serde_json::json;
 
+/// The crash finding of a server that failed while a case was set up or
+/// checked (no history of its own beyond the error): a `hang` when it stopped
+/// answering, else `connection-lost` ([`EngineError::crash_kind`]).
+pub fn server_failure(e: &crate::engine::EngineError) -> Finding {
+    let kind = e.crash_kind();
+    let what = if kind == "hang" {
+        "the server stopped answering"
+    } else {
+        "the connection to the server was lost"
+    };
+    Finding::new(
+        crate::oracle::OracleKind::Crash,
+        kind,
+        format!("{what} while setting up or checking the case: {e}"),
+        json!({ "error": e.to_string() }),
+    )
+}
+
+/// Whether `f` says the server failed (hung or went away).
+pub fn is_server_failure(f: &Finding) -> bool {
+    f.oracle == crate::oracle::OracleKind::Crash
+        && matches!(f.kind.as_str(), "hang" | "connection-lost")
+}
+
 pub fn check(history: &History) -> Vec<Finding> {
     let mut out = Vec::new();
     let hung: Vec<_> = history

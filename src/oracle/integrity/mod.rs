@@ -226,11 +226,11 @@ pub fn check(
         if let Some(engine) = engine {
             match checks::check_constraints(engine, case, &rows, &prov) {
                 Ok(b) => broken.extend(b),
-                // The other findings need no engine: keep them, and count
-                // the CHECKs that could not be evaluated.
-                // A server that stopped answering is the campaign's crash
+                // A server that stopped answering is the case's crash
                 // finding, not this oracle's blind spot.
                 Err(e) if e.is_server_failure() => server_failure = Some(e),
+                // The other findings need no engine: keep them, and count
+                // the CHECKs that could not be evaluated.
                 Err(e) => {
                     tracing::warn!("integrity: CHECK constraints not evaluated: {e}");
                     unevaluated = true;
@@ -257,7 +257,7 @@ pub struct Checked {
     /// (`initial-state-broken`).
     pub initial_state_broken: bool,
     /// The server did not answer (or went away) while a CHECK was being
-    /// evaluated: the oracle returns it as its error.
+    /// evaluated: the oracle adds the crash finding to the others.
     pub server_failure: Option<EngineError>,
 }
 
@@ -270,9 +270,10 @@ impl super::Oracle for IntegrityOracle {
     }
     fn check(&self, cx: super::CheckContext<'_>) -> Result<Vec<Finding>, EngineError> {
         let rules = KeyRules::of(cx.engine.profile(), cx.case);
-        let out = check(Some(cx.engine), rules, cx.case, cx.history);
-        if let Some(e) = out.server_failure {
-            return Err(e);
+        let mut out = check(Some(cx.engine), rules, cx.case, cx.history);
+        if let Some(e) = &out.server_failure {
+            out.findings.push(super::crash::server_failure(e));
+            return Ok(out.findings);
         }
         let counts = cx.stats.oracle(OracleKind::Integrity.name());
         let reason = if out.initial_state_broken {
