@@ -722,7 +722,6 @@ impl Drop for MysqlEngine {
     /// run, [`super::leftover`]).
     fn drop(&mut self) {
         const EXIT_DEADLINE: Duration = Duration::from_secs(5);
-        tracing::debug!(gave_up = self.gave_up, "engine drop starts");
         self.monitor = None;
         // Kept connections: closed politely only if the server answers.
         let idle = self.pool.drain();

@@ -47,29 +47,11 @@ pub(super) fn expect(
                 Expect::Block(h)
             };
         }
-        // Beside row-conflict transactions: a row another open transaction
-        // wrote is a write-write conflict with its error (turso: an
-        // autocommit write against a BEGIN CONCURRENT transaction's
-        // uncommitted change, tursodatabase/turso#3122, a maintainer: "how
-        // it's supposed to work", after the Hekaton paper). Not for the
-        // holder of the write lock taken at BEGIN: "IMMEDIATE: Acquires a
-        // write lock immediately when BEGIN is executed. Other connections
-        // can still read but cannot write until the transaction completes"
-        // (turso documentation, SQL reference "Transactions"), so another
-        // connection's speculative write cannot refuse it
-        // (tursodatabase/turso#5954, labelled a correctness bug).
-        let exclusive = ck.rule_of(txn).write_lock_at_begin && ck.locks.holds_database(txn);
-        if ck.mixed_conflicts && check_locks && !exclusive {
-            let conflict = eval.targets.iter().find_map(|(table, rid, mode)| {
-                let h = ck.locks.row_holder(table, *rid, txn, *mode)?;
-                match ck.rule_of(h).conflict {
-                    Conflict::Abort(class) => Some(class),
-                    _ => None,
-                }
-            });
-            if let Some(class) = conflict {
-                return Expect::Abort(class, "another open transaction wrote a row it writes");
-            }
+        if let Some(class) = check_locks
+            .then(|| mixed_row_conflict(ck, txn, eval))
+            .flatten()
+        {
+            return Expect::Abort(class, "another open transaction wrote a row it writes");
         }
         if let (true, Some(at)) = (snap.prior, snap.at) {
             if ck.store.commits_between(own, at.saturating_sub(1), pos) {
@@ -133,6 +115,35 @@ pub(super) fn expect(
         }
     }
     Expect::Run
+}
+
+/// Beside row-conflict transactions: a row another open transaction wrote
+/// is a write-write conflict with its error (turso: an autocommit write
+/// against a BEGIN CONCURRENT transaction's uncommitted change,
+/// tursodatabase/turso#3122, a maintainer: "how it's supposed to work",
+/// after the Hekaton paper). Not for the holder of the write lock taken at
+/// BEGIN ([`exclusive_writer`]).
+fn mixed_row_conflict(ck: &Checker, txn: u32, eval: &Evaluation) -> Option<ErrorClass> {
+    if !ck.mixed_conflicts || exclusive_writer(ck, txn) {
+        return None;
+    }
+    eval.targets.iter().find_map(|(table, rid, mode)| {
+        let h = ck.locks.row_holder(table, *rid, txn, *mode)?;
+        match ck.rule_of(h).conflict {
+            Conflict::Abort(class) => Some(class),
+            _ => None,
+        }
+    })
+}
+
+/// Whether `txn` holds the write lock its BEGIN took: "IMMEDIATE: Acquires
+/// a write lock immediately when BEGIN is executed. Other connections can
+/// still read but cannot write until the transaction completes" (turso
+/// documentation, SQL reference "Transactions"), so another connection's
+/// speculative write cannot refuse its writes (tursodatabase/turso#5954,
+/// labelled a correctness bug).
+pub(super) fn exclusive_writer(ck: &Checker, txn: u32) -> bool {
+    ck.rule_of(txn).write_lock_at_begin && ck.locks.holds_database(txn)
 }
 
 pub(super) fn conflicting_holder(

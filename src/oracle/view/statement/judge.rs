@@ -88,10 +88,7 @@ const EXCLUSIVE_WRITER: &str = "turso documentation, SQL reference \"Transaction
 /// took, beside BEGIN CONCURRENT transactions (turso MVCC): nobody else can
 /// have written, so no write can conflict with it ([`EXCLUSIVE_WRITER`]).
 fn refused_exclusive_writer(ck: &Checker, r: StmtRef, access: Access) -> bool {
-    access == Access::Write
-        && ck.mixed_conflicts
-        && ck.rule_of(r.txn).write_lock_at_begin
-        && ck.locks.holds_database(r.txn)
+    access == Access::Write && ck.mixed_conflicts && super::expect::exclusive_writer(ck, r.txn)
 }
 
 /// Judges a statement expected to run: its error or result against the
